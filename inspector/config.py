@@ -1,0 +1,255 @@
+"""Config keys, per-profile defaults from the seeds, validation and overrides.
+
+Pure: parsing of TOML text happens here, reading the file is the caller's job.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+PROFILES = ("iris", "harness", "shifting")
+STRATEGIES = ("truncate", "summarize", "vector-recall", "manual")
+TOKENIZERS = ("chars4", "cl100k_base", "o200k_base", "anthropic")
+SUMMARIZERS = ("extractive", "anthropic")
+TRIGGER_SOURCES = ("recorded", "estimated")
+
+
+class ConfigError(ValueError):
+    """A bad key or value; the message is one line naming the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    key: str
+    type: type
+    help: str
+    check: Callable[[Any], str | None] = lambda v: None
+    choices: tuple[str, ...] = ()
+
+
+def _ratio(v: float) -> str | None:
+    return None if 0 < v <= 1 else "must be in (0, 1]"
+
+
+def _positive(v: float) -> str | None:
+    return None if v > 0 else "must be > 0"
+
+
+def _non_negative(v: float) -> str | None:
+    return None if v >= 0 else "must be >= 0"
+
+
+KEYS: tuple[KeySpec, ...] = (
+    KeySpec("context.window", int, "Context window of the model, in tokens", _positive),
+    KeySpec("context.token_budget_ratio", float, "Fraction of the window for history (iris)", _ratio),
+    KeySpec("context.compaction_threshold", float, "Prompt-token fraction of the window that triggers compaction", _ratio),
+    KeySpec("context.prune_protect_turns", int, "Recent turns whose tool outputs are never pruned", _non_negative),
+    KeySpec("context.response_reserve", int, "Tokens reserved for the response", _non_negative),
+    KeySpec("context.strategy", str, "Shifting strategy", choices=STRATEGIES),
+    KeySpec("context.tokenizer", str, "Tokenizer used to count", choices=TOKENIZERS),
+    KeySpec("context.trigger_tokens", str, "Compaction trigger reads recorded or replayed prompt tokens", choices=TRIGGER_SOURCES),
+    KeySpec("summarization.threshold", int, "Unsummarized-message count that also triggers compaction", _positive),
+    KeySpec("summarization.max_injected", int, "Summaries injected into the system prompt", _non_negative),
+    KeySpec("summarization.model", str, "Model used by the anthropic summarizer"),
+    KeySpec("summarization.timeout", float, "API timeout in seconds for a summary", _positive),
+    KeySpec("summarization.summarizer", str, "Who writes new summaries", choices=SUMMARIZERS),
+    KeySpec("harness.pruning_threshold", float, "Prompt-token fraction that triggers hard pruning (harness)", _ratio),
+    KeySpec("harness.keep_last", int, "Messages kept verbatim at the tail (harness)", _non_negative),
+)
+KEY_SPECS: dict[str, KeySpec] = {k.key: k for k in KEYS}
+
+_COMMON: dict[str, Any] = {
+    "context.window": 200_000,
+    "context.token_budget_ratio": 0.70,
+    "context.compaction_threshold": 0.75,
+    "context.prune_protect_turns": 2,
+    "context.response_reserve": 0,
+    "context.strategy": "truncate",
+    "context.tokenizer": "chars4",
+    "context.trigger_tokens": "recorded",
+    "summarization.threshold": 40,
+    "summarization.max_injected": 3,
+    "summarization.model": "claude-sonnet-4-5",
+    "summarization.timeout": 120.0,
+    "summarization.summarizer": "extractive",
+    "harness.pruning_threshold": 0.9,
+    "harness.keep_last": 2,
+}
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    # iris-context-management.txt / iris-summarization.txt
+    "iris": dict(_COMMON),
+    # agent-harness-context-management.txt: ContextManager(compaction_threshold=0.8,
+    # pruning_threshold=0.9, keep_last=2); the whole window is the budget.
+    "harness": {
+        **_COMMON,
+        "context.token_budget_ratio": 1.0,
+        "context.compaction_threshold": 0.8,
+        "harness.pruning_threshold": 0.9,
+        "harness.keep_last": 2,
+    },
+    # context-shifting.txt: budget = limit - response reserve.
+    "shifting": {
+        **_COMMON,
+        "context.window": 8192,
+        "context.token_budget_ratio": 1.0,
+        "context.response_reserve": 1024,
+    },
+}
+
+# Keys each profile reads; the TUI shows these.
+PROFILE_KEYS: dict[str, tuple[str, ...]] = {
+    "iris": (
+        "context.window", "context.token_budget_ratio", "context.compaction_threshold",
+        "context.prune_protect_turns", "context.response_reserve", "context.tokenizer",
+        "context.trigger_tokens", "summarization.threshold", "summarization.max_injected",
+        "summarization.summarizer", "summarization.model", "summarization.timeout",
+    ),
+    "harness": (
+        "context.window", "context.compaction_threshold", "harness.pruning_threshold",
+        "harness.keep_last", "context.tokenizer", "context.trigger_tokens",
+        "summarization.summarizer", "summarization.model", "summarization.timeout",
+    ),
+    "shifting": (
+        "context.window", "context.response_reserve", "context.strategy", "context.tokenizer",
+        "summarization.summarizer", "summarization.model", "summarization.timeout",
+    ),
+}
+
+
+def coerce(key: str, value: Any) -> Any:
+    """Validate and convert one value; raise ConfigError with a one-line message naming the key."""
+    spec = KEY_SPECS.get(key)
+    if spec is None:
+        raise ConfigError(f"unknown config key {key!r} (known: {', '.join(KEY_SPECS)})")
+    if spec.type is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} must be a string: got {value!r}")
+        out: Any = value.strip()
+        if spec.choices and out not in spec.choices:
+            raise ConfigError(f"{key} must be one of {', '.join(spec.choices)}: got {value!r}")
+        return out
+    if isinstance(value, bool):
+        raise ConfigError(f"{key} must be a number: got {value!r}")
+    try:
+        if spec.type is int:
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise ValueError
+                out = int(value)
+            else:
+                out = int(str(value).strip().replace("_", ""))
+        else:
+            out = float(str(value).strip().replace("_", "")) if not isinstance(value, (int, float)) else float(value)
+    except (TypeError, ValueError):
+        kind = "an integer" if spec.type is int else "a number"
+        raise ConfigError(f"{key} must be {kind}: got {value!r}") from None
+    if isinstance(out, float) and not math.isfinite(out):
+        raise ConfigError(f"{key} must be a finite number: got {value!r}")
+    problem = spec.check(out)
+    if problem:
+        raise ConfigError(f"{key} {problem}: got {value!r}")
+    return out
+
+
+@dataclass(frozen=True)
+class Config:
+    """A profile plus the value of every key. Immutable; `with_values` makes a new one."""
+
+    profile: str = "iris"
+    values: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS["iris"]))
+
+    @classmethod
+    def for_profile(cls, profile: str = "iris", overrides: Mapping[str, Any] | None = None) -> "Config":
+        if profile not in PROFILES:
+            raise ConfigError(f"profile must be one of {', '.join(PROFILES)}: got {profile!r}")
+        values = dict(DEFAULTS[profile])
+        for key, value in (overrides or {}).items():
+            values[key] = coerce(key, value)
+        return cls(profile=profile, values=values)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def with_values(self, **changes: Any) -> "Config":
+        """Keys given with dots replaced by '__', e.g. context__window=1000."""
+        return self.updated({k.replace("__", "."): v for k, v in changes.items()})
+
+    def updated(self, changes: Mapping[str, Any]) -> "Config":
+        values = dict(self.values)
+        for key, value in changes.items():
+            values[key] = coerce(key, value)
+        return Config(profile=self.profile, values=values)
+
+    def with_profile(self, profile: str) -> "Config":
+        """Switch profile, keeping the keys the user changed from the old profile's defaults."""
+        if profile not in PROFILES:
+            raise ConfigError(f"profile must be one of {', '.join(PROFILES)}: got {profile!r}")
+        old = DEFAULTS[self.profile]
+        changed = {k: v for k, v in self.values.items() if old.get(k) != v}
+        return Config.for_profile(profile, changed)
+
+    def changed_keys(self, other: "Config") -> dict[str, tuple[Any, Any]]:
+        keys = set(self.values) | set(other.values)
+        return {
+            k: (other.values.get(k), self.values.get(k))
+            for k in sorted(keys)
+            if other.values.get(k) != self.values.get(k)
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile, **dict(sorted(self.values.items()))}
+
+    def to_toml(self) -> str:
+        """Keys that differ from the profile defaults, as TOML."""
+        sections: dict[str, dict[str, Any]] = {}
+        for key, value in sorted(self.values.items()):
+            section, name = key.split(".", 1)
+            sections.setdefault(section, {})[name] = value
+        lines = [f'profile = "{self.profile}"', ""]
+        for section, items in sections.items():
+            lines.append(f"[{section}]")
+            for name, value in items.items():
+                if isinstance(value, str):
+                    lines.append(f'{name} = "{value}"')
+                else:
+                    lines.append(f"{name} = {value!r}")
+            lines.append("")
+        return "\n".join(lines)
+
+
+def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """`KEY=VALUE` strings from the command line, validated."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ConfigError(f"--set expects KEY=VALUE: got {item!r}")
+        out[key] = coerce(key, value)
+    return out
+
+
+def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict[str, Any]]:
+    """(profile or None, validated values) from TOML text; errors name the file and key."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    profile = data.pop("profile", None)
+    if profile is not None and profile not in PROFILES:
+        raise ConfigError(f"{source}: profile must be one of {', '.join(PROFILES)}: got {profile!r}")
+    values: dict[str, Any] = {}
+    for section, items in data.items():
+        if not isinstance(items, dict):
+            raise ConfigError(f"{source}: unknown config key {section!r}")
+        for name, value in items.items():
+            key = f"{section}.{name}"
+            try:
+                values[key] = coerce(key, value)
+            except ConfigError as exc:
+                raise ConfigError(f"{source}: {exc}") from None
+    return profile, values

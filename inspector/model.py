@@ -1,0 +1,249 @@
+"""The conversation model: frozen dataclasses that cross every layer boundary.
+
+Pure Python: no Textual, no SQLAlchemy, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Mapping
+
+
+class Role(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class Kind(StrEnum):
+    MESSAGE = "message"
+    CHARACTER = "character"
+    LOREBOOK = "lorebook"
+    MEMORY = "memory"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: Any = field(default_factory=dict)
+
+    def arguments_json(self) -> str:
+        """Arguments as the JSON text a provider would receive (counted as such)."""
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDef:
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> str:
+        return json.dumps(
+            {"name": self.name, "description": self.description, "input_schema": self.input_schema},
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: str
+    role: Role
+    content: str = ""
+    kind: Kind = Kind.MESSAGE
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    pinned: bool = False
+    required: bool = False
+    relevance: float | None = None
+    name: str | None = None
+    created_at: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    @property
+    def manual_excluded(self) -> bool:
+        return bool(self.meta.get("manualExcluded"))
+
+    def text_for_count(self) -> str:
+        """The text a tokenizer counts: content plus tool-call names and JSON arguments."""
+        if not self.tool_calls:
+            return self.content
+        parts = [self.content] if self.content else []
+        for call in self.tool_calls:
+            parts.append(call.name)
+            parts.append(call.arguments_json())
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: str
+    after_message_id: str
+    prompt_tokens: int | None = None
+    model: str | None = None
+    created_at: str | None = None
+    derived: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EmotionalMarker:
+    moment: str
+    intensity: float
+
+
+SUMMARY_LIST_FIELDS = (
+    "accomplishments",
+    "key_decisions",
+    "relevant_files",
+    "active_goals",
+    "evolving_themes",
+    "unresolved_threads",
+    "resolved_threads",
+    "key_facts",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One link of a thread's summary chain, with every structured field of Iris's summary."""
+
+    id: str
+    first_message_id: str
+    last_message_id: str
+    summary: str
+    previous_summary_id: str | None = None
+    before_request_id: str | None = None
+    accomplishments: tuple[str, ...] = ()
+    key_decisions: tuple[str, ...] = ()
+    relevant_files: tuple[str, ...] = ()
+    active_goals: tuple[str, ...] = ()
+    emotional_thread: str = ""
+    relationship_dynamics: str = ""
+    evolving_themes: tuple[str, ...] = ()
+    emotional_markers: tuple[EmotionalMarker, ...] = ()
+    unresolved_threads: tuple[str, ...] = ()
+    resolved_threads: tuple[str, ...] = ()
+    key_facts: tuple[str, ...] = ()
+    source: str = "recorded"
+    model: str | None = None
+    created_at: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def injected_text(self) -> str:
+        """The text injected into the system prompt for this summary (narrative only)."""
+        return self.summary
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    id: str
+    title: str = ""
+    source: str = "native"
+    system_prompt: str = ""
+    tools: tuple[ToolDef, ...] = ()
+    messages: tuple[Message, ...] = ()
+    requests: tuple[Request, ...] = ()
+    summaries: tuple[Summary, ...] = ()
+    window: int | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def message_index(self) -> dict[str, int]:
+        return {m.id: i for i, m in enumerate(self.messages)}
+
+
+def assign_turns(messages: tuple[Message, ...] | list[Message]) -> list[int | None]:
+    """Turn number (from 1) of every message; None before the first user message.
+
+    A turn is one user message plus every following assistant and tool message up to
+    the next user message. Non-user blocks inside a turn (e.g. a lorebook entry added
+    later) belong to the turn they sit in.
+    """
+    turns: list[int | None] = []
+    current = 0
+    for m in messages:
+        if m.role is Role.USER and m.kind is Kind.MESSAGE:
+            current += 1
+        turns.append(current if current else None)
+    return turns
+
+
+def derive_requests(messages: tuple[Message, ...] | list[Message]) -> tuple[Request, ...]:
+    """One request before every assistant message, seeing everything before it."""
+    out: list[Request] = []
+    for i, m in enumerate(messages):
+        if m.role is Role.ASSISTANT and i > 0:
+            out.append(Request(id=f"derived-{m.id}", after_message_id=messages[i - 1].id, derived=True))
+    if messages and messages[-1].role is not Role.ASSISTANT:
+        # The request the app is about to send after the last message.
+        last = messages[-1]
+        out.append(Request(id=f"derived-after-{last.id}", after_message_id=last.id, derived=True))
+    return tuple(out)
+
+
+def effective_requests(thread: Thread) -> tuple[Request, ...]:
+    """The thread's recorded requests in thread order, else derived ones."""
+    if not thread.requests:
+        return derive_requests(thread.messages)
+    index = thread.message_index()
+    known = [r for r in thread.requests if r.after_message_id in index]
+    return tuple(sorted(known, key=lambda r: index[r.after_message_id]))
+
+
+TOOL_LINK_KEYS = ("tool_call_id", "toolCallId", "callId", "tool_use_id", "pairId")
+
+
+def tool_link_id(message: Message) -> str | None:
+    """The call id a tool result answers, from the field or any of the known meta keys."""
+    if message.tool_call_id:
+        return message.tool_call_id
+    for key in TOOL_LINK_KEYS:
+        value = message.meta.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def tool_groups(messages: tuple[Message, ...] | list[Message]) -> list[int]:
+    """Group id per message index: an assistant with tool calls and every result answering
+    one of its call ids share a group (adjacent or not); every other message is its own."""
+    group = list(range(len(messages)))
+    owner: dict[str, int] = {}
+    for i, m in enumerate(messages):
+        if m.role is Role.ASSISTANT and m.tool_calls:
+            for call in m.tool_calls:
+                owner.setdefault(call.id, i)
+    for i, m in enumerate(messages):
+        link = tool_link_id(m)
+        if link is not None and m.role is not Role.ASSISTANT and link in owner:
+            group[i] = owner[link]
+    return group
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadInfo:
+    """One row of the thread list (what `threads --json` prints)."""
+
+    id: str
+    title: str
+    source: str
+    messages: int
+    requests: int
+    summaries: int
+    updated_at: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "source": self.source,
+            "messages": self.messages,
+            "requests": self.requests,
+            "summaries": self.summaries,
+        }

@@ -1,0 +1,73 @@
+"""The context pipelines: replay a thread request by request under a config.
+
+`simulate` dispatches on the profile. Each profile module exposes
+`replay(thread, config, ctx) -> list[RequestAudit]` plus its small pure stages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from inspector.config import Config
+from inspector.model import Message, Summary, Thread
+from inspector.pipeline.audit import Simulation
+from inspector.tokens import TokenCounter, get_tokenizer
+
+
+class Summarizer(Protocol):
+    """Writes one summary of `messages` (a contiguous span), chained to `previous`."""
+
+    name: str
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        previous: Summary | None,
+        *,
+        summary_id: str,
+        before_request_id: str | None = None,
+    ) -> Summary: ...
+
+
+@dataclass
+class ReplayContext:
+    counter: TokenCounter
+    summarizer: Summarizer | None
+    # Baseline replays follow the thread's recorded compactions; what-if replays decide
+    # compactions from the config's triggers (DESIGN.md, "Summaries").
+    follow_recorded: bool = False
+
+    @property
+    def tokenizer_name(self) -> str:
+        return self.counter.name
+
+
+def simulate(
+    thread: Thread,
+    config: Config,
+    *,
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+    follow_recorded: bool = False,
+) -> Simulation:
+    """Replay every request of `thread` under `config`; one audit per request."""
+    if counter is None:
+        counter = TokenCounter(get_tokenizer(config["context.tokenizer"]))
+    ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=follow_recorded)
+    if config.profile == "iris":
+        from inspector.pipeline import iris as module
+    elif config.profile == "harness":
+        from inspector.pipeline import harness as module
+    else:
+        from inspector.pipeline import shifting as module
+    requests, summaries = module.replay(thread, config, ctx)
+    return Simulation(
+        thread_id=thread.id,
+        profile=config.profile,
+        config=config.as_dict(),
+        tokenizer=counter.name,
+        approximate=counter.approximate,
+        requests=tuple(requests),
+        summaries=tuple(summaries),
+    )

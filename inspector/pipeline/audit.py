@@ -1,0 +1,213 @@
+"""The audit: what the pipeline decided for each block of each request.
+
+Field names follow the simulation JSON of DESIGN.md; `to_json` produces it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from inspector.model import Summary
+
+
+class BlockStatus(StrEnum):
+    KEPT = "kept"
+    PRUNED = "pruned"
+    TRUNCATED = "truncated"
+    EXCLUDED = "excluded"
+    SUMMARIZED = "summarized"
+
+
+class Reason(StrEnum):
+    """Stable reason codes. Each is documented in the README; tests pin them."""
+
+    # shared
+    SYSTEM = "system"                              # system prompt / pre-turn system block: always sent
+    CURRENT_TURN = "current_turn"                  # in the request's current turn
+    PROTECTED_TURN = "protected_turn"              # in one of the protected turns, sent verbatim
+    WITHIN_BUDGET = "within_budget"                # older block that fit the budget
+    BUDGET_EXHAUSTED = "budget_exhausted"          # older than the oldest turn/group that fit
+    SUMMARIZED = "summarized"                      # covered by a summary; the summary is sent instead
+    SUMMARY_INJECTED = "summary_injected"          # synthetic: summary injected into the system prompt
+    SUMMARY_NOT_INJECTED = "summary_not_injected"  # synthetic: older than max_injected, not sent
+    TOKEN_BUDGET_EXCEEDED = "token_budget_exceeded"  # failed request: protected context alone over budget
+    # iris
+    TOOL_OUTPUT_CLEARED = "tool_output_cleared"    # tool output replaced by [Tool output cleared]
+    # harness
+    KEEP_LAST = "keep_last"                        # one of the last keep_last messages
+    TOOL_ELIDED = "tool_elided"                    # old tool message removed by prune_messages
+    ASSISTANT_ELIDED = "assistant_elided"          # old assistant message removed by prune_messages
+    CONTEXT_SUMMARY = "context_summary"            # synthetic: the [Context Summary] message
+    NOT_PRUNABLE = "not_prunable"                  # old user message: prune_messages never removes it
+    # shifting
+    PROTECTED_SYSTEM = "protected_system"
+    PROTECTED_CHARACTER = "protected_character"
+    PROTECTED_REQUIRED_LOREBOOK = "protected_required_lorebook"
+    PINNED = "pinned"
+    CURRENT_INPUT = "current_input"
+    PROTECTED_GROUP = "protected_group"            # kept because its tool group holds a protected block
+    SHIFTED_OLDEST = "shifted_oldest"              # oldest unpinned group removed to fit
+    TOOL_GROUP = "tool_group"                      # removed together with its tool-call partner
+    MANUAL_EXCLUDED = "manual_excluded"            # meta.manualExcluded (manual strategy)
+    LOW_RELEVANCE = "low_relevance"                # lorebook/memory dropped by vector-recall
+    EXTRACTIVE_SUMMARY = "extractive_summary"      # synthetic: summary of excluded history (summarize)
+    TRUNCATED_TO_FIT = "truncated_to_fit"          # compressed rather than dropped
+    PROTECTED_REQUIRED_MEMORY = "protected_required_memory"  # memory block marked required (like required lorebook)
+    STRATEGY_EXCLUDED = "strategy_excluded"        # removed by a plugin strategy that gave no known reason
+    INTERCEPTOR_REMOVED = "interceptor_removed"    # removed by a plugin interceptor after shifting
+
+
+@dataclass(frozen=True, slots=True)
+class BlockAudit:
+    message_id: str | None
+    role: str
+    kind: str
+    turn: int | None
+    status: BlockStatus
+    protected: bool
+    reason: str
+    tokens: int
+    tokens_sent: int
+    position: int | None
+    summary_id: str | None = None  # for summarized blocks and synthetic summary blocks
+    group: str | None = None       # tool group: the assistant message id that owns it
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "message_id": self.message_id,
+            "role": self.role,
+            "kind": self.kind,
+            "turn": self.turn,
+            "status": str(self.status),
+            "protected": self.protected,
+            "reason": str(self.reason),
+            "tokens": self.tokens,
+            "tokens_sent": self.tokens_sent,
+            "position": self.position,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetAudit:
+    window: int
+    system_tokens: int
+    tool_tokens: int
+    summary_tokens: int
+    response_reserve: int
+    available: int
+    history_tokens: int
+    prompt_tokens: int
+    recorded_prompt_tokens: int | None
+    trigger_source: str | None  # "recorded" | "estimated" | None (no previous request)
+    trigger_tokens: int | None = None
+    pruned_savings: int = 0      # tokens saved by pruning/truncation in sent blocks
+    needed_tokens: int | None = None  # failed requests: what it would have needed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "window": self.window,
+            "system_tokens": self.system_tokens,
+            "tool_tokens": self.tool_tokens,
+            "summary_tokens": self.summary_tokens,
+            "response_reserve": self.response_reserve,
+            "available": self.available,
+            "history_tokens": self.history_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "recorded_prompt_tokens": self.recorded_prompt_tokens,
+            "trigger_source": self.trigger_source,
+            "trigger_tokens": self.trigger_tokens,
+            "pruned_savings": self.pruned_savings,
+            "needed_tokens": self.needed_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionAudit:
+    trigger: str  # "token_threshold" | "message_count" | "recorded"
+    summary_id: str
+    first_message_id: str
+    last_message_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trigger": self.trigger,
+            "summary_id": self.summary_id,
+            "first_message_id": self.first_message_id,
+            "last_message_id": self.last_message_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RequestError:
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestAudit:
+    index: int
+    request_id: str
+    after_message_id: str
+    turn: int | None
+    status: str  # "completed" | "failed"
+    error: RequestError | None
+    budget: BudgetAudit
+    compaction: CompactionAudit | None
+    summaries_injected: tuple[str, ...]
+    protect_turns: int | None
+    blocks: tuple[BlockAudit, ...]
+    diagnostics: tuple[str, ...] = ()
+    stats: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
+
+    def timeline_json(self) -> dict[str, Any]:
+        counts: dict[str, int] = {}
+        for b in self.blocks:
+            counts[str(b.status)] = counts.get(str(b.status), 0) + 1
+        return {
+            "index": self.index,
+            "request_id": self.request_id,
+            "after_message_id": self.after_message_id,
+            "turn": self.turn,
+            "status": self.status,
+            "error": None if self.error is None else {"code": self.error.code, "message": self.error.message},
+            "budget": self.budget.to_json(),
+            "compaction": None if self.compaction is None else self.compaction.to_json(),
+            "summaries_injected": list(self.summaries_injected),
+            "protect_turns": self.protect_turns,
+            "block_counts": counts,
+            "diagnostics": list(self.diagnostics),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.timeline_json()
+        out.pop("block_counts")
+        out["blocks"] = [b.to_json() for b in self.blocks]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Simulation:
+    thread_id: str
+    profile: str
+    config: dict[str, Any]
+    tokenizer: str
+    approximate: bool
+    requests: tuple[RequestAudit, ...]
+    summaries: tuple[Summary, ...] = ()  # the summary chain of this replay (recorded + new)
+
+    def to_json(self, *, timeline: bool = False, request: int | None = None) -> dict[str, Any]:
+        reqs = self.requests if request is None else tuple(r for r in self.requests if r.index == request)
+        return {
+            "format": "context-inspector/simulation-v1",
+            "thread_id": self.thread_id,
+            "profile": self.profile,
+            "config": self.config,
+            "tokenizer": {"name": self.tokenizer, "approximate": self.approximate},
+            "requests": [r.timeline_json() if timeline else r.to_json() for r in reqs],
+        }

@@ -1,0 +1,87 @@
+"""Plain-text rendering of a simulation for `simulate` without --json."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from inspector.model import Thread
+from inspector.pipeline.audit import RequestAudit, Simulation
+from inspector.textsafe import safe_line
+
+
+def _fmt(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
+
+
+def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def timeline_lines(sim: Simulation) -> list[str]:
+    rows = []
+    for r in sim.requests:
+        counts = Counter(str(b.status) for b in r.blocks if b.message_id is not None)
+        b = r.budget
+        event = ""
+        if r.compaction:
+            event = f"compaction ({r.compaction.trigger}) -> {r.compaction.summary_id}"
+        if r.error:
+            event = r.error.code
+        rows.append([
+            str(r.index), safe_line(r.request_id, 28), _fmt(r.turn), r.status, _fmt(b.prompt_tokens if not r.failed else b.needed_tokens),
+            _fmt(b.recorded_prompt_tokens), _fmt(b.available), str(counts.get("kept", 0)), str(counts.get("pruned", 0)),
+            str(counts.get("excluded", 0) + counts.get("truncated", 0)), str(counts.get("summarized", 0)), event,
+        ])
+    header = ["#", "REQUEST", "TURN", "STATUS", "PROMPT", "RECORDED", "AVAILABLE", "KEPT", "PRUNED", "EXCL", "SUMM", "EVENT"]
+    return _table(header, rows, right={0, 2, 4, 5, 6, 7, 8, 9, 10})
+
+
+def request_lines(audit: RequestAudit, thread: Thread) -> list[str]:
+    b = audit.budget
+    out = [
+        f"request {audit.index} ({safe_line(audit.request_id)}), turn {_fmt(audit.turn)}: {audit.status}"
+        + (f" - {audit.error.code}: {audit.error.message}" if audit.error else ""),
+        f"  window {_fmt(b.window)}  system {_fmt(b.system_tokens)}  tools {_fmt(b.tool_tokens)}  "
+        f"summaries {_fmt(b.summary_tokens)}  reserve {_fmt(b.response_reserve)}  available {_fmt(b.available)}",
+        f"  history {_fmt(b.history_tokens)}  prompt {_fmt(b.prompt_tokens)}  recorded {_fmt(b.recorded_prompt_tokens)}  "
+        f"trigger {_fmt(b.trigger_tokens)} ({b.trigger_source or '-'})  saved by pruning {_fmt(b.pruned_savings)}"
+        + (f"  needed {_fmt(b.needed_tokens)}" if b.needed_tokens is not None else ""),
+        f"  protect_turns {_fmt(audit.protect_turns)}  summaries injected: {', '.join(audit.summaries_injected) or '-'}",
+    ]
+    if audit.compaction:
+        c = audit.compaction
+        out.append(f"  compaction ({c.trigger}): {c.summary_id} covers {c.first_message_id} .. {c.last_message_id}")
+    for d in audit.diagnostics:
+        out.append(f"  diagnostic: {safe_line(d)}")
+    rows = []
+    for blk in audit.blocks:
+        rows.append([
+            _fmt(blk.position), safe_line(blk.message_id or f"<{blk.kind}>", 32), blk.role, blk.kind, _fmt(blk.turn),
+            str(blk.status) + ("*" if blk.protected else ""), _fmt(blk.tokens), _fmt(blk.tokens_sent), str(blk.reason),
+        ])
+    out.append("")
+    out += _table(["POS", "BLOCK", "ROLE", "KIND", "TURN", "STATUS", "TOKENS", "SENT", "REASON"], rows,
+                  right={0, 4, 6, 7})
+    out.append("  (* protected)")
+    return out
+
+
+def render_simulation(sim: Simulation, thread: Thread, *, timeline: bool = False, request: int | None = None) -> str:
+    head = [
+        f"thread {safe_line(sim.thread_id)}: {safe_line(thread.title, 80)}",
+        f"profile {sim.profile}, tokenizer {sim.tokenizer} ({'approximate' if sim.approximate else 'exact'}), "
+        f"{len(sim.requests)} requests, {sum(1 for r in sim.requests if r.compaction)} compactions, "
+        f"{sum(1 for r in sim.requests if r.failed)} failed",
+        "",
+    ]
+    if request is not None:
+        return "\n".join(head + request_lines(sim.requests[request], thread))
+    if timeline or not sim.requests:
+        return "\n".join(head + timeline_lines(sim))
+    # Default: the timeline, then the last request in full.
+    return "\n".join(head + timeline_lines(sim) + [""] + request_lines(sim.requests[-1], thread))

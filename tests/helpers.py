@@ -1,0 +1,30 @@
+"""Small builders shared by the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from inspector.model import Message, Summary
+
+
+class CountingSummarizer:
+    """Deterministic stand-in for a summarizer that records its calls."""
+
+    name = "counting"
+
+    def __init__(self, text: str = "summary") -> None:
+        self.text = text
+        self.calls: list[tuple[str, ...]] = []
+
+    def summarize(self, messages: Sequence[Message], previous: Summary | None, *, summary_id: str,
+                  before_request_id: str | None = None) -> Summary:
+        self.calls.append(tuple(m.id for m in messages))
+        return Summary(
+            id=summary_id,
+            first_message_id=messages[0].id,
+            last_message_id=messages[-1].id,
+            summary=f"{self.text} of {len(messages)} messages",
+            previous_summary_id=previous.id if previous else None,
+            before_request_id=before_request_id,
+            source="test",
+        )

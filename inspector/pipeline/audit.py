@@ -165,10 +165,18 @@ class RequestAudit:
     def failed(self) -> bool:
         return self.status == "failed"
 
-    def timeline_json(self) -> dict[str, Any]:
+    def block_counts(self) -> dict[str, int]:
+        """Status -> number of message blocks (synthetic blocks not counted)."""
+        if "block_counts" in self.stats:
+            return dict(self.stats["block_counts"])
         counts: dict[str, int] = {}
         for b in self.blocks:
-            counts[str(b.status)] = counts.get(str(b.status), 0) + 1
+            if b.message_id is not None:
+                counts[str(b.status)] = counts.get(str(b.status), 0) + 1
+        return counts
+
+    def timeline_json(self) -> dict[str, Any]:
+        counts = self.block_counts()
         return {
             "index": self.index,
             "request_id": self.request_id,
@@ -180,7 +188,7 @@ class RequestAudit:
             "compaction": None if self.compaction is None else self.compaction.to_json(),
             "summaries_injected": list(self.summaries_injected),
             "protect_turns": self.protect_turns,
-            "block_counts": counts,
+            "block_counts": dict(sorted(counts.items())),
             "diagnostics": list(self.diagnostics),
         }
 

@@ -132,6 +132,16 @@ def load_history_newest_first(
 
 
 def replay(thread: Thread, config: Config, ctx) -> tuple[list[RequestAudit], list[Summary]]:
+    """Every request with its full block list (the fast replayer, blocks built per request)."""
+    replayer = IrisReplayer(thread, config, ctx)
+    timeline = replayer.timeline()
+    return [replayer.audit(k) for k in range(len(timeline))], replayer.chain
+
+
+def replay_reference(thread: Thread, config: Config, ctx) -> tuple[list[RequestAudit], list[Summary]]:
+    """The plain reference: every request rebuilt from scratch, turn by turn.
+
+    Kept as the yardstick for `IrisReplayer` (differential tests and bench/)."""
     counter: TokenCounter = ctx.counter
     msgs = list(thread.messages)
     index = {m.id: i for i, m in enumerate(msgs)}
@@ -356,3 +366,310 @@ def _covering_summaries(chain: list[Summary], index: dict[str, int]) -> dict[int
             out.setdefault(i, s.id)
         start = max(start, last + 1)
     return out
+
+
+# -- the fast replayer ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _RequestState:
+    """What the timeline pass decided for one request; enough to rebuild its blocks."""
+
+    end: int
+    cur: int | None
+    covered_upto: int
+    chain_len: int
+    injected_from: int          # chain[injected_from:chain_len] are injected
+    protect: int
+    failed: bool
+    history_lo: int             # first unsummarized turn message (index)
+    loaded_lo: int              # first loaded message (index); end + 1 when none
+    shield_lo: int              # first message of the shielded turns within history
+    system_tokens: int
+    summary_tokens: int
+    history_tokens: int
+
+
+class IrisReplayer:
+    """Replays the iris pipeline in time linear in the thread.
+
+    Prefix sums over every message's full and pruned cost make each request's
+    newest-first fit a binary search over turns; blocks are only built for the
+    request being looked at (`audit(k)`). Results equal `replay_reference`.
+    """
+
+    def __init__(self, thread: Thread, config: Config, ctx) -> None:
+        self.thread, self.config, self.ctx = thread, config, ctx
+        counter: TokenCounter = ctx.counter
+        msgs = self.msgs = list(thread.messages)
+        self.index = {m.id: i for i, m in enumerate(msgs)}
+        turn_of = self.turn_of = assign_turns(msgs)
+        costs = self.costs = message_costs(counter, msgs, PROFILE)
+        placeholder = counter.count(PLACEHOLDER) + MESSAGE_OVERHEAD[PROFILE]
+        is_tool = self.is_tool = [m.role is Role.TOOL for m in msgs]
+        self.pruned_costs = [placeholder if t else c for t, c in zip(is_tool, costs, strict=True)]
+        n = len(msgs)
+        full = [0] * (n + 1)
+        pruned = [0] * (n + 1)
+        tools = [0] * (n + 1)
+        talk = [0] * (n + 1)
+        pre = [0] * (n + 1)
+        for i in range(n):
+            in_turn = turn_of[i] is not None
+            full[i + 1] = full[i] + (costs[i] if in_turn else 0)
+            pruned[i + 1] = pruned[i] + (self.pruned_costs[i] if in_turn else 0)
+            tools[i + 1] = tools[i] + (1 if in_turn and is_tool[i] else 0)
+            talk[i + 1] = talk[i] + (1 if in_turn and msgs[i].role in (Role.USER, Role.ASSISTANT) else 0)
+            pre[i + 1] = pre[i] + (0 if in_turn else costs[i])
+        self.full, self.pruned, self.tools, self.talk, self.pre = full, pruned, tools, talk, pre
+        self.turn_start: list[int] = [n]  # turn_start[t] = index of turn t's first message
+        for i, t in enumerate(turn_of):
+            if t is not None and t == len(self.turn_start):
+                self.turn_start.append(i)
+        self.first_turn_index = self.turn_start[1] if len(self.turn_start) > 1 else n
+        self.base_system = text_cost(counter, thread.system_prompt, PROFILE)
+        self.tool_tokens = tools_cost(counter, thread.tools)
+        self.requests = effective_requests(thread)
+        self.chain: list[Summary] = []
+        self.summary_cost: dict[str, int] = {}
+        self.states: list[_RequestState] = []
+        self._timeline: list[RequestAudit] | None = None
+
+    # prefix-sum helpers (half-open index ranges)
+    def _range_cost(self, lo: int, hi: int, pruned: bool) -> int:
+        table = self.pruned if pruned else self.full
+        return table[hi] - table[lo] if hi > lo else 0
+
+    def _cost_from(self, start: int, shield: int, end: int) -> int:
+        """Cost of history messages start..end: pruned before `shield`, full from it."""
+        mid = max(start, min(shield, end + 1))
+        return self._range_cost(start, mid, True) + self._range_cost(mid, end + 1, False)
+
+    def _fit(self, cur: int | None, history_lo: int, end: int, protect: int, available: int):
+        """(ok, loaded_lo, shield_lo, history_tokens, needed) for one fallback attempt."""
+        if cur is None or history_lo > end:
+            return available >= 0, end + 1, end + 1, 0, 0
+        first = self.turn_of[history_lo] or 1
+        shielded_first = max(1, cur - protect + 1) if protect > 0 else cur + 1
+        shield_lo = max(history_lo, self.turn_start[shielded_first]) if shielded_first <= cur else end + 1
+
+        def start_of(t: int) -> int:
+            return max(history_lo, self.turn_start[t])
+
+        def cost(t: int) -> int:
+            return self._cost_from(start_of(t), shield_lo, end)
+
+        # smallest turn s in [first, cur] with cost(s) <= available (cost falls as s grows)
+        lo, hi = first, cur + 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if cost(mid) <= available:
+                hi = mid
+            else:
+                lo = mid + 1
+        loaded_turn = lo
+        must_first = max(shielded_first, first) if protect > 0 else cur
+        needed = cost(must_first)
+        if loaded_turn > cur:
+            return False, end + 1, shield_lo, 0, needed
+        ok = loaded_turn <= must_first and available >= 0
+        return ok, start_of(loaded_turn), shield_lo, cost(loaded_turn), needed
+
+    def timeline(self) -> list[RequestAudit]:
+        """Per-request aggregates for every request (no block lists)."""
+        if self._timeline is not None:
+            return self._timeline
+        cfg = self.config
+        window, ratio = cfg["context.window"], cfg["context.token_budget_ratio"]
+        reserve, n_protect = cfg["context.response_reserve"], cfg["context.prune_protect_turns"]
+        max_injected, guard = cfg["summarization.max_injected"], cfg["summarization.threshold"]
+        thread, msgs, index, turn_of = self.thread, self.msgs, self.index, self.turn_of
+        follow_recorded = bool(getattr(self.ctx, "follow_recorded", False)) and bool(thread.summaries)
+        recorded_by_request = {s.before_request_id: s for s in thread.summaries if s.before_request_id}
+        recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in thread.summaries}
+        covered_upto = -1
+        out: list[RequestAudit] = []
+        for k, req in enumerate(self.requests):
+            end = index[req.after_message_id]
+            cur = turn_of[end]
+            trigger_tokens, trigger_source = _trigger(k, self.requests, out, cfg)
+            # eligible span: unsummarized turn messages of turns <= cur - N - 1
+            lo = max(covered_upto + 1, self.first_turn_index)
+            if cur is not None and cur - n_protect - 1 >= 1:
+                hi = min(end, self.turn_start[cur - n_protect] - 1)
+            else:
+                hi = lo - 1
+            guard_count = self.talk[hi + 1] - self.talk[lo] if hi >= lo else 0
+            new_summary: Summary | None = None
+            trigger: str | None = None
+            if follow_recorded:
+                recorded = recorded_by_request.get(req.id)
+                if recorded is not None and recorded.last_message_id in index:
+                    new_summary = recorded
+                    if should_compact_on_tokens(trigger_tokens, cfg):
+                        trigger = "token_threshold"
+                    elif guard_count >= guard:
+                        trigger = "message_count"
+                    else:
+                        trigger = "recorded"
+            elif hi >= lo:
+                if should_compact_on_tokens(trigger_tokens, cfg):
+                    trigger = "token_threshold"
+                elif guard_count >= guard:
+                    trigger = "message_count"
+                if trigger:
+                    span = (msgs[lo].id, msgs[hi].id)
+                    new_summary = recorded_by_span.get(span) or _summarize(
+                        self.ctx, msgs, list(range(lo, hi + 1)), self.chain, req)
+            compaction = None
+            if new_summary is not None and trigger is not None:
+                self.chain.append(new_summary)
+                covered_upto = max(covered_upto, index[new_summary.last_message_id])
+                compaction = CompactionAudit(trigger, new_summary.id, new_summary.first_message_id,
+                                             new_summary.last_message_id)
+            chain_len = len(self.chain)
+            injected_from = max(0, chain_len - max_injected) if max_injected > 0 else chain_len
+            for s in self.chain[injected_from:]:
+                if s.id not in self.summary_cost:
+                    self.summary_cost[s.id] = text_cost(self.ctx.counter, s.injected_text(), PROFILE)
+            summary_tokens = sum(self.summary_cost[s.id] for s in self.chain[injected_from:])
+            system_tokens = self.base_system + self.pre[end + 1]
+            available = TokenBudget(window, ratio, system_tokens, self.tool_tokens, summary_tokens, reserve).available
+            history_lo = max(covered_upto + 1, self.first_turn_index)
+            for protect in fallback_sequence(n_protect):
+                ok, loaded_lo, shield_lo, history_tokens, needed = self._fit(cur, history_lo, end, protect, available)
+                if ok:
+                    break
+            failed = not ok
+            state = _RequestState(end, cur, covered_upto, chain_len, injected_from, protect, failed, history_lo,
+                                  loaded_lo, shield_lo, system_tokens, summary_tokens, 0 if failed else history_tokens)
+            self.states.append(state)
+            out.append(self._aggregate(k, req, state, available, trigger_tokens, trigger_source, compaction,
+                                       needed, guard_count))
+        self._timeline = out
+        return out
+
+    def _counts(self, st: _RequestState) -> dict[str, int]:
+        end = st.end
+        pre_count = (end + 1) - max(0, min(end + 1, self.first_turn_index))
+        pre_count = min(end + 1, self.first_turn_index)
+        summarized = max(0, min(st.covered_upto, end) + 1 - self.first_turn_index)
+        counts = {"kept": pre_count}
+        if summarized:
+            counts["summarized"] = summarized
+        history_n = end + 1 - st.history_lo if st.history_lo <= end else 0
+        if st.failed:
+            pruned = self.tools[min(st.shield_lo, end + 1)] - self.tools[st.history_lo] if history_n else 0
+            excluded = history_n - pruned
+        else:
+            loaded_n = end + 1 - st.loaded_lo
+            pruned = self.tools[max(st.loaded_lo, min(st.shield_lo, end + 1))] - self.tools[st.loaded_lo] \
+                if loaded_n > 0 else 0
+            counts["kept"] += loaded_n - pruned
+            excluded = history_n - loaded_n
+        if pruned:
+            counts["pruned"] = pruned
+        if excluded:
+            counts["excluded"] = excluded
+        return {k: v for k, v in counts.items() if v}
+
+    def _aggregate(self, k, req, st: _RequestState, available, trigger_tokens, trigger_source, compaction,
+                   needed, guard_count) -> RequestAudit:
+        cfg = self.config
+        window, ratio, reserve = cfg["context.window"], cfg["context.token_budget_ratio"], cfg["context.response_reserve"]
+        prompt = 0 if st.failed else st.system_tokens + self.tool_tokens + st.summary_tokens + st.history_tokens
+        savings = 0
+        if not st.failed and st.loaded_lo <= st.end:
+            mid = max(st.loaded_lo, min(st.shield_lo, st.end + 1))
+            savings = self._range_cost(st.loaded_lo, mid, False) - self._range_cost(st.loaded_lo, mid, True)
+        needed_tokens = error = None
+        if st.failed:
+            needed_tokens = st.system_tokens + self.tool_tokens + st.summary_tokens + reserve + needed
+            error = RequestError(
+                code="TOKEN_BUDGET_EXCEEDED",
+                message=(f"protected context needs {needed_tokens} tokens with every tool output pruned; "
+                         f"the budget is {math.floor(window * ratio)} ({window} x {ratio})"),
+            )
+        return RequestAudit(
+            index=k, request_id=req.id, after_message_id=req.after_message_id, turn=st.cur,
+            status="failed" if st.failed else "completed", error=error,
+            budget=BudgetAudit(
+                window=window, system_tokens=st.system_tokens, tool_tokens=self.tool_tokens,
+                summary_tokens=st.summary_tokens, response_reserve=reserve, available=available,
+                history_tokens=st.history_tokens, prompt_tokens=prompt, recorded_prompt_tokens=req.prompt_tokens,
+                trigger_source=trigger_source, trigger_tokens=trigger_tokens, pruned_savings=savings,
+                needed_tokens=needed_tokens,
+            ),
+            compaction=compaction,
+            summaries_injected=tuple(s.id for s in self.chain[st.injected_from:st.chain_len]),
+            protect_turns=st.protect,
+            blocks=(),
+            stats={
+                "compaction_threshold_tokens": compaction_threshold_tokens(cfg),
+                "budget_tokens": math.floor(window * ratio),
+                "unsummarized_guard_count": guard_count,
+                "block_counts": self._counts(st),
+            },
+        )
+
+    def audit(self, k: int) -> RequestAudit:
+        """Request `k` with every block (builds blocks for that request only)."""
+        from dataclasses import replace
+
+        agg = self.timeline()[k]
+        st = self.states[k]
+        msgs, turn_of, costs, pcosts = self.msgs, self.turn_of, self.costs, self.pruned_costs
+        chain = self.chain[: st.chain_len]
+        covering = _covering_summaries(chain, self.index) if st.covered_upto >= 0 else {}
+        shield_turns = protected_turns(st.cur, st.protect)
+        blocks: list[BlockAudit] = []
+        position = 0
+        failed = st.failed
+        history: list[int] = []
+        for i in range(st.end + 1):
+            m = msgs[i]
+            t = turn_of[i]
+            if t is None:
+                blocks.append(BlockAudit(m.id, str(m.role), str(m.kind), t, BlockStatus.KEPT, True, Reason.SYSTEM,
+                                         costs[i], 0 if failed else costs[i], None if failed else position))
+                position += 0 if failed else 1
+            elif i <= st.covered_upto:
+                blocks.append(BlockAudit(m.id, str(m.role), str(m.kind), t, BlockStatus.SUMMARIZED, False,
+                                         Reason.SUMMARIZED, costs[i], 0, None, summary_id=covering.get(i)))
+            elif not failed and i >= st.loaded_lo:
+                is_protected = t in shield_turns
+                if self.is_tool[i] and i < st.shield_lo:
+                    status, reason, sent = BlockStatus.PRUNED, Reason.TOOL_OUTPUT_CLEARED, pcosts[i]
+                else:
+                    status, sent = BlockStatus.KEPT, costs[i]
+                    reason = Reason.CURRENT_TURN if t == st.cur else (
+                        Reason.PROTECTED_TURN if is_protected else Reason.WITHIN_BUDGET)
+                history.append(len(blocks))
+                blocks.append(BlockAudit(m.id, str(m.role), str(m.kind), t, status, is_protected, reason,
+                                         costs[i], sent, None))
+            else:
+                is_protected = t in shield_turns
+                if failed:
+                    status = BlockStatus.PRUNED if self.is_tool[i] and i < st.shield_lo else BlockStatus.EXCLUDED
+                    reason = Reason.TOKEN_BUDGET_EXCEEDED
+                else:
+                    status, reason = BlockStatus.EXCLUDED, Reason.BUDGET_EXHAUSTED
+                blocks.append(BlockAudit(m.id, str(m.role), str(m.kind), t, status, is_protected, reason,
+                                         costs[i], 0, None))
+        injected_ids = set(agg.summaries_injected)
+        for s in chain:
+            is_injected = s.id in injected_ids
+            sent = is_injected and not failed
+            blocks.append(BlockAudit(
+                None, "system", "summary", None, BlockStatus.KEPT if sent else BlockStatus.EXCLUDED, is_injected,
+                Reason.SUMMARY_INJECTED if is_injected else Reason.SUMMARY_NOT_INJECTED,
+                self.summary_cost.get(s.id) or text_cost(self.ctx.counter, s.injected_text(), PROFILE),
+                self.summary_cost.get(s.id, 0) if sent else 0, position if sent else None, summary_id=s.id,
+            ))
+            position += 1 if sent else 0
+        for b in history:
+            blocks[b] = replace(blocks[b], position=position)
+            position += 1
+        stats = dict(agg.stats)
+        stats.pop("block_counts", None)
+        return replace(agg, blocks=tuple(blocks), stats=stats)

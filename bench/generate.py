@@ -64,7 +64,7 @@ def generate_thread(messages: int = 10_000, *, seed: int = 1, thread_id: str | N
                 break
             reqs.append(Request(f"q{len(reqs)}", msgs[-1].id, prompt_tokens=running, model="synthetic"))
             calls = tuple(ToolCall(f"c{turn}-{step}-{k}", rng.choice(("read_file", "grep", "shell")),
-                                   {"path": f"src/{rng.choice(_VOCAB)}.py"}) for k in range(rng.choice((1, 1, 2))))
+                                   {"path": f"src/{rng.choice(_VOCAB)}.py"}) for k in range(rng.choice((2, 2, 3))))
             text = pool[: _lognormal(rng, ASSISTANT_MEDIAN, ASSISTANT_P90, 12_000)]
             msgs.append(Message(f"a{turn}-{step}", Role.ASSISTANT, text, tool_calls=calls))
             for call in calls:

@@ -207,14 +207,17 @@ class _progress_bar:
 
     def __init__(self) -> None:
         self._bar = None
+        self._path: str | None = None
 
-    def __call__(self, done: int, total: int, label: str = "") -> None:
+    def __call__(self, path: str, done: int, total: int) -> None:
         if total < 5_000_000 or not sys.stderr.isatty():
             return
-        if self._bar is None:
-            self._bar = click.progressbar(length=total, label=label[-40:], file=sys.stderr)
+        if self._bar is None or self._path != path:
+            self.close()
+            self._path = path
+            self._bar = click.progressbar(length=total, label=path[-40:], file=sys.stderr)
             self._bar.__enter__()
-        self._bar.update(done - self._bar.pos)
+        self._bar.update(max(0, done - self._bar.pos))
 
     def close(self) -> None:
         if self._bar is not None:

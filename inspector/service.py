@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from inspector.config import Config, ConfigError, parse_toml
 from inspector.model import Thread
-from inspector.pipeline import simulate
+from inspector.pipeline import Replay, replay
 from inspector.pipeline.audit import Simulation
 from inspector.tokens import TokenCounter, get_tokenizer
 
@@ -90,8 +90,13 @@ def make_summarizer(config: Config):
 
 
 def run_simulation(thread: Thread, config: Config, *, baseline: bool = False) -> Simulation:
-    """Replay `thread`. `baseline=True` follows the thread's recorded compactions."""
-    return simulate(
+    """Replay `thread` with every block. `baseline=True` follows the thread's recorded compactions."""
+    return run_replay(thread, config, baseline=baseline).simulation(blocks=True)
+
+
+def run_replay(thread: Thread, config: Config, *, baseline: bool = False) -> Replay:
+    """A `Replay`: the whole timeline at once, each request's blocks on demand."""
+    return replay(
         thread,
         config,
         counter=make_counter(config),

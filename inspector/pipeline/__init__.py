@@ -11,7 +11,7 @@ from typing import Protocol, Sequence
 
 from inspector.config import Config
 from inspector.model import Message, Summary, Thread
-from inspector.pipeline.audit import Simulation
+from inspector.pipeline.audit import RequestAudit, Simulation
 from inspector.tokens import TokenCounter, get_tokenizer
 
 
@@ -71,3 +71,70 @@ def simulate(
         requests=tuple(requests),
         summaries=tuple(summaries),
     )
+
+
+class Replay:
+    """A replay that answers the timeline at once and builds block lists on demand.
+
+    iris uses the linear-time `IrisReplayer`; the other profiles replay in full.
+    """
+
+    def __init__(self, thread: Thread, config: Config, ctx: ReplayContext) -> None:
+        self.thread = thread
+        self.config = config
+        self.ctx = ctx
+        self._audits: dict[int, RequestAudit] = {}
+        if config.profile == "iris":
+            from inspector.pipeline.iris import IrisReplayer
+
+            self._iris: object | None = IrisReplayer(thread, config, ctx)
+            self.timeline: tuple[RequestAudit, ...] = tuple(self._iris.timeline())  # type: ignore[attr-defined]
+            self.summaries: tuple[Summary, ...] = tuple(self._iris.chain)  # type: ignore[attr-defined]
+        else:
+            self._iris = None
+            if config.profile == "harness":
+                from inspector.pipeline import harness as module
+            else:
+                from inspector.pipeline import shifting as module
+            requests, summaries = module.replay(thread, config, ctx)
+            self.timeline = tuple(requests)
+            self.summaries = tuple(summaries)
+            self._audits = dict(enumerate(requests))
+
+    def __len__(self) -> int:
+        return len(self.timeline)
+
+    def audit(self, index: int) -> RequestAudit:
+        """Request `index` with its full block list."""
+        hit = self._audits.get(index)
+        if hit is None:
+            hit = self._iris.audit(index)  # type: ignore[union-attr]
+            if len(self._audits) > 64:
+                self._audits.clear()
+            self._audits[index] = hit
+        return hit
+
+    def simulation(self, *, blocks: bool = True) -> Simulation:
+        requests = tuple(self.audit(k) for k in range(len(self))) if blocks else self.timeline
+        return Simulation(
+            thread_id=self.thread.id,
+            profile=self.config.profile,
+            config=self.config.as_dict(),
+            tokenizer=self.ctx.counter.name,
+            approximate=self.ctx.counter.approximate,
+            requests=requests,
+            summaries=self.summaries,
+        )
+
+
+def replay(
+    thread: Thread,
+    config: Config,
+    *,
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+    follow_recorded: bool = False,
+) -> Replay:
+    if counter is None:
+        counter = TokenCounter(get_tokenizer(config["context.tokenizer"]))
+    return Replay(thread, config, ReplayContext(counter, summarizer, follow_recorded))

@@ -1,0 +1,120 @@
+"""Benchmarks: every figure is a ratio against a reference run in the same process.
+
+    python -m bench.run                 # all
+    python -m bench.run tokens replay   # some
+
+Prints a markdown table of medians and ratios (copied into bench/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+from bench.generate import generate_thread
+
+RESULTS: list[tuple[str, str, str, str, str]] = []
+
+
+def median_time(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def record(name: str, subject: str, subject_s: float, reference: str, reference_s: float) -> None:
+    ratio = reference_s / subject_s if subject_s else float("inf")
+    RESULTS.append((name, f"{subject}: {subject_s * 1000:,.1f} ms", f"{reference}: {reference_s * 1000:,.1f} ms",
+                    f"{ratio:,.1f}x", ""))
+    print(f"{name}: {subject} {subject_s * 1000:,.1f} ms vs {reference} {reference_s * 1000:,.1f} ms -> {ratio:,.2f}x",
+          flush=True)
+
+
+def bench_tokens() -> None:
+    """First tokenization of a 10,000-message thread: TokenCounter vs tiktoken directly."""
+    from inspector.encodings import TiktokenTokenizer
+    from inspector.tokens import TokenCounter
+
+    thread = generate_thread(10_000)
+    texts = [m.text_for_count() for m in thread.messages]
+    tokenizer = TiktokenTokenizer("cl100k_base")
+    enc = tokenizer.encoding
+    direct = median_time(lambda: [len(x) for x in enc.encode_batch(texts, disallowed_special=())], 3)
+    ours = median_time(lambda: TokenCounter(tokenizer).count_all(texts), 3)
+    assert TokenCounter(tokenizer).count_all(texts) == [len(enc.encode(t, disallowed_special=())) for t in texts]
+    overhead = ours / direct
+    RESULTS.append(("tokens: first count, 10k messages, cl100k_base", f"TokenCounter: {ours * 1000:,.0f} ms",
+                    f"tiktoken encode_batch: {direct * 1000:,.0f} ms", f"overhead {overhead:.2f}x", "<= 1.3x"))
+    print(f"tokens: overhead {overhead:.2f}x ({ours:.2f}s vs {direct:.2f}s)", flush=True)
+    try:
+        from inspector.state import StateDB
+    except ImportError:
+        return
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = StateDB(Path(tmp) / "state.sqlite")
+        cached = median_time(lambda: TokenCounter(tokenizer, persistent=db.token_cache()).count_all(texts), 3)
+        RESULTS.append(("tokens: with the persistent cache (1st run fills, then hits)",
+                        f"TokenCounter+state DB: {cached * 1000:,.0f} ms", f"tiktoken encode_batch: {direct * 1000:,.0f} ms",
+                        f"{direct / cached:.2f}x faster", "median of 3: 1 fill + 2 hits"))
+
+
+def bench_replay() -> None:
+    """Timeline of a 10,000-message, ~2,500-request thread under a new config."""
+    from inspector.config import Config
+    from inspector.pipeline import ReplayContext
+    from inspector.pipeline.iris import IrisReplayer, replay_reference
+    from inspector.summarizers.extractive import ExtractiveSummarizer
+    from inspector.tokens import Chars4Tokenizer, TokenCounter
+
+    thread = generate_thread(10_000)
+    config = Config.for_profile("iris", {"context.compaction_threshold": 0.6, "context.prune_protect_turns": 3})
+    counter = TokenCounter(Chars4Tokenizer())
+    counter.count_all(m.text_for_count() for m in thread.messages)  # both sides start with counted texts
+
+    def ctx():
+        return ReplayContext(counter, ExtractiveSummarizer())
+
+    fast_result: list = []
+    fast = median_time(lambda: fast_result.append(IrisReplayer(thread, config, ctx()).timeline()), 5)
+    ref_result: list = []
+    reference = median_time(lambda: ref_result.append(replay_reference(thread, config, ctx())[0]), 1)
+    same = [r.timeline_json() for r in fast_result[-1]] == [r.timeline_json() for r in ref_result[-1]]
+    assert same, "fast and reference timelines differ"
+    RESULTS.append((f"replay: timeline of {len(thread.messages):,} messages / {len(thread.requests):,} requests",
+                    f"IrisReplayer: {fast * 1000:,.0f} ms", f"reference: {reference * 1000:,.0f} ms",
+                    f"{reference / fast:,.0f}x", ">= 20x, identical timelines"))
+    print(f"replay: {reference / fast:,.1f}x ({fast:.3f}s vs {reference:.1f}s), identical={same}", flush=True)
+    replayer = IrisReplayer(thread, config, ctx())
+    replayer.timeline()
+    last = len(thread.requests) - 1
+    one = median_time(lambda: replayer.audit(last), 5)
+    RESULTS.append(("replay: one request's full audit (last request)", f"audit(k): {one * 1000:,.1f} ms",
+                    f"timeline: {fast * 1000:,.0f} ms", f"{fast / one:,.0f}x", "arrow-key stepping"))
+
+
+BENCHES: dict[str, Callable[[], None]] = {"tokens": bench_tokens, "replay": bench_replay}
+
+
+def main(argv: list[str]) -> None:
+    names = argv or list(BENCHES)
+    for name in names:
+        BENCHES[name]()
+    print()
+    print("| benchmark | subject (median) | reference (median) | ratio | note |")
+    print("|---|---|---|---|---|")
+    for row in RESULTS:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

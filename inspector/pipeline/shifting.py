@@ -1,0 +1,437 @@
+"""The shifting profile: fit the conversation into `limit - response reserve` by removing
+the oldest unprotected blocks, tool calls and their results as one group.
+
+Source: seeds/context-shifting.txt; where it is silent, the public implementation
+(Disya123/NeoTavern `apps/server/src/pipeline/contextShift.ts` and `promptPipeline.ts`),
+ported, not copied. This module holds the pure stages (protected set, grouping,
+`shift_context`) and `replay`; the strategies, their registry and the host guard live in
+`inspector.pipeline.strategies`.
+
+`shift_context` is the literal reference version: it recounts the whole prompt after
+every removal, exactly as the seed says. Keep it; a faster one must be checked against it.
+
+Decisions where the seed is silent:
+- The current input is the request's latest user message. The assistant and tool
+  messages after it in the current turn are NOT protected (as in NeoTavern, where only the
+  user input is pinned): they are ordinary history, but being the newest they go last.
+- A required memory block is protected like a required lorebook entry (NeoTavern pins
+  both; reason `protected_required_memory`).
+- The thread's system prompt and the tool definitions are not blocks: they are always sent,
+  so the blocks get `available - system prompt - tools` to share.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from inspector.config import Config
+from inspector.model import Kind, Message, Role, Summary, Thread, assign_turns, effective_requests, tool_groups
+from inspector.pipeline.audit import (
+    BlockAudit,
+    BlockStatus,
+    BudgetAudit,
+    Reason,
+    RequestAudit,
+    RequestError,
+)
+from inspector.tokens import MESSAGE_OVERHEAD, TokenCounter, message_costs, text_cost, tools_cost
+
+PROFILE = "shifting"
+SUMMARY_KIND = "summary"
+PLUGIN_KIND = "plugin"
+RETRIEVED_KINDS = (str(Kind.LOREBOOK), str(Kind.MEMORY))
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One block of the prompt as the shifter sees it.
+
+    `key` is unique in a prompt: the message id, or a synthetic key for blocks the
+    pipeline or a plugin adds (those have no `message`). `text` is what is counted and
+    sent; a compressed block keeps its key and carries a shorter text. Blocks sharing a
+    `group` are removed together. `protection` is why the block can never be removed
+    (None when it can).
+    """
+
+    key: str
+    role: str
+    kind: str
+    text: str
+    group: str
+    protection: Reason | None = None
+    relevance: float | None = None
+    manual_excluded: bool = False
+    current_input: bool = False
+    turn: int | None = None
+    message: Message | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def protected(self) -> bool:
+        return self.protection is not None
+
+    @property
+    def message_id(self) -> str | None:
+        return None if self.message is None else self.message.id
+
+    @property
+    def retrieved(self) -> bool:
+        """A lorebook or memory block (what vector-recall ranks by relevance)."""
+        return self.kind in RETRIEVED_KINDS
+
+
+def synthetic_block(key: str, text: str, *, role: str = "system", kind: str = PLUGIN_KIND) -> Block:
+    """A block with no message behind it (a summary, a plugin's addition); never protected."""
+    return Block(key=key, role=role, kind=kind, text=text, group=key)
+
+
+CountTokens = Callable[[Block], int]
+"""Full cost of a block as sent: its text plus the per-message overhead."""
+
+RemovalOrder = Callable[[Block, int], float]
+"""Sort key for removal (lower goes first); gets the block and its index in the prompt."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShiftResult:
+    """What a shift (or a strategy) decided.
+
+    `kept` is the prompt in order; `excluded` the removed blocks in the order removed;
+    `truncated` the kept blocks that were compressed (their sent version). `reasons` maps
+    the key of every excluded or truncated block to its reason. `covered` maps the key of
+    each block a kept summary replaces to that summary block's key; `summaries` are the
+    summaries those blocks carry.
+    """
+
+    kept: tuple[Block, ...]
+    excluded: tuple[Block, ...]
+    truncated: tuple[Block, ...] = ()
+    diagnostics: tuple[str, ...] = ()
+    reasons: Mapping[str, Reason] = field(default_factory=dict)
+    total: int = 0
+    budget: int = 0
+    covered: Mapping[str, str] = field(default_factory=dict)
+    summaries: tuple[Summary, ...] = ()
+    strategy: str = "truncate"
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.budget
+
+
+# --- pure stages -----------------------------------------------------------------------
+
+
+def current_input_index(messages: Sequence[Message]) -> int | None:
+    """Index of the request's current input: its latest user message (None if there is none)."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role is Role.USER and m.kind is Kind.MESSAGE:
+            return i
+    return None
+
+
+def protection_of(message: Message, *, current_input: bool = False) -> Reason | None:
+    """Why `message` can never be removed, or None. First matching rule wins."""
+    if message.role is Role.SYSTEM and message.kind is Kind.MESSAGE:
+        return Reason.PROTECTED_SYSTEM
+    if message.kind is Kind.CHARACTER:
+        return Reason.PROTECTED_CHARACTER
+    if message.kind is Kind.LOREBOOK and message.required:
+        return Reason.PROTECTED_REQUIRED_LOREBOOK
+    if message.kind is Kind.MEMORY and message.required:
+        return Reason.PROTECTED_REQUIRED_MEMORY
+    if message.pinned:
+        return Reason.PINNED
+    if current_input:
+        return Reason.CURRENT_INPUT
+    return None
+
+
+def build_blocks(messages: Sequence[Message]) -> tuple[Block, ...]:
+    """The blocks of a prompt made of `messages` (thread order), with groups and protection.
+
+    Groups come from `inspector.model.tool_groups` (results linked by call id, adjacent or
+    not, parallel calls included); a group holding a protected block is protected whole,
+    its other members with reason `protected_group`.
+    """
+    groups = tool_groups(messages)
+    turns = assign_turns(messages)
+    current = current_input_index(messages)
+    own = [protection_of(m, current_input=i == current) for i, m in enumerate(messages)]
+    held = {groups[i] for i, p in enumerate(own) if p is not None}
+    blocks: list[Block] = []
+    for i, m in enumerate(messages):
+        protection = own[i] or (Reason.PROTECTED_GROUP if groups[i] in held else None)
+        blocks.append(
+            Block(
+                key=m.id,
+                role=str(m.role),
+                kind=str(m.kind),
+                text=m.text_for_count(),
+                group=messages[groups[i]].id,
+                protection=protection,
+                relevance=m.relevance,
+                manual_excluded=m.manual_excluded,
+                current_input=i == current,
+                turn=turns[i],
+                message=m,
+            )
+        )
+    return tuple(blocks)
+
+
+def group_members(blocks: Iterable[Block]) -> dict[str, list[Block]]:
+    members: dict[str, list[Block]] = {}
+    for b in blocks:
+        members.setdefault(b.group, []).append(b)
+    return members
+
+
+def held_groups(blocks: Iterable[Block]) -> set[str]:
+    """Groups holding a protected block: they are never removed, not even in part."""
+    return {b.group for b in blocks if b.protected}
+
+
+def unremovable_total(blocks: Sequence[Block], count_tokens: CountTokens) -> int:
+    """Cost of what no shift can remove: the protected blocks and their groups."""
+    held = held_groups(blocks)
+    return sum(count_tokens(b) for b in blocks if b.group in held)
+
+
+def shift_context(
+    blocks: Iterable[Block],
+    count_tokens: CountTokens,
+    budget: int,
+    *,
+    removal_order: RemovalOrder | None = None,
+    reason_for: Callable[[Block], Reason] | None = None,
+) -> ShiftResult:
+    """Remove whole groups, oldest unprotected first, until the blocks fit `budget`.
+
+    The reference implementation: the whole prompt is recounted after every removal
+    (a tokenizer's per-message accounting need not be subtractive). `removal_order`
+    changes which group goes first (default: prompt order); `reason_for` names why the
+    block that triggered a removal went (default `shifted_oldest`); its group partners get
+    `tool_group`. A group holding a protected block is skipped. If the protected context
+    alone is over, everything removable is gone and the result does not fit.
+    """
+    blocks = tuple(blocks)
+    members = group_members(blocks)
+    held = held_groups(blocks)
+    removable = [(i, b) for i, b in enumerate(blocks) if not b.protected]
+    if removal_order is not None:
+        removable.sort(key=lambda item: removal_order(item[1], item[0]))
+    removed: set[str] = set()
+    excluded: list[Block] = []
+    reasons: dict[str, Reason] = {}
+
+    def total_of(items: Iterable[Block]) -> int:
+        return sum(count_tokens(b) for b in items)
+
+    total = total_of(blocks)
+    for _, block in removable:
+        if total <= budget:
+            break
+        if block.key in removed or block.group in held:
+            continue
+        first = reason_for(block) if reason_for is not None else Reason.SHIFTED_OLDEST
+        for member in members[block.group]:
+            if member.key in removed:
+                continue
+            removed.add(member.key)
+            excluded.append(member)
+            reasons[member.key] = first if member is block else Reason.TOOL_GROUP
+        total = total_of(b for b in blocks if b.key not in removed)
+    kept = tuple(b for b in blocks if b.key not in removed)
+    total = total_of(kept)
+    diagnostics: tuple[str, ...] = ()
+    if total > budget:
+        diagnostics = (f"protected context alone ({total} tokens) exceeds the budget ({budget} tokens)",)
+    return ShiftResult(
+        kept=kept, excluded=tuple(excluded), diagnostics=diagnostics, reasons=reasons, total=total, budget=budget
+    )
+
+
+def block_counter(counter: TokenCounter) -> CountTokens:
+    """Cost of a block under the shifting profile: tokens of its text + 4 per message."""
+    overhead = MESSAGE_OVERHEAD[PROFILE]
+    memo: dict[str, int] = {}
+
+    def count(block: Block) -> int:
+        hit = memo.get(block.text)
+        if hit is None:
+            hit = memo[block.text] = counter.count(block.text) + overhead
+        return hit
+
+    return count
+
+
+# --- replay ----------------------------------------------------------------------------
+
+
+def prompt_budget(config: Config) -> int:
+    """available = window x token_budget_ratio - response_reserve (the whole prompt's share)."""
+    window, ratio = config["context.window"], config["context.token_budget_ratio"]
+    return math.floor(window * ratio) - config["context.response_reserve"]
+
+
+def replay(
+    thread: Thread,
+    config: Config,
+    ctx,
+    *,
+    registry=None,
+    interceptors: Sequence[Callable[[tuple[Block, ...]], Sequence[Block]]] | None = None,
+) -> tuple[list[RequestAudit], list[Summary]]:
+    """One audit per request of `effective_requests(thread)` under `config["context.strategy"]`.
+
+    `registry` (a StrategyRegistry; default: the built-ins) and `interceptors` may also
+    come from `ctx.strategies` / `ctx.interceptors`. Returns the audits and the summaries
+    the summarize strategy sent (one per request at most; they do not chain).
+    """
+    from inspector.pipeline.strategies import DEFAULT_REGISTRY, run_strategy
+
+    if registry is None:
+        registry = getattr(ctx, "strategies", None) or DEFAULT_REGISTRY
+    if interceptors is None:
+        interceptors = tuple(getattr(ctx, "interceptors", ()) or ())
+    counter: TokenCounter = ctx.counter
+    msgs = thread.messages
+    index = thread.message_index()
+    turns = assign_turns(msgs)
+    message_costs(counter, msgs, PROFILE)  # one batched count warms the cache for every block
+    count = block_counter(counter)
+    system_prompt_tokens = text_cost(counter, thread.system_prompt, PROFILE)
+    tool_tokens = tools_cost(counter, thread.tools)
+    window = config["context.window"]
+    ratio = config["context.token_budget_ratio"]
+    reserve = config["context.response_reserve"]
+    strategy = config["context.strategy"]
+    available = prompt_budget(config)
+    shift_budget = available - system_prompt_tokens - tool_tokens
+
+    audits: list[RequestAudit] = []
+    summaries: list[Summary] = []
+    for k, req in enumerate(effective_requests(thread)):
+        end = index[req.after_message_id]
+        blocks = build_blocks(msgs[: end + 1])
+        result = run_strategy(
+            strategy,
+            blocks,
+            count,
+            shift_budget,
+            registry=registry,
+            summarizer=ctx.summarizer,
+            interceptors=interceptors,
+            request_id=req.id,
+        )
+        failed = not result.fits
+        audit_blocks = _audit_blocks(blocks, result, count, failed)
+        system_tokens = system_prompt_tokens + sum(
+            b.tokens for b in audit_blocks if b.reason == Reason.PROTECTED_SYSTEM
+        )
+        summary_tokens = sum(b.tokens_sent for b in audit_blocks if b.kind == SUMMARY_KIND)
+        history_tokens = sum(
+            b.tokens_sent for b in audit_blocks if b.kind != SUMMARY_KIND and b.reason != Reason.PROTECTED_SYSTEM
+        )
+        error = None
+        needed = None
+        if failed:
+            needed = system_prompt_tokens + tool_tokens + result.needed
+            error = RequestError(
+                code="TOKEN_BUDGET_EXCEEDED",
+                message=(
+                    f"protected context needs {needed} tokens; the prompt budget is {available} "
+                    f"({window} x {ratio} - {reserve} reserved for the response)"
+                ),
+            )
+        sent_summaries = () if failed else result.summaries
+        summaries.extend(sent_summaries)
+        audits.append(
+            RequestAudit(
+                index=k,
+                request_id=req.id,
+                after_message_id=req.after_message_id,
+                turn=turns[end],
+                status="failed" if failed else "completed",
+                error=error,
+                budget=BudgetAudit(
+                    window=window,
+                    system_tokens=system_tokens,
+                    tool_tokens=tool_tokens,
+                    summary_tokens=summary_tokens,
+                    response_reserve=reserve,
+                    available=available,
+                    history_tokens=history_tokens,
+                    prompt_tokens=0 if failed else system_tokens + tool_tokens + summary_tokens + history_tokens,
+                    recorded_prompt_tokens=req.prompt_tokens,
+                    trigger_source=None,
+                    pruned_savings=sum(b.tokens - b.tokens_sent for b in audit_blocks if b.status is BlockStatus.TRUNCATED),
+                    needed_tokens=needed,
+                ),
+                compaction=None,
+                summaries_injected=tuple(s.id for s in sent_summaries),
+                protect_turns=None,
+                blocks=audit_blocks,
+                diagnostics=result.diagnostics,
+                stats={
+                    "strategy": strategy,
+                    "strategy_used": result.strategy_used,
+                    "shift_budget": shift_budget,
+                    "blocks_tokens": result.total,
+                },
+            )
+        )
+    return audits, summaries
+
+
+def _audit_blocks(blocks: tuple[Block, ...], result, count: CountTokens, failed: bool) -> tuple[BlockAudit, ...]:
+    """Every message block in thread order, then the synthetic blocks, with statuses and positions."""
+    position = {b.key: p for p, b in enumerate(result.kept)}
+    sent = {b.key: b for b in result.kept}
+    truncated = {b.key for b in result.truncated}
+    summary_ids = {f"summary:{s.id}": s.id for s in result.summaries}
+    sizes = {g: len(ms) for g, ms in group_members(blocks).items()}
+    out: list[BlockAudit] = []
+    for b in (*blocks, *result.added):
+        tokens = count(b)
+        summary_id = summary_ids.get(b.key) or summary_ids.get(result.covered.get(b.key, ""))
+        grouped = b.group if sizes.get(b.group, 1) > 1 or (b.message is not None and b.message.tool_calls) else None
+        if b.key in sent:
+            if b.key in truncated:
+                status, reason = BlockStatus.TRUNCATED, result.reasons.get(b.key, Reason.TRUNCATED_TO_FIT)
+            else:
+                status = BlockStatus.KEPT
+                if b.protection is not None:
+                    reason = b.protection
+                elif b.key in summary_ids:
+                    reason = Reason.EXTRACTIVE_SUMMARY
+                else:
+                    reason = Reason.WITHIN_BUDGET
+            tokens_sent = 0 if failed else count(sent[b.key])
+            pos = None if failed else position[b.key]
+        elif b.key in result.covered and not failed:
+            status, reason, tokens_sent, pos = BlockStatus.SUMMARIZED, Reason.SUMMARIZED, 0, None
+        else:
+            status, reason = BlockStatus.EXCLUDED, result.reasons.get(b.key, Reason.SHIFTED_OLDEST)
+            tokens_sent, pos = 0, None
+            summary_id = None
+        out.append(
+            BlockAudit(
+                message_id=b.message_id,
+                role=b.role,
+                kind=b.kind,
+                turn=b.turn,
+                status=status,
+                protected=b.protected,
+                reason=reason,
+                tokens=tokens,
+                tokens_sent=tokens_sent,
+                position=pos,
+                summary_id=summary_id,
+                group=grouped,
+            )
+        )
+    return tuple(out)

@@ -29,8 +29,7 @@ def _lognormal(rng: random.Random, median: float, p90: float, cap: int) -> int:
     return max(1, min(cap, int(rng.lognormvariate(math.log(median), sigma))))
 
 
-_VOCAB = ("def return import class self value path token budget request cache error test "
-          "file line module parser config window summary tool output assistant user").split()
+_VOCAB = ["def", "return", "import", "class", "self", "value", "path", "token", "budget", "request", "cache", "error", "test", "file", "line", "module", "parser", "config", "window", "summary", "tool", "output", "assistant", "user"]
 
 
 def _text(rng: random.Random, chars: int) -> str:

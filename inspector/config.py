@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 PROFILES = ("iris", "harness", "shifting")
 STRATEGIES = ("truncate", "summarize", "vector-recall", "manual")
@@ -163,7 +164,7 @@ class Config:
     values: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS["iris"]))
 
     @classmethod
-    def for_profile(cls, profile: str = "iris", overrides: Mapping[str, Any] | None = None) -> "Config":
+    def for_profile(cls, profile: str = "iris", overrides: Mapping[str, Any] | None = None) -> Config:
         if profile not in PROFILES:
             raise ConfigError(f"profile must be one of {', '.join(PROFILES)}: got {profile!r}")
         values = dict(DEFAULTS[profile])
@@ -174,17 +175,17 @@ class Config:
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
-    def with_values(self, **changes: Any) -> "Config":
+    def with_values(self, **changes: Any) -> Config:
         """Keys given with dots replaced by '__', e.g. context__window=1000."""
         return self.updated({k.replace("__", "."): v for k, v in changes.items()})
 
-    def updated(self, changes: Mapping[str, Any]) -> "Config":
+    def updated(self, changes: Mapping[str, Any]) -> Config:
         values = dict(self.values)
         for key, value in changes.items():
             values[key] = coerce(key, value)
         return Config(profile=self.profile, values=values)
 
-    def with_profile(self, profile: str) -> "Config":
+    def with_profile(self, profile: str) -> Config:
         """Switch profile, keeping the keys the user changed from the old profile's defaults."""
         if profile not in PROFILES:
             raise ConfigError(f"profile must be one of {', '.join(PROFILES)}: got {profile!r}")
@@ -192,7 +193,7 @@ class Config:
         changed = {k: v for k, v in self.values.items() if old.get(k) != v}
         return Config.for_profile(profile, changed)
 
-    def changed_keys(self, other: "Config") -> dict[str, tuple[Any, Any]]:
+    def changed_keys(self, other: Config) -> dict[str, tuple[Any, Any]]:
         keys = set(self.values) | set(other.values)
         return {
             k: (other.values.get(k), self.values.get(k))

@@ -14,10 +14,7 @@ ROLEPLAY_ID = "demo-shifting-roleplay"
 HARNESS_ID = "demo-harness-examples"
 OVERFLOW_ID = "demo-iris-overflow"
 
-_WORDS = (
-    "parser token budget module handler request session cache index query loader config "
-    "worker schema router render buffer stream client server event retry policy layout"
-).split()
+_WORDS = ["parser", "token", "budget", "module", "handler", "request", "session", "cache", "index", "query", "loader", "config", "worker", "schema", "router", "render", "buffer", "stream", "client", "server", "event", "retry", "policy", "layout"]
 
 
 def _code(rng: random.Random, path: str, lines: int) -> str:

@@ -6,9 +6,10 @@ Pure Python: no Textual, no SQLAlchemy, no I/O.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Mapping
+from typing import Any
 
 
 class Role(StrEnum):

@@ -6,8 +6,9 @@ The app and the CLI both go through here, so a replay means the same thing in ea
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from inspector.config import Config, ConfigError, parse_toml
 from inspector.model import Thread

@@ -8,8 +8,9 @@ plugged in from above through `register_tokenizer`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
 from inspector.model import Message, ToolDef
 
@@ -70,7 +71,7 @@ class TokenCounter:
     before the tokenizer and filled after it.
     """
 
-    def __init__(self, tokenizer: Tokenizer, persistent: "PersistentCache | None" = None):
+    def __init__(self, tokenizer: Tokenizer, persistent: PersistentCache | None = None):
         self.tokenizer = tokenizer
         self._cache: dict[str, int] = {}
         self._persistent = persistent
@@ -99,7 +100,7 @@ class TokenCounter:
             missing = [t for t in missing if t not in found]
         if missing:
             counts = self.tokenizer.count_many(missing)
-            fresh = dict(zip(missing, counts))
+            fresh = dict(zip(missing, counts, strict=False))
             cache.update(fresh)
             if self._persistent is not None:
                 self._persistent.put_many(self.tokenizer.name, fresh)

@@ -1,0 +1,1 @@
+"""Gzipped real transcripts imported into the demo database (see SOURCES.md and LICENSES/)."""

@@ -1,0 +1,259 @@
+"""Importers: transcript files -> threads in the store.
+
+`import_paths(paths, store)` imports files (directories are walked for *.json, *.jsonl,
+*.traj and their .gz copies). Thread ids are deterministic (session id, file stem, record
+id), so importing a file again replaces its threads instead of duplicating them, and the
+import record says which were replaced. A malformed line or record is reported as
+`file:line: reason` (or `file: record N: reason`) and skipped; the rest imports.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any
+
+from inspector.importers import anthropic, claude_code, codex, native, openai, swe_agent
+from inspector.importers._common import FormatError, ParseResult
+from inspector.importers.native import export_native
+
+ImportError_ = FormatError
+"""Alias used by the CLI: a whole input that cannot be imported."""
+
+FORMATS: dict[str, Any] = {
+    "native": native,
+    "claude-code": claude_code,
+    "codex": codex,
+    "openai": openai,
+    "anthropic": anthropic,
+    "swe-agent": swe_agent,
+}
+FORMAT_NAMES = ("auto", *FORMATS)
+SUFFIXES = (".json", ".jsonl", ".traj")
+
+ImportProgress = Callable[[str, int, int], None]
+"""progress(path, characters done, characters in the file)."""
+
+__all__ = [
+    "FORMATS",
+    "FORMAT_NAMES",
+    "FormatError",
+    "ImportError_",
+    "ImportReport",
+    "ParseResult",
+    "detect_format",
+    "detect_format_text",
+    "export_native",
+    "import_paths",
+    "parse_text",
+    "read_text",
+]
+
+
+@dataclass
+class ImportReport:
+    threads: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    """Whole files that could not be imported (unreadable, unknown format), one line each."""
+
+    def summary_line(self) -> str:
+        text = f"imported {len(self.threads)} thread(s) from {len(self.files)} file(s)"
+        if self.replaced:
+            text += f", {len(self.replaced)} replaced"
+        text += f"; {len(self.skipped)} skipped"
+        if self.errors:
+            text += f"; {len(self.errors)} file(s) failed"
+        return text
+
+
+def _logical_name(name: str) -> str:
+    return name[:-3] if name.lower().endswith(".gz") else name
+
+
+def _jsonl_kind(lines: list[dict[str, Any]]) -> str | None:
+    for item in lines:
+        if "payload" in item and item.get("type") in ("session_meta", "response_item", "turn_context", "event_msg",
+                                                         "compacted"):
+            return "codex"
+        if "parentUuid" in item or "sessionId" in item or item.get("type") in ("summary", "file-history-snapshot"):
+            return "claude-code"
+    if any("role" in item or "traj" in item or "messages" in item for item in lines):
+        return "openai"
+    return None
+
+
+def _document_kind(document: Any) -> str | None:
+    if isinstance(document, dict):
+        if document.get("format") == native.FORMAT:
+            return "native"
+        if isinstance(document.get("history"), list):
+            return "swe-agent"
+        if isinstance(document.get("messages"), list):
+            return "anthropic" if _looks_anthropic(document) else "openai"
+        return None
+    if isinstance(document, list) and document:
+        if all(isinstance(x, dict) and "traj" in x for x in document):
+            return "openai"
+        if all(isinstance(x, dict) and "messages" in x for x in document):
+            return "anthropic" if any(_looks_anthropic(x) for x in document) else "openai"
+        if all(isinstance(x, dict) and "role" in x for x in document):
+            return "anthropic" if _looks_anthropic({"messages": document}) else "openai"
+    return None
+
+
+def _looks_anthropic(body: dict[str, Any]) -> bool:
+    """Anthropic bodies: top-level `system`, or content blocks of tool_use/tool_result, and no OpenAI keys."""
+    messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    if any("tool_calls" in m or m.get("role") in ("tool", "system", "function") for m in messages):
+        return False
+    if "system" in body:
+        return True
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result", "thinking") for b in content
+        ):
+            return True
+    return False
+
+
+def detect_format_text(name: str, text: str) -> str:
+    """The format of `text` (the contents of file `name`); FormatError when unknown."""
+    logical = _logical_name(name).lower()
+    if logical.endswith(".traj"):
+        return "swe-agent"
+    stripped = text.lstrip()
+    if logical.endswith(".jsonl") or (stripped.startswith("{") and "\n{" in stripped[:200000]):
+        sample: list[dict[str, Any]] = []
+        for line in text.splitlines()[:50]:
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                sample.append(value)
+        kind = _jsonl_kind(sample)
+        if kind is not None:
+            return kind
+        if logical.endswith(".jsonl"):
+            raise FormatError(f"{name}: unknown JSONL transcript format (use --format)")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg}); cannot detect the format") from None
+    kind = _document_kind(document)
+    if kind is None:
+        raise FormatError(f"{name}: unknown transcript format (use --format)")
+    return kind
+
+
+def read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if path.name.lower().endswith(".gz"):
+        data = gzip.decompress(data)
+    return data.decode("utf-8-sig")
+
+
+def detect_format(path: str | Path) -> str:
+    path = Path(path)
+    return detect_format_text(path.name, read_text(path))
+
+
+def parse_text(text: str, name: str, fmt: str = "auto", progress: Callable[[int], None] | None = None) -> tuple[str, ParseResult]:
+    """(format, parse result) for the contents `text` of file `name`."""
+    if fmt == "auto":
+        fmt = detect_format_text(name, text)
+    if fmt not in FORMATS:
+        raise FormatError(f"unknown format {fmt!r} (one of {', '.join(FORMAT_NAMES)})")
+    logical = _logical_name(name)
+    result = FORMATS[fmt].parse(text, logical, progress)
+    result.threads = _valid_threads(result.threads, logical, result.skipped)
+    if logical != name:  # report the file the user named
+        result.skipped = [s.replace(logical, name, 1) if s.startswith(logical) else s for s in result.skipped]
+    return fmt, result
+
+
+def _valid_threads(threads: list[Any], name: str, skipped: list[str]) -> list[Any]:
+    """Drop (and report) threads the store cannot hold: repeated thread or message ids."""
+    out, seen = [], set()
+    for thread in threads:
+        ids = [m.id for m in thread.messages]
+        if thread.id in seen:
+            skipped.append(f"{name}: thread {thread.id}: the same thread id appears twice in the file")
+        elif len(set(ids)) != len(ids):
+            repeated = next(i for i in ids if ids.count(i) > 1)
+            skipped.append(f"{name}: thread {thread.id}: message id {repeated!r} appears twice")
+        else:
+            seen.add(thread.id)
+            out.append(thread)
+    return out
+
+
+def _expand(paths: Iterable[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            out.extend(
+                sorted(f for f in path.rglob("*") if f.is_file() and _logical_name(f.name.lower()).endswith(SUFFIXES))
+            )
+        else:
+            out.append(path)
+    return out
+
+
+def import_paths(
+    paths: Iterable[str | Path],
+    store: Any,
+    fmt: str = "auto",
+    progress: ImportProgress | None = None,
+    *,
+    now: str | None = None,
+) -> ImportReport:
+    """Import every file of `paths` into `store` (opened for writing); see the module docstring."""
+    report = ImportReport()
+    for path in _expand(paths):
+        name = str(path)
+        try:
+            text = read_text(path)
+        except FileNotFoundError:
+            report.errors.append(f"{name}: no such file")
+            continue
+        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+            report.errors.append(f"{name}: cannot read ({exc})")
+            continue
+        total = len(text)
+
+        def file_progress(done: int, _name: str = name, _total: int = total) -> None:
+            if progress is not None:
+                progress(_name, done, _total)
+
+        try:
+            used, result = parse_text(text, name, fmt, file_progress)
+        except FormatError as exc:
+            report.errors.append(str(exc))
+            continue
+        report.files.append(name)
+        report.skipped.extend(result.skipped)
+        flags = store.save_threads(result.threads, now=now)
+        thread_ids = [t.id for t in result.threads]
+        replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
+        report.threads.extend(thread_ids)
+        report.replaced.extend(replaced)
+        store.add_import_record(
+            path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),
+            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            fmt=used,
+            thread_ids=thread_ids,
+            replaced=replaced,
+            skipped=result.skipped,
+            now=now,
+        )
+    return report

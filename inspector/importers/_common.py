@@ -1,0 +1,202 @@
+"""Shared pieces of the importers: the parse result, content flattening, OpenAI-style messages.
+
+Content flattening (every format): text blocks are joined with a newline into `content`;
+`thinking` blocks are kept in `meta["thinking"]` (a list of texts, not counted as prompt
+text, since providers drop earlier thinking from later prompts) and `redacted_thinking` blocks
+are counted in `meta["redacted_thinking"]`; an image or document block becomes the
+placeholder `[image]` / `[document]` in the text and its media type goes to `meta["attachments"]`;
+any other block is kept as JSON in `meta["other_blocks"]`. Tool-result content lists flatten the
+same way. Nothing is dropped without a trace.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.model import Message, Role, Thread, ToolCall, ToolDef
+
+Progress = Callable[[int], None]
+"""Called with the number of characters of the input handled so far."""
+
+
+@dataclass
+class ParseResult:
+    threads: list[Thread] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+class FormatError(ValueError):
+    """The input as a whole is not in the expected format (one line, names the file)."""
+
+
+def first_line(text: str, limit: int = 80) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line if len(line) <= limit else line[: limit - 1] + "…"
+    return ""
+
+
+def iter_jsonl(text: str, name: str, skipped: list[str], progress: Progress | None = None) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded object) for each non-blank line; bad lines go to `skipped` as file:line: reason."""
+    done = 0
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        done += len(line)
+        if progress is not None and number % 200 == 0:
+            progress(done)
+        stripped = line.strip()
+        if not stripped:
+            continue
+        try:
+            value = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            skipped.append(f"{name}:{number}: invalid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(value, dict):
+            skipped.append(f"{name}:{number}: not a JSON object")
+            continue
+        yield number, value
+    if progress is not None:
+        progress(len(text))
+
+
+def load_json(text: str, name: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def flatten_blocks(content: Any, meta: dict[str, Any]) -> str:
+    """Text of a string or a list of content blocks; non-text blocks recorded in `meta` (see module doc)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Mapping):
+        content = [content]
+    if not isinstance(content, list):
+        return json.dumps(content, ensure_ascii=False)
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+            continue
+        if not isinstance(block, Mapping):
+            meta.setdefault("other_blocks", []).append(block)
+            continue
+        kind = block.get("type")
+        if kind in ("text", "input_text", "output_text") or (kind is None and isinstance(block.get("text"), str)):
+            parts.append(str(block.get("text") or ""))
+        elif kind == "thinking":
+            meta.setdefault("thinking", []).append(str(block.get("thinking") or ""))
+        elif kind == "redacted_thinking":
+            meta["redacted_thinking"] = int(meta.get("redacted_thinking", 0)) + 1
+        elif kind in ("image", "input_image", "image_url", "document"):
+            label = "document" if kind == "document" else "image"
+            parts.append(f"[{label}]")
+            source = block.get("source") if isinstance(block.get("source"), Mapping) else {}
+            meta.setdefault("attachments", []).append(
+                {"type": label, "media_type": source.get("media_type") if source else None}
+            )
+        elif kind == "tool_result":
+            parts.append(flatten_blocks(block.get("content"), meta))
+        else:
+            meta.setdefault("other_blocks", []).append(dict(block))
+    return "\n".join(p for p in parts if p)
+
+
+def parse_arguments(raw: Any) -> Any:
+    """Tool-call arguments as given: the provider's JSON text stays text (counted exactly as sent)."""
+    if raw is None:
+        return {}
+    return raw
+
+
+def openai_tool_calls(raw: Any) -> tuple[ToolCall, ...]:
+    calls: list[ToolCall] = []
+    for i, call in enumerate(raw or ()):
+        if not isinstance(call, Mapping):
+            continue
+        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        calls.append(
+            ToolCall(
+                id=str(call.get("id") or f"call_{i}"),
+                name=str(function.get("name") or ""),
+                arguments=parse_arguments(function.get("arguments")),
+            )
+        )
+    return tuple(calls)
+
+
+def openai_tools(raw: Any) -> tuple[ToolDef, ...]:
+    tools: list[ToolDef] = []
+    for tool in raw or ():
+        if not isinstance(tool, Mapping):
+            continue
+        function = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        name = function.get("name")
+        if not isinstance(name, str):
+            continue
+        schema = function.get("parameters") or function.get("input_schema") or {}
+        tools.append(ToolDef(name=name, description=str(function.get("description") or ""),
+                             input_schema=dict(schema) if isinstance(schema, Mapping) else {}))
+    return tuple(tools)
+
+
+ROLE_ALIASES = {"system": Role.SYSTEM, "developer": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT,
+                "tool": Role.TOOL, "function": Role.TOOL}
+OPENAI_KNOWN_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "tool_call_ids"}
+
+
+def openai_messages(
+    raw: list[Any], where: str, skipped: list[str], *, id_prefix: str = "m"
+) -> tuple[str, list[Message]]:
+    """(system prompt, messages) from an OpenAI chat message list.
+
+    Leading system/developer messages become the system prompt (joined by a blank line);
+    later ones stay system messages. Extra keys of a message (e.g. SWE-agent's `thought`,
+    `action`) are kept in meta; a `tool_call_ids` list links to its first id and keeps the list.
+    """
+    system_parts: list[str] = []
+    messages: list[Message] = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, Mapping) or item.get("role") not in ROLE_ALIASES:
+            skipped.append(f"{where}: message {index}: not a chat message with a known role")
+            continue
+        meta: dict[str, Any] = {k: v for k, v in item.items() if k not in OPENAI_KNOWN_KEYS}
+        if item["role"] in ("developer", "function"):
+            meta["original_role"] = item["role"]
+        content = flatten_blocks(item.get("content"), meta)
+        role = ROLE_ALIASES[item["role"]]
+        if role is Role.SYSTEM and not messages:
+            system_parts.append(content)
+            continue
+        link = item.get("tool_call_id")
+        ids = item.get("tool_call_ids")
+        if link is None and isinstance(ids, list) and ids:
+            link = str(ids[0])
+            if len(ids) > 1:
+                meta["tool_call_ids"] = list(ids)
+        messages.append(
+            Message(
+                id=f"{id_prefix}{index}",
+                role=role,
+                content=content,
+                tool_calls=openai_tool_calls(item.get("tool_calls")) if role is Role.ASSISTANT else (),
+                tool_call_id=str(link) if link is not None and role is Role.TOOL else None,
+                name=str(item["name"]) if isinstance(item.get("name"), str) else None,
+                meta=meta,
+            )
+        )
+    return "\n\n".join(system_parts), messages
+
+
+def title_from_messages(messages: list[Message], fallback: str) -> str:
+    for m in messages:
+        if m.role is Role.USER and m.content.strip():
+            return first_line(m.content)
+    return fallback

@@ -1,0 +1,108 @@
+"""Anthropic Messages API JSON: a request body (`system`, `messages`, `tools`, `model`).
+
+Also accepted: a bare list of messages, or a list of such bodies (one thread each). User
+content blocks: `tool_result` -> a tool message answering `tool_use_id` (id `m<i>` or
+`m<i>.<n>` when a message holds several), other blocks -> one user message; assistant blocks:
+text joined, `tool_use` -> tool calls (input kept as an object), thinking to meta (see
+`_common`). `system` (a string or text blocks) is the system prompt. Thread id = the body's
+`id`/`metadata.thread_id` when given, else the file's stem (`<stem>/<index>` in a list).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from inspector.importers._common import (
+    FormatError,
+    ParseResult,
+    Progress,
+    flatten_blocks,
+    load_json,
+    title_from_messages,
+)
+from inspector.model import Message, Role, Thread, ToolCall, ToolDef
+
+
+def _messages(raw: list[Any], where: str, skipped: list[str]) -> list[Message]:
+    out: list[Message] = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, Mapping) or item.get("role") not in ("user", "assistant"):
+            skipped.append(f"{where}: message {i}: not a user/assistant message")
+            continue
+        content = item.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        if item["role"] == "assistant":
+            meta: dict[str, Any] = {}
+            calls = tuple(
+                ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {}))
+                for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_use"
+            )
+            text = flatten_blocks([b for b in blocks if not (isinstance(b, Mapping) and b.get("type") == "tool_use")],
+                                  meta)
+            out.append(Message(id=f"m{i}", role=Role.ASSISTANT, content=text, tool_calls=calls, meta=meta))
+            continue
+        results = [b for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+        others = [b for b in blocks if not (isinstance(b, Mapping) and b.get("type") == "tool_result")]
+        several = len(results) + (1 if others else 0) > 1
+        for n, block in enumerate(results):
+            meta = {"is_error": True} if block.get("is_error") else {}
+            out.append(Message(id=f"m{i}.{n}" if several else f"m{i}", role=Role.TOOL,
+                               content=flatten_blocks(block.get("content"), meta),
+                               tool_call_id=str(block.get("tool_use_id") or ""), meta=meta))
+        if others:
+            meta = {}
+            out.append(Message(id=f"m{i}.{len(results)}" if several else f"m{i}", role=Role.USER,
+                               content=flatten_blocks(others, meta), meta=meta))
+    return out
+
+
+def _thread(body: Any, thread_id: str, where: str, skipped: list[str]) -> Thread | None:
+    if isinstance(body, list):
+        body = {"messages": body}
+    if not isinstance(body, Mapping) or not isinstance(body.get("messages"), list):
+        skipped.append(f"{where}: not a Messages request body (no \"messages\" list)")
+        return None
+    messages = _messages(body["messages"], where, skipped)
+    if not messages:
+        skipped.append(f"{where}: no messages")
+        return None
+    sys_meta: dict[str, Any] = {}
+    system = flatten_blocks(body.get("system"), sys_meta)
+    tools = tuple(
+        ToolDef(name=t["name"], description=str(t.get("description") or ""),
+                input_schema=dict(t.get("input_schema") or {}))
+        for t in body.get("tools") or () if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+    )
+    metadata = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
+    tid = str(body.get("id") or metadata.get("thread_id") or thread_id)
+    meta = {k: v for k, v in body.items() if k not in ("messages", "system", "tools", "id")}
+    if sys_meta:
+        meta["system_blocks"] = sys_meta
+    return Thread(id=tid, title=str(body.get("title") or title_from_messages(messages, tid)), source="anthropic",
+                  system_prompt=system, tools=tools, messages=tuple(messages), meta=meta)
+
+
+def parse_document(document: Any, name: str) -> ParseResult:
+    result = ParseResult()
+    stem = PurePath(name).name.split(".")[0]
+    if isinstance(document, list) and document and all(isinstance(x, Mapping) and "messages" in x for x in document):
+        for index, body in enumerate(document):
+            thread = _thread(body, f"{stem}/{index}", f"{name}: body {index}", result.skipped)
+            if thread:
+                result.threads.append(thread)
+        return result
+    if not isinstance(document, (Mapping, list)):
+        raise FormatError(f"{name}: not an Anthropic Messages transcript")
+    thread = _thread(document, stem, name, result.skipped)
+    if thread:
+        result.threads.append(thread)
+    return result
+
+
+def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult:
+    result = parse_document(load_json(text, name), name)
+    if progress is not None:
+        progress(len(text))
+    return result

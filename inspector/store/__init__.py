@@ -1,0 +1,461 @@
+"""The thread store: any SQLAlchemy database (or a file path), returning frozen model dataclasses.
+
+`Store.open` is the one way in. Viewing and simulating open read-only (the default): for
+SQLite the file is opened with `mode=ro` and `PRAGMA query_only=ON`, so no journal or WAL
+file appears beside it and the file stays byte-identical; for PostgreSQL the session is
+read-only. A database holding Laravel's `conversations` and `conversation_summaries` tables
+(an Iris-style app database) is read in place (see `inspector.store.iris_db`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, delete, event, func, insert, inspect, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
+
+from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall
+from inspector.store import convert
+from inspector.store.schema import (
+    SCHEMA_VERSION,
+    Base,
+    ImportRecordRow,
+    MessageRow,
+    RequestRow,
+    SchemaVersionRow,
+    SummaryRow,
+    ThreadRow,
+    ToolCallRow,
+)
+
+__all__ = [
+    "ENV_VAR",
+    "SCHEMA_VERSION",
+    "Store",
+    "StoreError",
+    "default_demo_path",
+    "mask_url",
+    "resolve_db_url",
+    "sqlite_path",
+]
+
+ENV_VAR = "CONTEXT_INSPECTOR_DB"
+APP_NAME = "context-inspector"
+
+
+class StoreError(Exception):
+    """A one-line, user-facing problem with a database (URL passwords already masked)."""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def mask_url(url: str) -> str:
+    """The URL with any password replaced by ***."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+
+
+def default_demo_path() -> Path:
+    """Where the demo database lives: platformdirs' user data dir (or $CONTEXT_INSPECTOR_DATA_DIR)."""
+    from platformdirs import user_data_dir
+
+    return Path(os.environ.get("CONTEXT_INSPECTOR_DATA_DIR") or user_data_dir(APP_NAME)) / "demo.sqlite"
+
+
+def resolve_db_url(arg: str | None) -> str | None:
+    """A SQLAlchemy URL from `--db` (URL or file path), else $CONTEXT_INSPECTOR_DB, else None (the demo)."""
+    value = arg if arg else os.environ.get(ENV_VAR) or None
+    if value is None:
+        return None
+    if "://" in value:
+        return value
+    return "sqlite:///" + str(Path(value).expanduser().resolve())
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL; None for other drivers and in-memory databases."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database)
+
+
+def _sqlite_engine(path: Path, read_only: bool, wal: bool) -> Engine:
+    if read_only:
+        escaped = path.resolve().as_posix().replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+        uri = "file:" + escaped + "?mode=ro"
+
+        def connect() -> sqlite3.Connection:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            conn.execute("PRAGMA query_only=ON")
+            return conn
+
+        return create_engine("sqlite://", creator=connect)
+    engine = create_engine("sqlite:///" + str(path), connect_args={"check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=5000")
+        if wal:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.close()
+
+    return engine
+
+
+def make_engine(url: str, *, read_only: bool, create: bool, wal: bool = False) -> Engine:
+    """An engine for `url`, with the one-line errors of the brief for missing files and bad drivers."""
+    path = sqlite_path(url)
+    if path is not None:
+        if path.is_dir():
+            raise StoreError(f"{path}: is a directory, not a database file")
+        if not path.exists():
+            if not create:
+                raise StoreError(f"{path}: no such database file")
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return _sqlite_engine(path, read_only and not create, wal)
+    try:
+        parsed = make_url(url)
+        options: dict[str, Any] = {}
+        if read_only and not create and parsed.get_backend_name() == "postgresql":
+            options["execution_options"] = {"postgresql_readonly": True}
+        return create_engine(parsed, **options)
+    except NoSuchModuleError:
+        raise StoreError(f"{mask_url(url)}: unknown database driver") from None
+    except (ArgumentError, ValueError) as exc:
+        raise StoreError(f"{mask_url(url)}: not a database URL ({exc})") from None
+    except ImportError as exc:
+        raise StoreError(f"{mask_url(url)}: database driver not installed ({exc})") from None
+
+
+class Store:
+    """Repository over the `ci_*` tables; returns `inspector.model` dataclasses only."""
+
+    read_only: bool
+
+    def __init__(self, engine: Engine, url: str, *, read_only: bool) -> None:
+        self.engine = engine
+        self.url = url
+        self.read_only = read_only
+
+    # ---- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        url_or_path: str | None,
+        *,
+        read_only: bool = True,
+        create: bool = False,
+        wal: bool = False,
+        now: str | None = None,
+    ) -> Store:
+        """Open a database: a SQLAlchemy URL, a file path, or None for the demo database.
+
+        `create=True` (write mode) creates the file and the tables when missing (`now` stamps
+        the version row, for reproducible files); `wal=True` writes SQLite in WAL mode. A database
+        holding Laravel `conversations` + `conversation_summaries` tables opens as an IrisStore.
+        """
+        if create:
+            read_only = False
+        url = resolve_db_url(url_or_path)
+        if url is None:
+            from inspector.demo import ensure_demo_db
+
+            url = ensure_demo_db()
+        engine = make_engine(url, read_only=read_only, create=create, wal=wal)
+        try:
+            tables = set(inspect(engine).get_table_names())
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            raise StoreError(f"{mask_url(url)}: cannot open database ({_first_line(exc)})") from None
+        if SchemaVersionRow.__tablename__ in tables:
+            store = cls(engine, url, read_only=read_only)
+            store._check_version()
+            return store
+        from inspector.store.iris_db import IrisStore, is_iris_schema
+
+        if is_iris_schema(tables):
+            return IrisStore(engine, url)
+        if not create:
+            engine.dispose()
+            if not tables:
+                raise StoreError(f"{mask_url(url)}: empty database (import threads into it first)")
+            raise StoreError(f"{mask_url(url)}: not a context-inspector database (no ci_schema_version table)")
+        Base.metadata.create_all(engine)
+        with engine.begin() as conn:
+            conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now or now_iso()))
+        return cls(engine, url, read_only=False)
+
+    def _check_version(self) -> None:
+        with self.engine.connect() as conn:
+            versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version))]
+        found = max(versions) if versions else None
+        if found != SCHEMA_VERSION:
+            if found is not None and found < SCHEMA_VERSION:
+                age = "older"
+            elif found is not None:
+                age = "newer"
+            else:
+                age = "unversioned"
+            self.engine.dispose()
+            raise StoreError(
+                f"{mask_url(self.url)}: {age} database schema version {found}; "
+                f"this context-inspector reads version {SCHEMA_VERSION}"
+            )
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def kind(self) -> str:
+        return "native"
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def list_threads(self) -> list[ThreadInfo]:
+        def counts(row_cls: Any) -> Any:
+            return (
+                select(row_cls.thread_id, func.count().label("n")).group_by(row_cls.thread_id).subquery()
+            )
+
+        m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
+        query = (
+            select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n, s.c.n)
+            .outerjoin(m, m.c.thread_id == ThreadRow.id)
+            .outerjoin(r, r.c.thread_id == ThreadRow.id)
+            .outerjoin(s, s.c.thread_id == ThreadRow.id)
+            .order_by(ThreadRow.created_at, ThreadRow.id)
+        )
+        with self.engine.connect() as conn:
+            return [
+                ThreadInfo(
+                    id=tid, title=title or "", source=source or "", messages=nm or 0, requests=nr or 0,
+                    summaries=ns or 0, updated_at=updated,
+                )
+                for tid, title, source, updated, nm, nr, ns in conn.execute(query)
+            ]
+
+    def thread_ids(self) -> list[str]:
+        with self.engine.connect() as conn:
+            return [tid for (tid,) in conn.execute(select(ThreadRow.id).order_by(ThreadRow.created_at, ThreadRow.id))]
+
+    def has_thread(self, thread_id: str) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is not None
+
+    def load_thread(self, thread_id: str) -> Thread:
+        with self.engine.connect() as conn:
+            head = conn.execute(select(ThreadRow).where(ThreadRow.id == thread_id)).mappings().first()
+            if head is None:
+                raise StoreError(f"no thread {thread_id!r} in {mask_url(self.url)}")
+            calls: dict[int, list[ToolCall]] = {}
+            call_query = (
+                select(ToolCallRow).where(ToolCallRow.thread_id == thread_id)
+                .order_by(ToolCallRow.message_seq, ToolCallRow.seq)
+            )
+            for row in conn.execute(call_query).mappings():
+                calls.setdefault(row["message_seq"], []).append(
+                    ToolCall(id=row["id"], name=row["name"], arguments=row["arguments"])
+                )
+            messages = tuple(
+                convert.message_from_row(row, tuple(calls.get(row["seq"], ())))
+                for row in conn.execute(
+                    select(MessageRow).where(MessageRow.thread_id == thread_id).order_by(MessageRow.seq)
+                ).mappings()
+            )
+            requests = tuple(
+                convert.request_from_row(row)
+                for row in conn.execute(
+                    select(RequestRow).where(RequestRow.thread_id == thread_id).order_by(RequestRow.seq)
+                ).mappings()
+            )
+            summaries = tuple(
+                convert.summary_from_row(row)
+                for row in conn.execute(
+                    select(SummaryRow).where(SummaryRow.thread_id == thread_id).order_by(SummaryRow.seq)
+                ).mappings()
+            )
+        return Thread(
+            id=head["id"],
+            title=head["title"] or "",
+            source=head["source"] or "native",
+            system_prompt=head["system_prompt"] or "",
+            tools=tuple(convert.tool_def_from_dict(t) for t in head["tools"] or ()),
+            messages=messages,
+            requests=requests,
+            summaries=summaries,
+            window=head["window"],
+            meta=head["meta"] or {},
+        )
+
+    def data_version(self, thread_id: str) -> tuple:
+        """Cheap fingerprint that changes when messages, requests or summaries are added (live mode)."""
+        with self.engine.connect() as conn:
+            parts: list[Any] = []
+            for row_cls in (MessageRow, RequestRow, SummaryRow):
+                parts.extend(
+                    conn.execute(
+                        select(func.count(), func.max(row_cls.seq)).where(row_cls.thread_id == thread_id)
+                    ).one()
+                )
+            parts.append(conn.execute(select(ThreadRow.updated_at).where(ThreadRow.id == thread_id)).scalar())
+        return tuple(parts)
+
+    def import_records(self) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(ImportRecordRow).order_by(ImportRecordRow.id)).mappings()
+            return [dict(r) for r in rows]
+
+    # ---- writing -------------------------------------------------------------------------
+
+    def _require_writable(self) -> None:
+        if self.read_only:
+            raise StoreError(f"{mask_url(self.url)}: opened read-only")
+
+    def save_thread(self, thread: Thread, *, now: str | None = None) -> bool:
+        """Write `thread`, replacing a thread with the same id. Returns True when one was replaced."""
+        return self.save_threads([thread], now=now)[0]
+
+    def save_threads(self, threads: Iterable[Thread], *, now: str | None = None) -> list[bool]:
+        """Write several threads in one transaction; per thread, whether it replaced one."""
+        self._require_writable()
+        stamp = now or now_iso()
+        try:
+            with self.engine.begin() as conn:
+                return [_write_thread(conn, thread, stamp) for thread in threads]
+        except IntegrityError as exc:
+            raise StoreError(f"cannot save threads: {_first_line(exc)}") from None
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._require_writable()
+        with self.engine.begin() as conn:
+            _delete_thread(conn, thread_id)
+
+    def create_thread(self, thread: Thread, *, now: str | None = None) -> None:
+        """Insert an empty thread header (recording API); fails if the id exists."""
+        self._require_writable()
+        if self.has_thread(thread.id):
+            raise StoreError(f"thread {thread.id!r} already exists")
+        self.save_thread(thread, now=now)
+
+    def append_message(self, thread_id: str, message: Message) -> None:
+        """Append one message at the end of a thread (one small transaction)."""
+        self._append(thread_id, MessageRow, lambda seq: [convert.message_row(thread_id, seq, message)],
+                     extra=lambda seq: convert.tool_call_rows(thread_id, seq, message))
+
+    def append_request(self, thread_id: str, request: Request) -> None:
+        self._append(thread_id, RequestRow, lambda seq: [convert.request_row(thread_id, seq, request)])
+
+    def append_summary(self, thread_id: str, summary: Summary) -> None:
+        self._append(thread_id, SummaryRow, lambda seq: [convert.summary_row(thread_id, seq, summary)])
+
+    def set_summary_before_request(self, thread_id: str, summary_id: str, request_id: str) -> None:
+        self._require_writable()
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(SummaryRow)
+                .where(SummaryRow.thread_id == thread_id, SummaryRow.id == summary_id)
+                .values(before_request_id=request_id)
+            )
+
+    def _append(self, thread_id: str, row_cls: Any, rows: Any, extra: Any = None) -> None:
+        self._require_writable()
+        with self.engine.begin() as conn:
+            if conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is None:
+                raise StoreError(f"no thread {thread_id!r}")
+            last = conn.execute(select(func.max(row_cls.seq)).where(row_cls.thread_id == thread_id)).scalar()
+            seq = 0 if last is None else last + 1
+            _insert_many(conn, row_cls, rows(seq))
+            if extra is not None:
+                _insert_many(conn, ToolCallRow, extra(seq))
+            conn.execute(update(ThreadRow).where(ThreadRow.id == thread_id).values(updated_at=now_iso()))
+
+    def add_import_record(
+        self,
+        *,
+        path: str,
+        sha256: str,
+        fmt: str,
+        thread_ids: Iterable[str],
+        replaced: Iterable[str] = (),
+        skipped: Iterable[str] = (),
+        now: str | None = None,
+    ) -> None:
+        self._require_writable()
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(ImportRecordRow).values(
+                    path=path,
+                    sha256=sha256,
+                    format=fmt,
+                    thread_ids=list(thread_ids),
+                    replaced_thread_ids=list(replaced),
+                    skipped=list(skipped),
+                    imported_at=now or now_iso(),
+                )
+            )
+
+
+def _write_thread(conn: Any, thread: Thread, stamp: str) -> bool:
+    created = conn.execute(select(ThreadRow.created_at).where(ThreadRow.id == thread.id)).scalar()
+    if created is not None:
+        _delete_thread(conn, thread.id)
+    conn.execute(
+        insert(ThreadRow).values(
+            id=thread.id,
+            title=thread.title,
+            source=thread.source,
+            system_prompt=thread.system_prompt,
+            tools=[convert.tool_def_to_dict(t) for t in thread.tools],
+            window=thread.window,
+            meta=convert.plain(thread.meta),
+            created_at=created or stamp,
+            updated_at=stamp,
+        )
+    )
+    _insert_many(conn, MessageRow, [convert.message_row(thread.id, i, m) for i, m in enumerate(thread.messages)])
+    _insert_many(
+        conn, ToolCallRow, [row for i, m in enumerate(thread.messages) for row in convert.tool_call_rows(thread.id, i, m)]
+    )
+    _insert_many(conn, RequestRow, [convert.request_row(thread.id, i, r) for i, r in enumerate(thread.requests)])
+    _insert_many(conn, SummaryRow, [convert.summary_row(thread.id, i, s) for i, s in enumerate(thread.summaries)])
+    return created is not None
+
+
+def _insert_many(conn: Any, row_cls: Any, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        conn.execute(insert(row_cls), rows)
+
+
+def _delete_thread(conn: Any, thread_id: str) -> None:
+    for row_cls in (ToolCallRow, MessageRow, RequestRow, SummaryRow):
+        conn.execute(delete(row_cls).where(row_cls.thread_id == thread_id))
+    conn.execute(delete(ThreadRow).where(ThreadRow.id == thread_id))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc)
+    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__

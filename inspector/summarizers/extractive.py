@@ -1,0 +1,329 @@
+"""An offline, deterministic summarizer that picks sentences instead of writing them.
+
+It fills what simple patterns can find: the narrative, relevant files, active goals,
+key facts (corrections and rules), accomplishments, key decisions and, as unresolved
+threads, the error lines of recent tool outputs; the emotional and relationship fields
+stay empty. Each message's text is capped before scanning, so the cost grows with the
+number of messages, not with the size of their outputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from inspector.model import Message, Role, Summary
+from inspector.pipeline.harness import CONTEXT_SUMMARY_MARKER
+
+# Things that look like file paths: a relative or absolute path with a file extension,
+# an absolute path of two or more parts, or a bare file name with a well-known extension.
+_KNOWN_EXTENSIONS = (
+    "py|pyi|md|rst|txt|json|jsonl|toml|yaml|yml|cfg|ini|conf|env|lock|js|mjs|cjs|ts|tsx|jsx|vue|svelte|"
+    "rs|go|java|kt|swift|c|h|cc|cpp|hpp|cs|rb|php|sh|bash|zsh|sql|html|css|scss|xml|csv|log|ipynb|"
+    "tcss|traj|dockerfile|mk|gradle"
+)
+_PATH_RE = re.compile(
+    r"(?<![\w/.:-])("
+    r"(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,9}"  # dir/file.ext, /etc/x.conf
+    r"|/(?:[\w.-]+/)+[\w.-]*\w"  # /usr/bin/python3, /etc/hosts
+    rf"|[\w-][\w.-]*\.(?:{_KNOWN_EXTENSIONS})"  # README.md
+    r")(?![\w/-])"
+)
+_URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+_SPACE_RE = re.compile(r"\s+")
+# Harness wrappers in user content (Claude Code's command echoes and reminders): not the user's words.
+_WRAPPER_RE = re.compile(
+    r"<(system-reminder|local-command-[\w-]+|command-[\w-]+)>.*?</\1>|<(?:system-reminder|command-[\w-]+)>",
+    re.DOTALL,
+)
+
+_RULE_RE = re.compile(
+    r"\b(corrections?|correct(?:ed|ing)?|never|always|must|mustn't|don't|do not|doesn't|should(?:n't| not)?|"
+    r"important|remember|rule|make sure|avoid|only|instead of|not allowed|prefer|keep|preserve)\b",
+    re.IGNORECASE,
+)
+_DONE_RE = re.compile(
+    r"\b(fixed|added|created|updated|passed|passes|implemented|wrote|written|removed|refactored|resolved|"
+    r"completed|finished|renamed|installed|merged|moved|deleted|changed|replaced|configured|succeeded)\b",
+    re.IGNORECASE,
+)
+# An error report in tool output (pytest, tracebacks, shells, compilers), not code that mentions errors.
+_ERROR_RE = re.compile(
+    r"^(?:FAILED|ERROR|E {2,}|Traceback|fatal:|panic:|error(?:\[\w+\])?:)"
+    r"|\b\w*(?:Error|Exception):\s"
+    r"|\b(?:failed:|No such file or directory|Permission denied|command not found|exited with code [1-9])"
+    r"|\b[1-9]\d* (?:failed|errors?)\b",  # pytest's "1 failed, 3 passed"
+)
+_LISTING_RE = re.compile(r"^\s*\d+(?:→|\t|:\s)")  # numbered file listings (cat -n, Read tools)
+_USER_DECISION_RE = re.compile(
+    r"\b(decided|decide|instead|let's|go with|chose|choose|switch to)\b",
+    re.IGNORECASE,
+)
+_DECISION_RE = re.compile(
+    r"\b(decided|decide|decision|will|instead|chose|choose|going to|plan to|opted|let's|we'll|i'll)\b",
+    re.IGNORECASE,
+)
+
+_FRAMING = ("This summary covers", "Continuing from the previous summary")
+
+MAX_CHARS_PER_MESSAGE = 4000  # text scanned per message
+MAX_SENTENCES_PER_MESSAGE = 24
+MAX_SENTENCE_CHARS = 240
+MAX_FILES = 30
+MAX_OUTPUT_FILES = 10  # of MAX_FILES, at most this many seen only in tool output
+MAX_NARRATIVE_FILES = 12
+MAX_GOALS = 3
+MAX_FACTS = 10
+MAX_ACCOMPLISHMENTS = 10
+MAX_DECISIONS = 8
+MAX_ERRORS = 3
+MAX_ERROR_SCAN_CHARS = 1000
+MAX_FILLER_SENTENCES = 200
+MIN_WORDS = 150
+MAX_WORDS = 300
+
+
+def _clip(sentence: str, limit: int = MAX_SENTENCE_CHARS) -> str:
+    sentence = _SPACE_RE.sub(" ", sentence).strip()
+    if len(sentence) <= limit:
+        return sentence
+    return sentence[: limit - 1].rstrip() + "…"
+
+
+def _sentences(text: str) -> list[str]:
+    out: list[str] = []
+    for raw in _SENTENCE_SPLIT_RE.split(text):
+        sentence = _clip(raw.strip(" \t-*•>#"))
+        if len(sentence) >= 3:
+            out.append(sentence)
+            if len(out) >= MAX_SENTENCES_PER_MESSAGE:
+                break
+    return out
+
+
+def find_paths(text: str) -> list[str]:
+    """File paths mentioned in `text`, in order of appearance (URLs are skipped)."""
+    text = _URL_RE.sub(" ", text)
+    return [match.rstrip(".") for match in _PATH_RE.findall(text)]
+
+
+class _Recent:
+    """Distinct items, keeping the most recent `limit` in order of first appearance."""
+
+    def __init__(self, limit: int, items: Iterable[str] = ()) -> None:
+        self.limit = limit
+        self.items: dict[str, None] = {}
+        for item in items:
+            self.add(item)
+
+    def add(self, item: str) -> None:
+        key = item
+        if key in self.items:
+            return
+        self.items[key] = None
+        if len(self.items) > self.limit:
+            del self.items[next(iter(self.items))]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def tuple(self) -> tuple[str, ...]:
+        return tuple(self.items)
+
+
+def _is_tool_result(message: Message) -> bool:
+    return message.role is Role.TOOL or message.tool_call_id is not None
+
+
+def _is_harness_meta(message: Message) -> bool:
+    """Messages the importers flag as written by the harness, not the user (caveats, command echoes)."""
+    return bool(message.meta.get("isMeta") or message.meta.get("command"))
+
+
+def _merge_files(files: _Recent, seen_in_output: _Recent) -> tuple[str, ...]:
+    """Paths from the conversation and tool calls first, then paths only tool output showed."""
+    primary = files.tuple()
+    extra = [p for p in seen_in_output.tuple() if p not in files.items]
+    room = max(0, MAX_FILES - len(primary))
+    return primary + tuple(extra[-room:] if room else ())
+
+
+def _first_error_line(output: str) -> str | None:
+    """The first error-report line in the head or tail of a tool output."""
+    head = output[:MAX_ERROR_SCAN_CHARS]
+    tail = output[-MAX_ERROR_SCAN_CHARS:] if len(output) > MAX_ERROR_SCAN_CHARS else ""
+    for line in (head + "\n" + tail).splitlines():
+        line = line.strip()
+        if line and not _LISTING_RE.match(line) and _ERROR_RE.search(line):
+            return _clip(line, 160)
+    return None
+
+
+def _word_count(text: str) -> int:
+    return len(text.split())
+
+
+def _join(items: Sequence[str]) -> str:
+    return " ".join(s if s.endswith((".", "!", "?", "…")) else s + "." for s in items)
+
+
+class ExtractiveSummarizer:
+    """Summarizer protocol implementation: deterministic, offline, no model."""
+
+    name = "extractive"
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        previous: Summary | None,
+        *,
+        summary_id: str,
+        before_request_id: str | None = None,
+    ) -> Summary:
+        if not messages:
+            raise ValueError("cannot summarize an empty span of messages")
+        files = _Recent(MAX_FILES, previous.relevant_files if previous else ())
+        seen_in_output = _Recent(MAX_OUTPUT_FILES)  # paths only tool output mentions
+        facts = _Recent(MAX_FACTS, previous.key_facts if previous else ())
+        done = _Recent(MAX_ACCOMPLISHMENTS)
+        decisions = _Recent(MAX_DECISIONS)
+        errors = _Recent(MAX_ERRORS)  # the first error line of recent tool outputs
+        goals: list[str] = []
+        openers: list[str] = []  # first sentence of each user/assistant message, in order
+        others: list[str] = []  # later sentences, used only to reach MIN_WORDS
+        counts = {role: 0 for role in Role}
+
+        for message in messages:
+            counts[message.role] += 1
+            text = message.content[:MAX_CHARS_PER_MESSAGE]
+            for call in message.tool_calls:
+                for path in find_paths(call.arguments_json()[:MAX_CHARS_PER_MESSAGE]):
+                    files.add(path)
+            if _is_tool_result(message):
+                # Tool output is scanned for paths and errors only; relative imports ("../x.js") are noise.
+                for path in find_paths(text):
+                    if not path.startswith(("./", "../")):
+                        seen_in_output.add(path)
+                error = _first_error_line(message.content)
+                if error:
+                    errors.add(error)
+                continue
+            text = _WRAPPER_RE.sub(" ", text)
+            for path in find_paths(text):
+                files.add(path)
+            if text.startswith(CONTEXT_SUMMARY_MARKER) or _is_harness_meta(message):
+                continue
+            sentences = _sentences(text)
+            if not sentences:
+                continue
+            if message.role is Role.USER:
+                goals.append(sentences[0])
+            if message.role in (Role.USER, Role.ASSISTANT):
+                openers.append(sentences[0])
+                if len(others) < MAX_FILLER_SENTENCES:
+                    others.extend(sentences[1:])
+            for sentence in sentences:
+                if message.role in (Role.USER, Role.SYSTEM) and _RULE_RE.search(sentence):
+                    facts.add(sentence)
+                elif message.role is Role.ASSISTANT:
+                    if _DONE_RE.search(sentence):
+                        done.add(sentence)
+                    elif _DECISION_RE.search(sentence):
+                        decisions.add(sentence)
+                if message.role is Role.USER and _USER_DECISION_RE.search(sentence) and not _RULE_RE.search(sentence):
+                    decisions.add(sentence)
+
+        active_goals = tuple(goals[-MAX_GOALS:]) or (previous.active_goals if previous else ())
+        relevant_files = _merge_files(files, seen_in_output)
+        narrative = self._narrative(
+            messages,
+            previous,
+            counts,
+            active_goals=active_goals,
+            facts=facts.tuple(),
+            done=done.tuple(),
+            decisions=decisions.tuple(),
+            errors=errors.tuple(),
+            files=relevant_files[:MAX_NARRATIVE_FILES],
+            fillers=openers + others,
+        )
+        return Summary(
+            id=summary_id,
+            first_message_id=messages[0].id,
+            last_message_id=messages[-1].id,
+            summary=narrative,
+            previous_summary_id=previous.id if previous else None,
+            before_request_id=before_request_id,
+            accomplishments=done.tuple(),
+            key_decisions=decisions.tuple(),
+            relevant_files=relevant_files,
+            unresolved_threads=errors.tuple(),
+            active_goals=active_goals,
+            key_facts=facts.tuple(),
+            source="extractive",
+        )
+
+    @staticmethod
+    def _narrative(
+        messages: Sequence[Message],
+        previous: Summary | None,
+        counts: dict[Role, int],
+        *,
+        active_goals: Sequence[str],
+        facts: Sequence[str],
+        done: Sequence[str],
+        decisions: Sequence[str],
+        errors: Sequence[str],
+        files: Sequence[str],
+        fillers: Sequence[str],
+    ) -> str:
+        """Priority-ordered parts, cut at MAX_WORDS; filler sentences only up to MIN_WORDS
+        beyond the structured parts."""
+        parts: list[str] = []
+        noun = "message" if len(messages) == 1 else "messages"
+        span = (
+            f"{len(messages)} {noun} ({counts[Role.USER]} user, {counts[Role.ASSISTANT]} assistant, "
+            f"{counts[Role.TOOL]} tool)"
+        )
+        if previous is not None:
+            # Quote the previous narrative's first sentence of content, not its framing.
+            content = [s for s in _sentences(previous.summary) if not s.startswith(_FRAMING)]
+            about = f": {_clip(content[0], 160).rstrip('.')}" if content else ""
+            parts.append(
+                f"Continuing from the previous summary ({previous.first_message_id} to "
+                f"{previous.last_message_id}{about}), the next {span} followed."
+            )
+        else:
+            parts.append(f"This summary covers {span}.")
+        asked = [goal for goal in active_goals if goal not in facts]
+        if asked:
+            parts.append("The user asked: " + _join(asked))
+        if facts:
+            parts.append("Corrections and rules to keep: " + _join(facts))
+        if done:
+            parts.append("Done so far: " + _join(done))
+        if decisions:
+            parts.append("Decisions: " + _join(decisions))
+        if errors:
+            parts.append("Errors seen: " + _join(errors))
+        if files:
+            parts.append("Files involved: " + ", ".join(files) + ".")
+        used = {s for s in (*active_goals, *facts, *done, *decisions)}
+        words = sum(_word_count(p) for p in parts)
+        chosen: list[str] = []
+        for sentence in fillers:
+            if words >= MIN_WORDS:
+                break
+            if sentence in used:
+                continue
+            used.add(sentence)
+            chosen.append(sentence)
+            words += _word_count(sentence)
+        if chosen:
+            parts.append("Along the way: " + _join(chosen))
+        text = " ".join(parts)
+        tokens = text.split()
+        if len(tokens) > MAX_WORDS:
+            text = " ".join(tokens[:MAX_WORDS]).rstrip(".,;:") + "…"
+        return text

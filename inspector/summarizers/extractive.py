@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from inspector.model import Message, Role, Summary
 from inspector.pipeline.harness import CONTEXT_SUMMARY_MARKER
@@ -168,10 +169,97 @@ def _join(items: Sequence[str]) -> str:
     return " ".join(s if s.endswith((".", "!", "?", "…")) else s + "." for s in items)
 
 
+@dataclass(frozen=True, slots=True)
+class _Features:
+    """What one message contributes to any summary that covers it (computed once)."""
+
+    files: tuple[str, ...] = ()
+    output_files: tuple[str, ...] = ()
+    error: str | None = None
+    goal: str | None = None
+    opener: str | None = None
+    others: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()
+    done: tuple[str, ...] = ()
+    decisions: tuple[str, ...] = ()
+
+
+def extract_features(message: Message) -> _Features:
+    """Scan one message (at most MAX_CHARS_PER_MESSAGE of it) for the summary's fields."""
+    files: list[str] = []
+    text = message.content[:MAX_CHARS_PER_MESSAGE]
+    for call in message.tool_calls:
+        files.extend(find_paths(call.arguments_json()[:MAX_CHARS_PER_MESSAGE]))
+    if _is_tool_result(message):
+        # Tool output is scanned for paths and errors only; relative imports ("../x.js") are noise.
+        output = tuple(p for p in find_paths(text) if not p.startswith(("./", "../")))
+        return _Features(files=tuple(files), output_files=output, error=_first_error_line(message.content))
+    text = _WRAPPER_RE.sub(" ", text)
+    files.extend(find_paths(text))
+    if text.startswith(CONTEXT_SUMMARY_MARKER) or _is_harness_meta(message):
+        return _Features(files=tuple(files))
+    sentences = _sentences(text)
+    if not sentences:
+        return _Features(files=tuple(files))
+    facts: list[str] = []
+    done: list[str] = []
+    decisions: list[str] = []
+    for sentence in sentences:
+        if message.role in (Role.USER, Role.SYSTEM) and _RULE_RE.search(sentence):
+            facts.append(sentence)
+        elif message.role is Role.ASSISTANT:
+            if _DONE_RE.search(sentence):
+                done.append(sentence)
+            elif _DECISION_RE.search(sentence):
+                decisions.append(sentence)
+        if message.role is Role.USER and _USER_DECISION_RE.search(sentence) and not _RULE_RE.search(sentence):
+            decisions.append(sentence)
+    talk = message.role in (Role.USER, Role.ASSISTANT)
+    return _Features(
+        files=tuple(files),
+        goal=sentences[0] if message.role is Role.USER else None,
+        opener=sentences[0] if talk else None,
+        others=tuple(sentences[1:]) if talk else (),
+        facts=tuple(facts),
+        done=tuple(done),
+        decisions=tuple(decisions),
+    )
+
+
+FEATURE_CACHE_SIZE = 200_000
+
+
 class ExtractiveSummarizer:
-    """Summarizer protocol implementation: deterministic, offline, no model."""
+    """Summarizer protocol implementation: deterministic, offline, no model.
+
+    Each message is scanned once (per-message features are cached by id and content), so
+    the many summaries of a what-if replay, and of the next replay, cost little more
+    than merging those features.
+    """
 
     name = "extractive"
+
+    _cache: dict[tuple, _Features] | None = None
+    _spans: dict[tuple, Summary] | None = None
+
+    def _features(self, message: Message) -> _Features:
+        if self._cache is None:
+            self._cache = {}
+        key = (
+            message.id,
+            str(message.role),
+            str(message.kind),
+            message.content,
+            _is_harness_meta(message),
+            tuple((c.id, c.name) for c in message.tool_calls),
+        )
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = extract_features(message)
+            if len(self._cache) >= FEATURE_CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
 
     def summarize(
         self,
@@ -183,6 +271,30 @@ class ExtractiveSummarizer:
     ) -> Summary:
         if not messages:
             raise ValueError("cannot summarize an empty span of messages")
+        # The same span after the same previous summary gives the same summary: reuse it.
+        if self._spans is None:
+            self._spans = {}
+        span_key = (
+            messages[0].id, messages[-1].id, len(messages), messages[-1].content,
+            (previous.id, previous.summary, previous.key_facts, previous.relevant_files) if previous else None,
+        )
+        known = self._spans.get(span_key)
+        if known is not None:
+            return replace(known, id=summary_id, before_request_id=before_request_id)
+        made = self._summarize(messages, previous, summary_id=summary_id, before_request_id=before_request_id)
+        if len(self._spans) >= FEATURE_CACHE_SIZE // 10:
+            self._spans.clear()
+        self._spans[span_key] = made
+        return made
+
+    def _summarize(
+        self,
+        messages: Sequence[Message],
+        previous: Summary | None,
+        *,
+        summary_id: str,
+        before_request_id: str | None,
+    ) -> Summary:
         files = _Recent(MAX_FILES, previous.relevant_files if previous else ())
         seen_in_output = _Recent(MAX_OUTPUT_FILES)  # paths only tool output mentions
         facts = _Recent(MAX_FACTS, previous.key_facts if previous else ())
@@ -196,43 +308,25 @@ class ExtractiveSummarizer:
 
         for message in messages:
             counts[message.role] += 1
-            text = message.content[:MAX_CHARS_PER_MESSAGE]
-            for call in message.tool_calls:
-                for path in find_paths(call.arguments_json()[:MAX_CHARS_PER_MESSAGE]):
-                    files.add(path)
-            if _is_tool_result(message):
-                # Tool output is scanned for paths and errors only; relative imports ("../x.js") are noise.
-                for path in find_paths(text):
-                    if not path.startswith(("./", "../")):
-                        seen_in_output.add(path)
-                error = _first_error_line(message.content)
-                if error:
-                    errors.add(error)
-                continue
-            text = _WRAPPER_RE.sub(" ", text)
-            for path in find_paths(text):
+            f = self._features(message)
+            for path in f.files:
                 files.add(path)
-            if text.startswith(CONTEXT_SUMMARY_MARKER) or _is_harness_meta(message):
-                continue
-            sentences = _sentences(text)
-            if not sentences:
-                continue
-            if message.role is Role.USER:
-                goals.append(sentences[0])
-            if message.role in (Role.USER, Role.ASSISTANT):
-                openers.append(sentences[0])
+            for path in f.output_files:
+                seen_in_output.add(path)
+            if f.error:
+                errors.add(f.error)
+            if f.goal:
+                goals.append(f.goal)
+            if f.opener:
+                openers.append(f.opener)
                 if len(others) < MAX_FILLER_SENTENCES:
-                    others.extend(sentences[1:])
-            for sentence in sentences:
-                if message.role in (Role.USER, Role.SYSTEM) and _RULE_RE.search(sentence):
-                    facts.add(sentence)
-                elif message.role is Role.ASSISTANT:
-                    if _DONE_RE.search(sentence):
-                        done.add(sentence)
-                    elif _DECISION_RE.search(sentence):
-                        decisions.add(sentence)
-                if message.role is Role.USER and _USER_DECISION_RE.search(sentence) and not _RULE_RE.search(sentence):
-                    decisions.add(sentence)
+                    others.extend(f.others)
+            for sentence in f.facts:
+                facts.add(sentence)
+            for sentence in f.done:
+                done.add(sentence)
+            for sentence in f.decisions:
+                decisions.add(sentence)
 
         active_goals = tuple(goals[-MAX_GOALS:]) or (previous.active_goals if previous else ())
         relevant_files = _merge_files(files, seen_in_output)

@@ -15,8 +15,7 @@ import time
 from collections.abc import Callable
 
 from bench.generate import generate_thread
-
-RESULTS: list[tuple[str, str, str, str, str]] = []
+from bench.results import RESULTS  # noqa: E402
 
 
 def median_time(fn: Callable[[], object], repeat: int) -> float:
@@ -102,7 +101,13 @@ def bench_replay() -> None:
                     f"timeline: {fast * 1000:,.0f} ms", f"{fast / one:,.0f}x", "arrow-key stepping"))
 
 
-BENCHES: dict[str, Callable[[], None]] = {"tokens": bench_tokens, "replay": bench_replay}
+def bench_memory() -> None:
+    from bench.bench_memory import bench_memory as run
+
+    run()
+
+
+BENCHES: dict[str, Callable[[], None]] = {"tokens": bench_tokens, "replay": bench_replay, "memory": bench_memory}
 
 
 def main(argv: list[str]) -> None:

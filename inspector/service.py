@@ -14,7 +14,7 @@ from inspector.config import Config, ConfigError, parse_toml
 from inspector.model import Thread
 from inspector.pipeline import Replay, replay
 from inspector.pipeline.audit import Simulation
-from inspector.tokens import TokenCounter, get_tokenizer
+from inspector.tokens import TokenCounter, TokenizerUnavailable, get_tokenizer
 
 APP_NAME = "context-inspector"
 
@@ -74,20 +74,56 @@ def save_config(config: Config, path: Path | None = None) -> Path:
 
 
 _COUNTERS: dict[str, TokenCounter] = {}
+_SUMMARIZERS: dict[tuple, Any] = {}
+FALLBACK_TOKENIZER = "chars4"
+
+
+def _persistent_cache():
+    """The state database's token-count cache; None when it cannot be opened (read-only home...)."""
+    try:
+        from inspector.state import StateDB
+
+        return StateDB.default().token_cache()
+    except Exception:  # noqa: BLE001 - a cache is an optimisation, never a failure
+        return None
 
 
 def make_counter(config: Config) -> TokenCounter:
-    """One shared counter (and so one cache) per tokenizer for the process."""
+    """One shared counter (and so one cache) per tokenizer for the process.
+
+    Exact tokenizers also use the state database's cache, so a thread is tokenized once
+    across runs. Raises TokenizerUnavailable (e.g. `anthropic` with no key or no network).
+    """
     name = config["context.tokenizer"]
     if name not in _COUNTERS:
-        _COUNTERS[name] = TokenCounter(get_tokenizer(name))
+        if name == "anthropic":
+            from inspector import anthropic_tokens
+
+            anthropic_tokens.register()
+        tokenizer = get_tokenizer(name)
+        persistent = None if tokenizer.approximate else _persistent_cache()
+        _COUNTERS[name] = TokenCounter(tokenizer, persistent=persistent)
     return _COUNTERS[name]
 
 
+def counter_with_fallback(config: Config) -> tuple[TokenCounter, str | None]:
+    """The configured counter, or chars4 and a one-line notice saying why."""
+    try:
+        return make_counter(config), None
+    except TokenizerUnavailable as exc:
+        fallback = make_counter(config.updated({"context.tokenizer": FALLBACK_TOKENIZER}))
+        return fallback, f"{exc}; counting with {FALLBACK_TOKENIZER} (approximate) instead"
+
+
 def make_summarizer(config: Config):
+    """One summarizer per configuration for the process (their caches outlive a replay)."""
     from inspector.summarizers import get_summarizer
 
-    return get_summarizer(config["summarization.summarizer"], config=config)
+    name = config["summarization.summarizer"]
+    key = (name,) if name == "extractive" else (name, config["summarization.model"], config["summarization.timeout"])
+    if key not in _SUMMARIZERS:
+        _SUMMARIZERS[key] = get_summarizer(name, config=config)
+    return _SUMMARIZERS[key]
 
 
 def run_simulation(thread: Thread, config: Config, *, baseline: bool = False) -> Simulation:
@@ -96,11 +132,19 @@ def run_simulation(thread: Thread, config: Config, *, baseline: bool = False) ->
 
 
 def run_replay(thread: Thread, config: Config, *, baseline: bool = False) -> Replay:
-    """A `Replay`: the whole timeline at once, each request's blocks on demand."""
-    return replay(
+    """A `Replay`: the whole timeline at once, each request's blocks on demand.
+
+    When the configured tokenizer is unavailable the replay counts with chars4 and
+    `replay.notices` says so (the TUI and the CLI show it).
+    """
+    counter, notice = counter_with_fallback(config)
+    result = replay(
         thread,
         config,
-        counter=make_counter(config),
+        counter=counter,
         summarizer=make_summarizer(config),
         follow_recorded=baseline,
     )
+    if notice:
+        result.notices.append(notice)
+    return result

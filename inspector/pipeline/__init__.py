@@ -84,6 +84,7 @@ class Replay:
         self.thread = thread
         self.config = config
         self.ctx = ctx
+        self.notices: list[str] = []  # e.g. a tokenizer fallback, said by the layer above
         self._audits: dict[int, RequestAudit] = {}
         if config.profile == "iris":
             from inspector.pipeline.iris import IrisReplayer

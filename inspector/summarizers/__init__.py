@@ -23,5 +23,7 @@ def get_summarizer(name: str, *, config: Config | None = None) -> Summarizer:
     if name == "extractive":
         return ExtractiveSummarizer()
     if name == "anthropic":
-        raise ConfigError("summarization.summarizer 'anthropic' is not available in this build yet: use 'extractive'")
+        from inspector.summarizers.anthropic import AnthropicSummarizer
+
+        return AnthropicSummarizer(config)
     raise ConfigError(f"summarization.summarizer must be one of {', '.join(SUMMARIZERS)}: got {name!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -93,9 +94,13 @@ def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def threads_command(db: str | None, as_json: bool) -> None:
     """List the threads of a database."""
+    from inspector.store import StoreError
+
     store = _open_store(db)
     try:
         infos = store.list_threads()
+    except StoreError as exc:
+        raise _fail(exc) from None
     finally:
         store.close()
     if as_json:
@@ -114,12 +119,13 @@ def threads_command(db: str | None, as_json: bool) -> None:
 def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     """Import transcripts into a database (created when missing)."""
     from inspector.importers import ImportError_, import_paths
+    from inspector.store import StoreError
 
     store = _open_store(db, read_only=False, create=True)
     progress = _progress_bar()
     try:
         report = import_paths(list(paths), store, fmt=fmt, progress=progress)
-    except (ImportError_, OSError) as exc:
+    except (ImportError_, OSError, StoreError) as exc:
         raise _fail(exc) from None
     finally:
         progress.close()
@@ -169,7 +175,7 @@ def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | No
 def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: tuple[str, ...],
                      request_index: int | None, timeline: bool, as_json: bool) -> None:
     """Replay a thread's context pipeline and print the audit."""
-    from inspector.service import load_config, run_simulation
+    from inspector.service import load_config, run_replay
     from inspector.store import StoreError
 
     overrides = _overrides(sets)
@@ -182,11 +188,25 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         store.close()
     try:
         config = load_config(profile, overrides, thread=thread)
-        sim = run_simulation(thread, config, baseline=not overrides)
+        result = run_replay(thread, config, baseline=not overrides)
+        for notice in result.notices:
+            click.echo(f"warning: {notice}", err=True)
+        if request_index is not None and not 0 <= request_index < len(result):
+            raise UserError(
+                f"--request {request_index} is out of range: thread {thread_id} has {len(result)} requests"
+            )
+        # Block lists are built only where they are printed.
+        detailed = request_index
+        if detailed is None and not as_json and not timeline and len(result):
+            detailed = len(result) - 1  # the text report shows the last request in full
+        if detailed is not None:
+            sim = result.simulation(blocks=False)
+            sim = replace(sim, requests=tuple(
+                result.audit(r.index) if r.index == detailed else r for r in sim.requests))
+        else:
+            sim = result.simulation(blocks=as_json and not timeline)
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
-    if request_index is not None and not 0 <= request_index < len(sim.requests):
-        raise UserError(f"--request {request_index} is out of range: thread {thread_id} has {len(sim.requests)} requests")
     if as_json:
         click.echo(json.dumps(sim.to_json(timeline=timeline, request=request_index), indent=2, ensure_ascii=False))
         return

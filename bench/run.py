@@ -107,7 +107,18 @@ def bench_memory() -> None:
     run()
 
 
-BENCHES: dict[str, Callable[[], None]] = {"tokens": bench_tokens, "replay": bench_replay, "memory": bench_memory}
+def bench_shifting() -> None:
+    from bench.bench_shifting import bench_shifting as run
+
+    run()
+
+
+BENCHES: dict[str, Callable[[], None]] = {
+    "tokens": bench_tokens,
+    "replay": bench_replay,
+    "shifting": bench_shifting,
+    "memory": bench_memory,
+}
 
 
 def main(argv: list[str]) -> None:

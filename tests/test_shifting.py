@@ -27,6 +27,7 @@ from inspector.pipeline.shifting import (
     protection_of,
     replay,
     shift_context,
+    shift_context_reference,
     synthetic_block,
 )
 from inspector.pipeline.strategies import (
@@ -206,8 +207,9 @@ def test_shift_stops_as_soon_as_it_fits():
     assert out.excluded == () and out.total == 33
 
 
-def test_recount_after_every_change_uses_the_whole_prompt():
-    """The total is recounted from the kept blocks after each removal (not decremented)."""
+def test_reference_recounts_the_whole_prompt_after_every_change():
+    """The literal reference recounts the kept blocks after each removal (not decremented);
+    `shift_context` gives the same result counting each block once (tests/test_shifting_fast.py)."""
     seen: list[int] = []
 
     def counting(block: Block) -> int:
@@ -215,7 +217,7 @@ def test_recount_after_every_change_uses_the_whole_prompt():
         return len(block.text)
 
     blocks = build_blocks([user(f"u{i}", "x" * 10) for i in range(5)])
-    out = shift_context(blocks, counting, 15)
+    out = shift_context_reference(blocks, counting, 15)
     assert keys(out.kept) == ["u4"]
     # 5 to start, then the kept blocks after each removal (4, 3, 2, 1), then the final total (1).
     assert len(seen) == 5 + 4 + 3 + 2 + 1 + 1

@@ -7,8 +7,12 @@ ported, not copied. This module holds the pure stages (protected set, grouping,
 `shift_context`) and `replay`; the strategies, their registry and the host guard live in
 `inspector.pipeline.strategies`.
 
-`shift_context` is the literal reference version: it recounts the whole prompt after
-every removal, exactly as the seed says. Keep it; a faster one must be checked against it.
+`shift_context` keeps a running total (each block counted once, a removal subtracts its
+group's cost); `shift_context_reference` is the literal version that recounts the whole
+prompt after every removal, exactly as the seed says, kept for the differential tests. The
+replay itself is in `inspector.pipeline.shifting_fast` (blocks and costs built once per
+thread, a linear-time path for truncate); `replay_reference` rebuilds every request from
+scratch, also kept for the differential tests.
 
 Decisions where the seed is silent:
 - The current input is the request's latest user message. The assistant and tool
@@ -23,8 +27,11 @@ Decisions where the seed is silent:
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, chain, compress, repeat
+from operator import attrgetter, is_not, ne
 
 from inspector.config import Config
 from inspector.model import Kind, Message, Role, Summary, Thread, assign_turns, effective_requests, tool_groups
@@ -210,8 +217,140 @@ def shift_context(
 ) -> ShiftResult:
     """Remove whole groups, oldest unprotected first, until the blocks fit `budget`.
 
-    The reference implementation: the whole prompt is recounted after every removal
-    (a tokenizer's per-message accounting need not be subtractive). `removal_order`
+    `removal_order` changes which group goes first (default: prompt order); `reason_for`
+    names why the block that triggered a removal went (default `shifted_oldest`); its group
+    partners get `tool_group`. A group holding a protected block is skipped. If the
+    protected context alone is over, everything removable is gone and the result does not fit.
+
+    Each block is counted once: a block's cost is its own (`count_tokens` takes one block),
+    so the prompt total is additive and a removal subtracts what it removes. The result is
+    identical to `shift_context_reference`, which recounts everything after every removal.
+    """
+    blocks = tuple(blocks)
+    costs = list(map(count_tokens, blocks))
+    total = sum(costs)
+    if total <= budget:
+        return ShiftResult(kept=blocks, excluded=(), reasons={}, total=total, budget=budget)
+    if removal_order is None and reason_for is None:
+        by_runs = _shift_runs(blocks, costs, total, budget)
+        if by_runs is not None:
+            return by_runs
+    # Cost per key, not per block: the reference drops every block sharing a removed key.
+    key_cost: dict[str, int] = {}
+    for b, c in zip(blocks, costs, strict=True):
+        key_cost[b.key] = key_cost.get(b.key, 0) + c
+    members = group_members(blocks)
+    held = held_groups(blocks)
+    removable = [(i, b) for i, b in enumerate(blocks) if not b.protected]
+    if removal_order is not None:
+        removable.sort(key=lambda item: removal_order(item[1], item[0]))
+    removed: set[str] = set()
+    excluded: list[Block] = []
+    reasons: dict[str, Reason] = {}
+    for _, block in removable:
+        if total <= budget:
+            break
+        if block.key in removed or block.group in held:
+            continue
+        first = reason_for(block) if reason_for is not None else Reason.SHIFTED_OLDEST
+        for member in members[block.group]:
+            if member.key in removed:
+                continue
+            removed.add(member.key)
+            excluded.append(member)
+            reasons[member.key] = first if member is block else Reason.TOOL_GROUP
+            total -= key_cost[member.key]
+    kept = tuple(b for b in blocks if b.key not in removed)
+    diagnostics: tuple[str, ...] = ()
+    if total > budget:
+        diagnostics = (f"protected context alone ({total} tokens) exceeds the budget ({budget} tokens)",)
+    return ShiftResult(
+        kept=kept, excluded=tuple(excluded), diagnostics=diagnostics, reasons=reasons, total=total, budget=budget
+    )
+
+
+_KEY = attrgetter("key")
+_GROUP = attrgetter("group")
+_PROTECTION = attrgetter("protection")
+_REASON_BY_START = (Reason.TOOL_GROUP, Reason.SHIFTED_OLDEST).__getitem__
+_MAX_HELD_RUNS = 64
+
+
+def _shift_runs(blocks: tuple[Block, ...], costs: list[int], total: int, budget: int) -> ShiftResult | None:
+    """`shift_context` in prompt order when every group is one run of adjacent blocks (the
+    usual prompt), in a few C-level passes; None when that does not hold (or when a removed
+    key repeats, where the reference's by-key removal applies).
+
+    Removing the oldest groups until the rest fits is then cutting the prompt after the
+    first run whose cumulative removable cost reaches `total - budget`; the protected runs
+    before the cut stay.
+    """
+    n = len(blocks)
+    if n == 0:
+        return None
+    groups = list(map(_GROUP, blocks))
+    starts = list(map(ne, groups, chain((None,), groups)))  # True where a run begins
+    if starts.count(True) != len(set(groups)):
+        return None  # a group is split in several runs
+    held = set(compress(groups, map(is_not, map(_PROTECTION, blocks), repeat(None))))
+    if len(held) > _MAX_HELD_RUNS:
+        return None
+    held_runs = []
+    weights = costs.copy()  # removable cost per block
+    for group in held:
+        start = end = groups.index(group)
+        while end < n and groups[end] == group:
+            end += 1
+        held_runs.append((start, end))
+        weights[start:end] = [0] * (end - start)
+    held_runs.sort()
+    cumulative = list(accumulate(weights))
+    need = total - budget
+    if cumulative[-1] < need:
+        cut = n  # everything removable goes and it still does not fit
+    else:
+        cut = bisect_left(cumulative, need) + 1
+        while cut < n and not starts[cut]:
+            cut += 1
+    gone: list[tuple[int, int]] = []
+    stay: list[tuple[int, int]] = []
+    at = 0
+    for start, end in held_runs:
+        if start >= cut:
+            break
+        gone.append((at, start))
+        stay.append((start, end))
+        at = end
+    gone.append((at, cut))
+    stay.append((cut, n))
+    excluded = tuple(chain.from_iterable(blocks[a:b] for a, b in gone))
+    kept = tuple(chain.from_iterable(blocks[a:b] for a, b in stay))
+    reasons = dict(zip(map(_KEY, excluded), chain.from_iterable(map(_REASON_BY_START, starts[a:b]) for a, b in gone),
+                       strict=True))
+    if len(reasons) != len(excluded) or not reasons.keys().isdisjoint(map(_KEY, kept)):
+        return None  # a removed key repeats
+    total -= cumulative[cut - 1]
+    diagnostics: tuple[str, ...] = ()
+    if total > budget:
+        diagnostics = (f"protected context alone ({total} tokens) exceeds the budget ({budget} tokens)",)
+    return ShiftResult(
+        kept=kept, excluded=excluded, diagnostics=diagnostics, reasons=reasons, total=total, budget=budget
+    )
+
+
+def shift_context_reference(
+    blocks: Iterable[Block],
+    count_tokens: CountTokens,
+    budget: int,
+    *,
+    removal_order: RemovalOrder | None = None,
+    reason_for: Callable[[Block], Reason] | None = None,
+) -> ShiftResult:
+    """The literal reference for `shift_context`: the whole prompt is recounted after every
+    removal, exactly as the seed says (quadratic). Kept for the differential tests and the
+    benchmark; `shift_context` must give the identical result.
+
+    Remove whole groups, oldest unprotected first, until the blocks fit `budget`. `removal_order`
     changes which group goes first (default: prompt order); `reason_for` names why the
     block that triggered a removal went (default `shifted_oldest`); its group partners get
     `tool_group`. A group holding a protected block is skipped. If the protected context
@@ -277,6 +416,63 @@ def prompt_budget(config: Config) -> int:
     return math.floor(window * ratio) - config["context.response_reserve"]
 
 
+@dataclass(frozen=True, slots=True)
+class ReplaySetup:
+    """What every request of one replay shares: the counter, the budget and the strategy."""
+
+    count: CountTokens
+    system_prompt_tokens: int
+    tool_tokens: int
+    window: int
+    ratio: float
+    reserve: int
+    strategy: str
+    available: int
+    shift_budget: int
+    registry: object
+    interceptors: tuple
+    summarizer: object
+    turns: list[int | None]
+
+    @classmethod
+    def of(cls, thread: Thread, config: Config, ctx, registry=None, interceptors=None) -> ReplaySetup:
+        from inspector.pipeline.strategies import DEFAULT_REGISTRY
+
+        if registry is None:
+            registry = getattr(ctx, "strategies", None) or DEFAULT_REGISTRY
+        if interceptors is None:
+            interceptors = getattr(ctx, "interceptors", ()) or ()
+        counter: TokenCounter = ctx.counter
+        message_costs(counter, thread.messages, PROFILE)  # one batched count warms the cache for every block
+        system_prompt_tokens = text_cost(counter, thread.system_prompt, PROFILE)
+        tool_tokens = tools_cost(counter, thread.tools)
+        available = prompt_budget(config)
+        return cls(
+            count=block_counter(counter),
+            system_prompt_tokens=system_prompt_tokens,
+            tool_tokens=tool_tokens,
+            window=config["context.window"],
+            ratio=config["context.token_budget_ratio"],
+            reserve=config["context.response_reserve"],
+            strategy=config["context.strategy"],
+            available=available,
+            shift_budget=available - system_prompt_tokens - tool_tokens,
+            registry=registry,
+            interceptors=tuple(interceptors),
+            summarizer=ctx.summarizer,
+            turns=assign_turns(thread.messages),
+        )
+
+    def budget_error(self, needed: int) -> RequestError:
+        return RequestError(
+            code="TOKEN_BUDGET_EXCEEDED",
+            message=(
+                f"protected context needs {needed} tokens; the prompt budget is {self.available} "
+                f"({self.window} x {self.ratio} - {self.reserve} reserved for the response)"
+            ),
+        )
+
+
 def replay(
     thread: Thread,
     config: Config,
@@ -289,102 +485,105 @@ def replay(
 
     `registry` (a StrategyRegistry; default: the built-ins) and `interceptors` may also
     come from `ctx.strategies` / `ctx.interceptors`. Returns the audits and the summaries
-    the summarize strategy sent (one per request at most; they do not chain).
+    the summarize strategy sent (one per request at most; they do not chain). Identical to
+    `replay_reference`, in about linear time per request (see `inspector.pipeline.shifting_fast`).
     """
-    from inspector.pipeline.strategies import DEFAULT_REGISTRY, run_strategy
+    from inspector.pipeline.shifting_fast import ShiftingReplayer
 
-    if registry is None:
-        registry = getattr(ctx, "strategies", None) or DEFAULT_REGISTRY
-    if interceptors is None:
-        interceptors = tuple(getattr(ctx, "interceptors", ()) or ())
-    counter: TokenCounter = ctx.counter
+    return ShiftingReplayer(thread, config, ctx, registry=registry, interceptors=interceptors).run()
+
+
+def replay_reference(
+    thread: Thread,
+    config: Config,
+    ctx,
+    *,
+    registry=None,
+    interceptors: Sequence[Callable[[tuple[Block, ...]], Sequence[Block]]] | None = None,
+) -> tuple[list[RequestAudit], list[Summary]]:
+    """`replay` the plain way: every request's blocks built from scratch and run through the
+    host guard (quadratic or worse over a thread). Kept for the differential tests."""
+    from inspector.pipeline.strategies import run_strategy
+
+    setup = ReplaySetup.of(thread, config, ctx, registry, interceptors)
     msgs = thread.messages
     index = thread.message_index()
-    turns = assign_turns(msgs)
-    message_costs(counter, msgs, PROFILE)  # one batched count warms the cache for every block
-    count = block_counter(counter)
-    system_prompt_tokens = text_cost(counter, thread.system_prompt, PROFILE)
-    tool_tokens = tools_cost(counter, thread.tools)
-    window = config["context.window"]
-    ratio = config["context.token_budget_ratio"]
-    reserve = config["context.response_reserve"]
-    strategy = config["context.strategy"]
-    available = prompt_budget(config)
-    shift_budget = available - system_prompt_tokens - tool_tokens
-
     audits: list[RequestAudit] = []
     summaries: list[Summary] = []
     for k, req in enumerate(effective_requests(thread)):
         end = index[req.after_message_id]
         blocks = build_blocks(msgs[: end + 1])
         result = run_strategy(
-            strategy,
+            setup.strategy,
             blocks,
-            count,
-            shift_budget,
-            registry=registry,
-            summarizer=ctx.summarizer,
-            interceptors=interceptors,
+            setup.count,
+            setup.shift_budget,
+            registry=setup.registry,
+            summarizer=setup.summarizer,
+            interceptors=setup.interceptors,
             request_id=req.id,
         )
-        failed = not result.fits
-        audit_blocks = _audit_blocks(blocks, result, count, failed)
-        system_tokens = system_prompt_tokens + sum(
-            b.tokens for b in audit_blocks if b.reason == Reason.PROTECTED_SYSTEM
-        )
-        summary_tokens = sum(b.tokens_sent for b in audit_blocks if b.kind == SUMMARY_KIND)
-        history_tokens = sum(
-            b.tokens_sent for b in audit_blocks if b.kind != SUMMARY_KIND and b.reason != Reason.PROTECTED_SYSTEM
-        )
-        error = None
-        needed = None
-        if failed:
-            needed = system_prompt_tokens + tool_tokens + result.needed
-            error = RequestError(
-                code="TOKEN_BUDGET_EXCEEDED",
-                message=(
-                    f"protected context needs {needed} tokens; the prompt budget is {available} "
-                    f"({window} x {ratio} - {reserve} reserved for the response)"
-                ),
-            )
-        sent_summaries = () if failed else result.summaries
-        summaries.extend(sent_summaries)
-        audits.append(
-            RequestAudit(
-                index=k,
-                request_id=req.id,
-                after_message_id=req.after_message_id,
-                turn=turns[end],
-                status="failed" if failed else "completed",
-                error=error,
-                budget=BudgetAudit(
-                    window=window,
-                    system_tokens=system_tokens,
-                    tool_tokens=tool_tokens,
-                    summary_tokens=summary_tokens,
-                    response_reserve=reserve,
-                    available=available,
-                    history_tokens=history_tokens,
-                    prompt_tokens=0 if failed else system_tokens + tool_tokens + summary_tokens + history_tokens,
-                    recorded_prompt_tokens=req.prompt_tokens,
-                    trigger_source=None,
-                    pruned_savings=sum(b.tokens - b.tokens_sent for b in audit_blocks if b.status is BlockStatus.TRUNCATED),
-                    needed_tokens=needed,
-                ),
-                compaction=None,
-                summaries_injected=tuple(s.id for s in sent_summaries),
-                protect_turns=None,
-                blocks=audit_blocks,
-                diagnostics=result.diagnostics,
-                stats={
-                    "strategy": strategy,
-                    "strategy_used": result.strategy_used,
-                    "shift_budget": shift_budget,
-                    "blocks_tokens": result.total,
-                },
-            )
-        )
+        audit = guarded_request_audit(setup, k, req, setup.turns[end], blocks, result)
+        summaries.extend(audit_summaries(audit, result))
+        audits.append(audit)
     return audits, summaries
+
+
+def audit_summaries(audit: RequestAudit, result) -> tuple[Summary, ...]:
+    """The summaries a request actually sent (none when it failed)."""
+    return () if audit.failed else result.summaries
+
+
+def guarded_request_audit(setup: ReplaySetup, k: int, req, turn: int | None, blocks: tuple[Block, ...], result):
+    """The audit of request `k` from its blocks and the host guard's `result` (a GuardedShift)."""
+    failed = not result.fits
+    audit_blocks = _audit_blocks(blocks, result, setup.count, failed)
+    system_tokens = setup.system_prompt_tokens + sum(
+        b.tokens for b in audit_blocks if b.reason == Reason.PROTECTED_SYSTEM
+    )
+    summary_tokens = sum(b.tokens_sent for b in audit_blocks if b.kind == SUMMARY_KIND)
+    history_tokens = sum(
+        b.tokens_sent for b in audit_blocks if b.kind != SUMMARY_KIND and b.reason != Reason.PROTECTED_SYSTEM
+    )
+    error = None
+    needed = None
+    if failed:
+        needed = setup.system_prompt_tokens + setup.tool_tokens + result.needed
+        error = setup.budget_error(needed)
+    sent_summaries = () if failed else result.summaries
+    return RequestAudit(
+        index=k,
+        request_id=req.id,
+        after_message_id=req.after_message_id,
+        turn=turn,
+        status="failed" if failed else "completed",
+        error=error,
+        budget=BudgetAudit(
+            window=setup.window,
+            system_tokens=system_tokens,
+            tool_tokens=setup.tool_tokens,
+            summary_tokens=summary_tokens,
+            response_reserve=setup.reserve,
+            available=setup.available,
+            history_tokens=history_tokens,
+            prompt_tokens=0 if failed else system_tokens + setup.tool_tokens + summary_tokens + history_tokens,
+            recorded_prompt_tokens=req.prompt_tokens,
+            trigger_source=None,
+            pruned_savings=sum(b.tokens - b.tokens_sent for b in audit_blocks if b.status is BlockStatus.TRUNCATED),
+            needed_tokens=needed,
+        ),
+        compaction=None,
+        summaries_injected=tuple(s.id for s in sent_summaries),
+        protect_turns=None,
+        blocks=audit_blocks,
+        diagnostics=result.diagnostics,
+        stats={
+            "strategy": setup.strategy,
+            "strategy_used": result.strategy_used,
+            "shift_budget": setup.shift_budget,
+            "blocks_tokens": result.total,
+        },
+    )
 
 
 def _audit_blocks(blocks: tuple[Block, ...], result, count: CountTokens, failed: bool) -> tuple[BlockAudit, ...]:

@@ -192,34 +192,40 @@ def shortened(block: Block) -> Block | None:
 
 
 def vector_recall(request: StrategyRequest) -> ShiftResult:
+    """Running totals throughout: each block's cost is its own, so a step adds or subtracts
+    what it changes (the same result as recounting the whole prompt after every step)."""
     count, budget = request.count_tokens, request.budget
     current = list(request.blocks)
     members = group_members(current)
     held = held_groups(current)
     reasons: dict[str, Reason] = {}
     excluded: list[Block] = []
-
-    def total() -> int:
-        return sum(count(b) for b in current)
+    key_cost: dict[str, int] = {}
+    running = 0
+    for b in current:
+        c = count(b)
+        key_cost[b.key] = key_cost.get(b.key, 0) + c
+        running += c
 
     # 1. lorebook and memory, lowest relevance first
     ranked = sorted(
         (i for i, b in enumerate(current) if b.retrieved and not b.protected),
         key=lambda i: (relevance_rank(current[i]), i),
     )
-    dropped = [current[i] for i in ranked]
-    running = total()
-    for block in dropped:
+    gone: set[str] = set()
+    for block in (current[i] for i in ranked):
         if running <= budget:
             break
         if block.group in held or block.key in reasons:
             continue
-        gone = {m.key for m in members[block.group]}
         for m in members[block.group]:
             reasons[m.key] = Reason.LOW_RELEVANCE if m is block else Reason.TOOL_GROUP
             excluded.append(m)
+            if m.key not in gone:
+                gone.add(m.key)
+                running -= key_cost[m.key]
+    if gone:
         current = [b for b in current if b.key not in gone]
-        running = total()
     # 2. shorten old history, oldest first
     shortened_keys: set[str] = set()
     for i, block in enumerate(current):
@@ -228,31 +234,33 @@ def vector_recall(request: StrategyRequest) -> ShiftResult:
         if block.protected or block.retrieved or block.message is None:
             continue
         short = shortened(block)
-        if short is None or count(short) >= count(block):
+        if short is None:
+            continue
+        before, after = count(block), count(short)
+        if after >= before:
             continue
         current[i] = short
         shortened_keys.add(block.key)
-        running = total()
+        running += after - before
     # 3. drop the oldest groups; the room that frees gives the newest shortened blocks back whole
     last = shift_context(current, count, budget)
     reasons.update(last.reasons)
     kept = list(last.kept)
+    total = last.total
     if last.excluded and last.fits:
         original = {b.key: b for b in request.blocks}
-        running = last.total
         for i in range(len(kept) - 1, -1, -1):
             if kept[i].key not in shortened_keys:
                 continue
             whole = original[kept[i].key]
-            grown = running - count(kept[i]) + count(whole)
+            grown = total - count(kept[i]) + count(whole)
             if grown > budget:
                 break
             kept[i] = whole
             shortened_keys.discard(whole.key)
-            running = sum(count(b) for b in kept)
+            total = grown
     truncated = tuple(b for b in kept if b.key in shortened_keys)
     reasons.update({b.key: Reason.TRUNCATED_TO_FIT for b in truncated})
-    total = sum(count(b) for b in kept)
     return ShiftResult(
         kept=tuple(kept),
         excluded=(*excluded, *last.excluded),

@@ -1,0 +1,416 @@
+"""The shifting replay at scale: identical audits to `shifting.replay_reference`, built once.
+
+The reference rebuilds every request from scratch: the blocks of the whole history, the
+host guard's passes, the audit rows, each O(history) in Python objects. Here:
+
+- `PrefixBlocks` keeps the blocks of the prefix `messages[: end + 1]` as `end` grows and
+  patches only the blocks whose prefix-dependent fields change (a tool result joining its
+  call's group, a group becoming protected, the current input moving). A request's blocks
+  are then one C-level copy of that list.
+- For the built-in `truncate` with no interceptors (the default), the result of the host
+  guard is computed directly: removing "the oldest unprotected groups until it fits" means
+  excluding every removable group whose first block is at or before some position t; the
+  removable cost per first-block position sits in a Fenwick tree, so t is one O(log n)
+  search. Audit rows are shared between requests (frozen dataclasses): only the kept rows
+  and the rows that changed are made again.
+- Any other strategy, a plugin or an interceptor goes through the ordinary host guard on the
+  incrementally built blocks.
+
+`tests/test_shifting_fast.py` checks every audit against `replay_reference`.
+"""
+
+from __future__ import annotations
+
+import gc
+from bisect import bisect_right, insort
+from collections.abc import Callable, Sequence
+
+from inspector.config import Config
+from inspector.model import Kind, Message, Role, Summary, Thread, effective_requests, tool_groups
+from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit
+from inspector.pipeline.shifting import (
+    Block,
+    ReplaySetup,
+    audit_summaries,
+    guarded_request_audit,
+    protection_of,
+)
+
+
+class Fenwick:
+    """Prefix sums over positions 0..n-1 with point updates, both O(log n)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.tree = [0] * (n + 1)
+        self.total = 0
+        self.top = 1 << max(0, n.bit_length() - 1) if n else 0
+
+    def add(self, position: int, delta: int) -> None:
+        self.total += delta
+        i = position + 1
+        tree, n = self.tree, self.n
+        while i <= n:
+            tree[i] += delta
+            i += i & -i
+
+    def prefix(self, position: int) -> int:
+        """Sum of positions 0..position (0 when position < 0)."""
+        i = position + 1
+        tree = self.tree
+        out = 0
+        while i > 0:
+            out += tree[i]
+            i -= i & -i
+        return out
+
+    def first_reaching(self, need: int) -> int:
+        """Smallest position whose prefix sum is >= need (need > 0, weights >= 0); n if none."""
+        pos = 0
+        step = self.top
+        tree, n = self.tree, self.n
+        while step:
+            nxt = pos + step
+            if nxt <= n and tree[nxt] < need:
+                pos = nxt
+                need -= tree[nxt]
+            step >>= 1
+        return pos  # 0-based index of the (pos + 1)-th slot
+
+
+class PrefixBlocks:
+    """`build_blocks(messages[: end + 1])` for a non-decreasing `end`, kept up to date by patching.
+
+    Prefix-dependent fields: a tool result that comes before its call is its own group until
+    the call is in the prefix; a group is protected (`protected_group`) while one of its
+    members in the prefix is; the current input is the latest user message of the prefix.
+    """
+
+    def __init__(self, messages: Sequence[Message], turns: list[int | None]) -> None:
+        self.messages = messages
+        self.turns = turns
+        self.leader = tool_groups(messages)
+        self.own = [protection_of(m) for m in messages]
+        self.is_input = [m.role is Role.USER and m.kind is Kind.MESSAGE for m in messages]
+        self.texts = [m.text_for_count() for m in messages]
+        members: dict[int, list[int]] = {}
+        for i, lead in enumerate(self.leader):
+            if lead != i:
+                members.setdefault(lead, [lead]).append(i)
+        for ms in members.values():
+            ms.sort()
+        self.members = members
+        self.end = -1
+        self.current: int | None = None
+        self.blocks: list[Block] = []
+
+    def group_of(self, i: int) -> int:
+        lead = self.leader[i]
+        return lead if lead <= self.end else i
+
+    def group_members(self, group: int) -> list[int]:
+        """Indices in the prefix of the group led by `group` (thread order)."""
+        ms = self.members.get(group)
+        if ms is None or group > self.end:
+            return [group]
+        end = self.end
+        return ms if ms[-1] <= end else [j for j in ms if j <= end]
+
+    def held(self, group: int) -> bool:
+        own, current = self.own, self.current
+        return any(own[j] is not None or j == current for j in self.group_members(group))
+
+    def first_of(self, i: int) -> int:
+        return self.group_members(self.group_of(i))[0]
+
+    def grouped(self, i: int) -> str | None:
+        """The audit's `group`: the group key when the group has partners or the block calls tools."""
+        group = self.group_of(i)
+        if len(self.group_members(group)) > 1 or self.messages[i].tool_calls:
+            return self.messages[group].id
+        return None
+
+    def block(self, i: int) -> Block:
+        m = self.messages[i]
+        group = self.group_of(i)
+        is_current = i == self.current
+        protection = self.own[i] or (Reason.CURRENT_INPUT if is_current else None)
+        if protection is None and self.held(group):
+            protection = Reason.PROTECTED_GROUP
+        return Block(
+            key=m.id,
+            role=str(m.role),
+            kind=str(m.kind),
+            text=self.texts[i],
+            group=self.messages[group].id,
+            protection=protection,
+            relevance=m.relevance,
+            manual_excluded=m.manual_excluded,
+            current_input=is_current,
+            turn=self.turns[i],
+            message=m,
+        )
+
+    def advance(self, end: int) -> set[int]:
+        """Grow the prefix to `messages[: end + 1]`; returns the indices whose block changed."""
+        dirty: set[int] = set()
+        while self.end < end:
+            e = self.end = self.end + 1
+            self.blocks.append(None)  # type: ignore[arg-type]  # patched below
+            dirty.add(e)
+            lead = self.leader[e]
+            if lead <= e and lead in self.members:
+                # e is a call whose earlier results join it now, or a result joining its call:
+                # the group's protection and partners may change for every member.
+                dirty.update(self.group_members(lead))
+            if self.is_input[e]:
+                if self.current is not None:
+                    dirty.update(self.group_members(self.group_of(self.current)))
+                self.current = e
+                dirty.update(self.group_members(self.group_of(e)))
+        for i in dirty:
+            self.blocks[i] = self.block(i)
+        return dirty
+
+
+class ShiftingReplayer:
+    """Replays a thread under the shifting profile; `run()` returns what `replay` returns."""
+
+    def __init__(
+        self,
+        thread: Thread,
+        config: Config,
+        ctx,
+        *,
+        registry=None,
+        interceptors: Sequence[Callable[[tuple[Block, ...]], Sequence[Block]]] | None = None,
+    ) -> None:
+        from inspector.pipeline.strategies import truncate
+
+        self.thread = thread
+        self.config = config
+        self.ctx = ctx
+        self.setup = ReplaySetup.of(thread, config, ctx, registry, interceptors)
+        self.requests = effective_requests(thread)
+        ids = [m.id for m in thread.messages]
+        self.unique_ids = len(set(ids)) == len(ids)
+        setup = self.setup
+        try:
+            builtin = setup.registry.resolve(setup.strategy) is truncate
+        except Exception:  # unknown: the guard reports it and falls back
+            builtin = False
+        self.fast = self.unique_ids and not setup.interceptors and builtin
+
+    def run(self) -> tuple[list[RequestAudit], list[Summary]]:
+        if not self.requests:
+            return [], []
+        if not self.unique_ids:  # duplicate ids: blocks are keyed by id, keep the reference's semantics
+            from inspector.pipeline.shifting import replay_reference
+
+            return replay_reference(
+                self.thread, self.config, self.ctx, registry=self.setup.registry, interceptors=self.setup.interceptors
+            )
+        if not self.fast:
+            return self._guarded()
+        # The audits hold millions of references in tuples of shared rows; a generational
+        # collection in the middle would walk them all again and again (about half the time).
+        # Nothing here makes reference cycles, so collection waits until the end.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._truncate()
+        finally:
+            if paused:
+                gc.enable()
+
+    # --- any strategy: the host guard on incrementally built blocks --------------------
+
+    def _guarded(self) -> tuple[list[RequestAudit], list[Summary]]:
+        from inspector.pipeline.strategies import run_strategy
+
+        setup = self.setup
+        index = self.thread.message_index()
+        prefix = PrefixBlocks(self.thread.messages, setup.turns)
+        audits: list[RequestAudit] = []
+        summaries: list[Summary] = []
+        for k, req in enumerate(self.requests):
+            end = index[req.after_message_id]
+            prefix.advance(end)
+            blocks = tuple(prefix.blocks)
+            result = run_strategy(
+                setup.strategy,
+                blocks,
+                setup.count,
+                setup.shift_budget,
+                registry=setup.registry,
+                summarizer=setup.summarizer,
+                interceptors=setup.interceptors,
+                request_id=req.id,
+            )
+            audit = guarded_request_audit(setup, k, req, setup.turns[end], blocks, result)
+            summaries.extend(audit_summaries(audit, result))
+            audits.append(audit)
+        return audits, summaries
+
+    # --- built-in truncate: the guard's result computed directly -----------------------
+
+    def _truncate(self) -> tuple[list[RequestAudit], list[Summary]]:
+        setup = self.setup
+        msgs = self.thread.messages
+        index = self.thread.message_index()
+        prefix = PrefixBlocks(msgs, setup.turns)
+        count = setup.count
+        n = len(msgs)
+        fenwick = Fenwick(n)
+        contribution: list[tuple[int, int]] = [(0, 0)] * n  # (position, removable cost) per message
+        costs: list[int] = [0] * n
+        unremovable: list[int] = []  # sorted indices of the protected blocks (own or group)
+        is_unremovable = [False] * n
+        rows: list[BlockAudit] = []
+        excluded_rows: dict[int, BlockAudit] = {}  # per message, valid until its block changes
+        kept_rows: dict[int, BlockAudit] = {}  # per message, for one position
+        kept_args: list[tuple] = [()] * n  # per message: the fields of its kept row but position and tokens sent
+        previous_kept: list[int] = []
+        total = 0  # cost of the whole prefix
+        system_blocks = 0  # cost of the protected system messages of the prefix
+        budget = setup.shift_budget
+        applied = 'context strategy "truncate" applied'
+        audits: list[RequestAudit] = []
+
+        for k, req in enumerate(self.requests):
+            end = index[req.after_message_id]
+            new_from = prefix.end + 1
+            dirty = prefix.advance(end)
+            blocks = prefix.blocks
+            for i in range(new_from, end + 1):
+                costs[i] = c = count(blocks[i])
+                total += c
+                if prefix.own[i] is Reason.PROTECTED_SYSTEM:
+                    system_blocks += c
+                rows.append(None)  # type: ignore[arg-type]  # set below
+            for i in dirty:
+                position, weight = contribution[i]
+                if weight:
+                    fenwick.add(position, -weight)
+                if blocks[i].protection is None:
+                    position, weight = prefix.first_of(i), costs[i]
+                    fenwick.add(position, weight)
+                    contribution[i] = (position, weight)
+                    if is_unremovable[i]:
+                        is_unremovable[i] = False
+                        unremovable.pop(bisect_right(unremovable, i) - 1)
+                else:
+                    contribution[i] = (-1, 0)
+                    if not is_unremovable[i]:
+                        is_unremovable[i] = True
+                        insort(unremovable, i)
+                excluded_rows.pop(i, None)
+                kept_rows.pop(i, None)
+                b = blocks[i]
+                protection = b.protection
+                kept_args[i] = (
+                    b.key, b.role, b.kind, b.turn, BlockStatus.KEPT, protection is not None,
+                    Reason.WITHIN_BUDGET if protection is None else protection, costs[i],
+                )
+
+            # The oldest removable groups whose removal brings the prefix within budget.
+            need = total - budget
+            if need <= 0:
+                cut, removed = -1, 0
+            elif fenwick.total < need:
+                cut, removed = end, fenwick.total
+            else:
+                cut = fenwick.first_reaching(need)
+                removed = fenwick.prefix(cut)
+            kept_total = total - removed
+            failed = kept_total > budget
+
+            kept = unremovable[: bisect_right(unremovable, cut)]
+            for i in range(cut + 1, end + 1):
+                if is_unremovable[i] or contribution[i][0] > cut:
+                    kept.append(i)
+            kept_set = set(kept)
+            for i in (*previous_kept, *dirty):
+                if i not in kept_set:
+                    row = excluded_rows.get(i)
+                    if row is None:
+                        row = excluded_rows[i] = self._excluded_row(prefix, i, costs[i])
+                    rows[i] = row
+            for position, i in enumerate(kept):
+                row = kept_rows.get(i)
+                if failed:
+                    if row is None or row.position is not None:
+                        row = kept_rows[i] = BlockAudit(*kept_args[i], 0, None, None, prefix.grouped(i))
+                elif row is None or row.position != position:
+                    row = kept_rows[i] = BlockAudit(*kept_args[i], costs[i], position, None, row.group if row else prefix.grouped(i))
+                rows[i] = row
+            previous_kept = kept
+
+            if failed:
+                needed = setup.system_prompt_tokens + setup.tool_tokens + total - fenwick.total
+                error = setup.budget_error(needed)
+                history = prompt = 0
+                diagnostics: tuple[str, ...] = (
+                    f"protected context alone ({kept_total} tokens) exceeds the budget ({budget} tokens)",
+                    applied,
+                )
+            else:
+                needed, error = None, None
+                history = kept_total - system_blocks
+                prompt = setup.system_prompt_tokens + system_blocks + setup.tool_tokens + history
+                diagnostics = (applied,)
+            audits.append(
+                RequestAudit(
+                    index=k,
+                    request_id=req.id,
+                    after_message_id=req.after_message_id,
+                    turn=setup.turns[end],
+                    status="failed" if failed else "completed",
+                    error=error,
+                    budget=BudgetAudit(
+                        window=setup.window,
+                        system_tokens=setup.system_prompt_tokens + system_blocks,
+                        tool_tokens=setup.tool_tokens,
+                        summary_tokens=0,
+                        response_reserve=setup.reserve,
+                        available=setup.available,
+                        history_tokens=history,
+                        prompt_tokens=prompt,
+                        recorded_prompt_tokens=req.prompt_tokens,
+                        trigger_source=None,
+                        pruned_savings=0,
+                        needed_tokens=needed,
+                    ),
+                    compaction=None,
+                    summaries_injected=(),
+                    protect_turns=None,
+                    blocks=tuple(rows),
+                    diagnostics=diagnostics,
+                    stats={
+                        "strategy": setup.strategy,
+                        "strategy_used": "truncate",
+                        "shift_budget": budget,
+                        "blocks_tokens": kept_total,
+                    },
+                )
+            )
+        return audits, []
+
+    @staticmethod
+    def _excluded_row(prefix: PrefixBlocks, i: int, cost: int) -> BlockAudit:
+        b = prefix.blocks[i]
+        first = prefix.first_of(i) == i
+        return BlockAudit(
+            message_id=b.key,
+            role=b.role,
+            kind=b.kind,
+            turn=b.turn,
+            status=BlockStatus.EXCLUDED,
+            protected=False,
+            reason=Reason.SHIFTED_OLDEST if first else Reason.TOOL_GROUP,
+            tokens=cost,
+            tokens_sent=0,
+            position=None,
+            summary_id=None,
+            group=prefix.grouped(i),
+        )

@@ -199,8 +199,9 @@ def test_empty_span_is_an_error():
 def test_get_summarizer_by_name():
     summarizer = get_summarizer("extractive", config=Config.for_profile("harness"))
     assert isinstance(summarizer, ExtractiveSummarizer) and summarizer.name == "extractive"
-    with pytest.raises(ConfigError, match=r"^summarization\.summarizer 'anthropic'"):
-        get_summarizer("anthropic")
+    from inspector.summarizers.anthropic import AnthropicSummarizer
+
+    assert isinstance(get_summarizer("anthropic", config=Config.for_profile("iris")), AnthropicSummarizer)
     with pytest.raises(ConfigError, match=r"^summarization\.summarizer must be one of extractive, anthropic"):
         get_summarizer("gpt")
 

@@ -1,0 +1,137 @@
+"""What moved between two replays of one thread: compactions, failures and block statuses.
+
+Pure: takes two `Simulation`s (the baseline and a what-if replay) and returns frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inspector.pipeline.audit import RequestAudit, Simulation
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionMove:
+    """The n-th compaction of the thread in each replay (None where that replay has fewer)."""
+
+    ordinal: int
+    base_index: int | None
+    new_index: int | None
+
+    @property
+    def shift(self) -> int | None:
+        """Requests later (> 0) or earlier (< 0) than the baseline; None when added or removed."""
+        if self.base_index is None or self.new_index is None:
+            return None
+        return self.new_index - self.base_index
+
+
+@dataclass(frozen=True, slots=True)
+class BlockChange:
+    request_index: int
+    message_id: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationDiff:
+    compactions: tuple[CompactionMove, ...]
+    failures_appeared: tuple[int, ...]
+    failures_disappeared: tuple[int, ...]
+    changed_blocks: dict[int, int]  # request index -> number of blocks whose status changed
+    prompt_delta: dict[int, int]    # request index -> new prompt tokens - baseline prompt tokens
+
+    @property
+    def empty(self) -> bool:
+        return (
+            all(m.shift == 0 for m in self.compactions)
+            and not self.failures_appeared
+            and not self.failures_disappeared
+            and not self.changed_blocks
+            and not any(self.prompt_delta.values())
+        )
+
+    def lines(self) -> list[str]:
+        """Human-readable sentences, one per change (1-based request numbers, as the UI shows them)."""
+        out: list[str] = []
+        for move in self.compactions:
+            label = f"compaction #{move.ordinal}"
+            if move.base_index is None:
+                out.append(f"{label}: new, before request {move.new_index + 1}")
+            elif move.new_index is None:
+                out.append(f"{label}: gone (was before request {move.base_index + 1})")
+            elif move.shift:
+                when = "earlier" if move.shift < 0 else "later"
+                out.append(
+                    f"{label}: request {move.base_index + 1} -> {move.new_index + 1} ({abs(move.shift)} {when})"
+                )
+        if self.failures_appeared:
+            out.append("failures appear at requests " + _numbers(self.failures_appeared))
+        if self.failures_disappeared:
+            out.append("failures disappear at requests " + _numbers(self.failures_disappeared))
+        if self.changed_blocks:
+            total = sum(self.changed_blocks.values())
+            out.append(f"{total} block statuses changed across {len(self.changed_blocks)} requests")
+        return out
+
+
+def _numbers(indices: tuple[int, ...], limit: int = 12) -> str:
+    shown = ", ".join(str(i + 1) for i in indices[:limit])
+    return shown + (f" (+{len(indices) - limit} more)" if len(indices) > limit else "")
+
+
+def compaction_indices(sim: Simulation) -> tuple[int, ...]:
+    return tuple(r.index for r in sim.requests if r.compaction is not None)
+
+
+def failure_indices(sim: Simulation) -> tuple[int, ...]:
+    return tuple(r.index for r in sim.requests if r.failed)
+
+
+def block_changes(base: RequestAudit, new: RequestAudit) -> list[BlockChange]:
+    """Blocks of one request (by message id) whose status differs between the two replays."""
+    before = {b.message_id: str(b.status) for b in base.blocks if b.message_id is not None}
+    out: list[BlockChange] = []
+    for block in new.blocks:
+        if block.message_id is None:
+            continue
+        old = before.get(block.message_id)
+        if old is not None and old != str(block.status):
+            out.append(BlockChange(new.index, block.message_id, old, str(block.status)))
+    return out
+
+
+def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
+    base_c, new_c = compaction_indices(base), compaction_indices(new)
+    moves = tuple(
+        CompactionMove(
+            ordinal=i + 1,
+            base_index=base_c[i] if i < len(base_c) else None,
+            new_index=new_c[i] if i < len(new_c) else None,
+        )
+        for i in range(max(len(base_c), len(new_c)))
+    )
+    base_f, new_f = set(failure_indices(base)), set(failure_indices(new))
+    by_id = {r.request_id: r for r in base.requests}
+    changed: dict[int, int] = {}
+    delta: dict[int, int] = {}
+    for req in new.requests:
+        old = by_id.get(req.request_id)
+        if old is None:
+            continue
+        if old.budget.prompt_tokens != req.budget.prompt_tokens:
+            delta[req.index] = req.budget.prompt_tokens - old.budget.prompt_tokens
+        # Fast path: identical status sequences need no per-block work.
+        if [b.status for b in old.blocks] == [b.status for b in req.blocks]:
+            continue
+        count = len(block_changes(old, req))
+        if count:
+            changed[req.index] = count
+    return SimulationDiff(
+        compactions=moves,
+        failures_appeared=tuple(sorted(new_f - base_f)),
+        failures_disappeared=tuple(sorted(base_f - new_f)),
+        changed_blocks=changed,
+        prompt_delta=delta,
+    )

@@ -1,0 +1,1 @@
+"""Screens and view-state helpers of the inspector app."""

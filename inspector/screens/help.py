@@ -1,0 +1,69 @@
+"""The help screen: every key binding of the app and its panes."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+# (keys, what they do) for bindings that live on widgets rather than on the app.
+PANE_KEYS: tuple[tuple[str, str], ...] = (
+    ("left / right", "previous / next request (anywhere but a text field)"),
+    ("shift+left / shift+right", "10 requests back / forward (timeline focused)"),
+    ("home / end", "first / last request (timeline focused)"),
+    ("up / down, enter", "move in a table; enter (or a second click) opens the thread under the cursor"),
+    ("1 2 3 4", "Budget, Blocks (focus the table), Summaries, Config (focus the first field)"),
+    ("tab / shift+tab", "move focus between panes"),
+    ("enter (config field)", "apply the edited value and replay"),
+)
+
+
+def key_label(key: str) -> str:
+    return (key.replace("question_mark", "?").replace("comma", ",").replace("full_stop", ".")
+            .replace("slash", "/").replace("left", "←").replace("right", "→"))
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 90; height: 80%; border: round $primary; background: $surface; padding: 0 1;
+    }
+    """
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close"),
+        Binding("f1", "dismiss", "Close", show=False),
+        Binding("question_mark", "dismiss", "Close", show=False),
+        Binding("q", "dismiss", "Close", show=False),
+    ]
+
+    def __init__(self, bindings: list[Binding]) -> None:
+        super().__init__()
+        self.bindings = bindings
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(self.render_table(), id="help-table")
+
+    def render_table(self) -> Table:
+        table = Table(title="context-inspector: keys", title_style="bold", expand=True, box=None, padding=(0, 2))
+        table.add_column("Key", style="bold #ffd75f", no_wrap=True)
+        table.add_column("Action")
+        seen: set[str] = set()
+        for binding in self.bindings:
+            keys = ", ".join(key_label(k) for k in binding.key.split(","))
+            if keys in seen or not binding.description:
+                continue
+            seen.add(keys)
+            table.add_row(Text(keys), Text(binding.description))
+        table.add_section()
+        for keys, what in PANE_KEYS:
+            table.add_row(Text(keys), Text(what))
+        table.add_section()
+        table.add_row(Text("ctrl+p"), Text("command palette: jump to a thread or request, switch profile or "
+                                           "strategy, export the selected audit as JSON"))
+        return table

@@ -1,0 +1,146 @@
+"""Everything the panes show for one thread, computed in a worker thread and handed over as one object."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import accumulate
+
+from inspector.config import Config
+from inspector.diff import SimulationDiff, diff_simulations
+from inspector.model import Message, Summary, Thread, tool_groups
+from inspector.pipeline.audit import RequestAudit, Simulation
+from inspector.tokens import message_costs, text_cost
+from widgets.summaries import SummaryStats
+from widgets.timeline import TimelinePoint, TimelineScale
+
+Simulator = Callable[[Thread, Config], Simulation]
+
+
+@dataclass(frozen=True)
+class ViewState:
+    thread: Thread
+    baseline_config: Config
+    baseline: Simulation
+    config: Config
+    simulation: Simulation
+    diff: SimulationDiff | None
+    summary_stats: dict[str, SummaryStats]
+    messages: dict[str, Message] = field(repr=False)
+    summaries: dict[str, Summary] = field(repr=False)
+    data_version: tuple | None = None
+    partners: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def recorded_compactions(self) -> dict[str, Summary]:
+        """The thread's recorded summaries by the request they came before (where the app compacted)."""
+        return {s.before_request_id: s for s in self.thread.summaries if s.before_request_id}
+
+    @cached_property
+    def unused_recorded_summaries(self) -> tuple[Summary, ...]:
+        """Recorded summaries that this replay's chain does not contain."""
+        used = {s.id for s in self.simulation.summaries}
+        return tuple(s for s in self.thread.summaries if s.id not in used)
+
+    @property
+    def requests(self) -> tuple[RequestAudit, ...]:
+        return self.simulation.requests
+
+    @property
+    def is_what_if(self) -> bool:
+        return self.config != self.baseline_config
+
+
+def summary_stats(thread: Thread, sim: Simulation, config: Config) -> dict[str, SummaryStats]:
+    """Covered messages and tokens and the summary's own tokens, per summary of the replay."""
+    used = {s.id for s in sim.summaries}
+    every = (*sim.summaries, *(s for s in thread.summaries if s.id not in used))
+    if not every:
+        return {}
+    from inspector.service import make_counter
+
+    counter = make_counter(config)
+    costs = message_costs(counter, thread.messages, config.profile)
+    prefix = [0, *accumulate(costs)]
+    index = thread.message_index()
+    out: dict[str, SummaryStats] = {}
+    for s in every:
+        first, last = index.get(s.first_message_id), index.get(s.last_message_id)
+        if first is None or last is None or last < first:
+            covered, count = 0, 0
+        else:
+            covered, count = prefix[last + 1] - prefix[first], last - first + 1
+        out[s.id] = SummaryStats(count, covered, text_cost(counter, s.injected_text(), config.profile))
+    return out
+
+
+def tool_partners(thread: Thread) -> dict[str, tuple[str, ...]]:
+    """For every message in a tool group of two or more, the ids of the other members."""
+    groups: dict[int, list[str]] = {}
+    for message, group in zip(thread.messages, tool_groups(thread.messages), strict=True):
+        groups.setdefault(group, []).append(message.id)
+    out: dict[str, tuple[str, ...]] = {}
+    for members in groups.values():
+        if len(members) > 1:
+            for mid in members:
+                out[mid] = tuple(m for m in members if m != mid)
+    return out
+
+
+def build_view(
+    thread: Thread,
+    baseline_config: Config,
+    config: Config,
+    simulator: Simulator,
+    *,
+    baseline: Simulation | None = None,
+    data_version: tuple | None = None,
+) -> ViewState:
+    """Replay under the baseline (unless given) and, when it differs, under `config`; diff the two."""
+    if baseline is None:
+        baseline = simulator(thread, baseline_config)
+    if config == baseline_config:
+        simulation, diff = baseline, None
+    else:
+        simulation = simulator(thread, config)
+        diff = diff_simulations(baseline, simulation)
+    return ViewState(
+        thread=thread,
+        baseline_config=baseline_config,
+        baseline=baseline,
+        config=config,
+        simulation=simulation,
+        diff=diff,
+        summary_stats=summary_stats(thread, simulation, config),
+        messages={m.id: m for m in thread.messages},
+        summaries={s.id: s for s in simulation.summaries} | {s.id: s for s in thread.summaries
+                                                              if s.id not in {x.id for x in simulation.summaries}},
+        data_version=data_version,
+        partners=tool_partners(thread),
+    )
+
+
+def timeline_points(view: ViewState) -> list[TimelinePoint]:
+    changed: set[int] = set()
+    if view.diff is not None:
+        changed = set(view.diff.changed_blocks) | set(view.diff.prompt_delta)
+    recorded = view.recorded_compactions
+    points = []
+    for r in view.requests:
+        tokens = r.budget.prompt_tokens
+        if r.failed and r.budget.needed_tokens is not None:
+            tokens = r.budget.needed_tokens
+        points.append(TimelinePoint(tokens, r.budget.recorded_prompt_tokens, r.compaction is not None, r.failed,
+                                    r.index in changed, r.request_id in recorded))
+    return points
+
+
+def timeline_scale(view: ViewState, request: RequestAudit | None) -> TimelineScale:
+    config = view.config
+    window = request.budget.window if request is not None else int(config["context.window"])
+    threshold = None
+    if config.profile in ("iris", "harness"):
+        threshold = int(window * float(config["context.compaction_threshold"]))
+    budget = request.budget.available if request is not None else None
+    return TimelineScale(window=window, budget=budget, threshold=threshold)

@@ -1,0 +1,109 @@
+"""inspector.diff: what moved between a baseline replay and a what-if replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspector.config import Config
+from inspector.diff import block_changes, compaction_indices, diff_simulations, failure_indices
+from inspector.examples import demo_threads
+from inspector.pipeline.audit import (
+    BlockAudit,
+    BlockStatus,
+    BudgetAudit,
+    CompactionAudit,
+    RequestAudit,
+    RequestError,
+    Simulation,
+)
+from inspector.service import load_config, run_simulation
+
+
+def _block(mid: str | None, status: BlockStatus) -> BlockAudit:
+    return BlockAudit(mid, "user", "message", 1, status, False, "within_budget", 10, 10, 0)
+
+
+def _request(index: int, blocks, *, compaction: bool = False, failed: bool = False, prompt: int = 100) -> RequestAudit:
+    budget = BudgetAudit(1000, 0, 0, 0, 0, 1000, prompt, prompt, None, None)
+    return RequestAudit(
+        index=index,
+        request_id=f"r{index}",
+        after_message_id=f"m{index}",
+        turn=index + 1,
+        status="failed" if failed else "completed",
+        error=RequestError("token_budget_exceeded", "too big") if failed else None,
+        budget=budget,
+        compaction=CompactionAudit("token_threshold", f"s{index}", "m0", "m1") if compaction else None,
+        summaries_injected=(),
+        protect_turns=2,
+        blocks=tuple(blocks),
+    )
+
+
+def _sim(requests) -> Simulation:
+    return Simulation("t", "iris", {}, "chars4", True, tuple(requests))
+
+
+K, P, E = BlockStatus.KEPT, BlockStatus.PRUNED, BlockStatus.EXCLUDED
+
+
+def test_identical_replays_have_an_empty_diff():
+    sim = _sim([_request(0, [_block("a", K)]), _request(1, [_block("a", K), _block("b", K)], compaction=True)])
+    diff = diff_simulations(sim, sim)
+    assert diff.empty and diff.lines() == []
+    assert [m.shift for m in diff.compactions] == [0]
+
+
+def test_compaction_earlier_later_new_and_gone():
+    base = _sim([_request(i, [], compaction=i in (3, 7)) for i in range(10)])
+    new = _sim([_request(i, [], compaction=i in (1, 8, 9)) for i in range(10)])
+    diff = diff_simulations(base, new)
+    assert [(m.base_index, m.new_index, m.shift) for m in diff.compactions] == [(3, 1, -2), (7, 8, 1), (None, 9, None)]
+    assert diff.lines() == [
+        "compaction #1: request 4 -> 2 (2 earlier)",
+        "compaction #2: request 8 -> 9 (1 later)",
+        "compaction #3: new, before request 10",
+    ]
+    gone = diff_simulations(new, base)
+    assert gone.lines()[-1] == "compaction #3: gone (was before request 10)"
+
+
+def test_failures_appear_and_disappear():
+    base = _sim([_request(i, [], failed=i == 2) for i in range(5)])
+    new = _sim([_request(i, [], failed=i in (3, 4)) for i in range(5)])
+    diff = diff_simulations(base, new)
+    assert diff.failures_appeared == (3, 4) and diff.failures_disappeared == (2,)
+    assert "failures appear at requests 4, 5" in diff.lines()
+    assert "failures disappear at requests 3" in diff.lines()
+    assert failure_indices(new) == (3, 4)
+
+
+def test_block_status_changes_counted_per_request_ignoring_synthetic_blocks():
+    base = _sim([_request(0, [_block("a", K), _block("b", K), _block(None, K)])])
+    new = _sim([_request(0, [_block("a", P), _block("b", K), _block(None, E)], prompt=60)])
+    diff = diff_simulations(base, new)
+    assert diff.changed_blocks == {0: 1}
+    assert diff.prompt_delta == {0: -40}
+    assert "1 block statuses changed across 1 requests" in diff.lines()
+    changes = block_changes(base.requests[0], new.requests[0])
+    assert [(c.message_id, c.before, c.after) for c in changes] == [("a", "kept", "pruned")]
+
+
+def test_real_replay_smaller_window_compacts_earlier():
+    thread = next(t for t in demo_threads() if t.id == "demo-iris-walkthrough")
+    baseline_config = load_config(None, None, path=Path("/nonexistent/config.toml"), thread=thread)
+    base = run_simulation(thread, baseline_config)
+    new = run_simulation(thread, baseline_config.updated({"context.window": 100_000}))
+    diff = diff_simulations(base, new)
+    assert compaction_indices(base) == (40,)
+    first = diff.compactions[0]
+    assert first.base_index == 40 and first.new_index is not None and first.new_index < 40
+    assert diff.changed_blocks  # statuses moved (summarized earlier)
+    assert any("earlier" in line for line in diff.lines())
+
+
+def test_real_replay_same_config_is_empty():
+    thread = next(t for t in demo_threads() if t.id == "demo-iris-overflow")
+    config = Config.for_profile("iris", {"context.window": 32_000})
+    diff = diff_simulations(run_simulation(thread, config), run_simulation(thread, config))
+    assert diff.empty

@@ -1,0 +1,127 @@
+"""Snapshots of each main screen on the demo database at 160x48 (pytest-textual-snapshot, Textual pinned).
+
+Regenerate after an intended UI change with `pytest tests/test_snapshots.py --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import textual
+
+from inspector.app import InspectorApp, create_app
+from inspector.demo import ensure_demo_db
+from tests.test_app_support import SIZE, settle
+
+WALKTHROUGH = "demo-iris-walkthrough"
+ROLEPLAY = "demo-shifting-roleplay"
+OVERFLOW = "demo-iris-overflow"
+CLAUDE_CODE = "624a4a58-b34c-462d-a70d-13421c8125a8"
+
+
+def test_textual_version_is_pinned():
+    assert textual.__version__ == "8.2.8"
+
+
+@pytest.fixture(scope="module")
+def demo_url(tmp_path_factory) -> str:
+    return ensure_demo_db(tmp_path_factory.mktemp("demo") / "demo.sqlite")
+
+
+def _app(demo_url: str, tmp_path: Path, thread_id: str, **kwargs) -> InspectorApp:
+    return create_app(
+        db_url=demo_url, thread_id=thread_id, live=False, config_file=tmp_path / "config.toml",
+        export_dir=tmp_path, screenshot_dir=tmp_path, pane_throttle=0, **kwargs,
+    )
+
+
+def test_budget_at_the_walkthrough_compaction(snap_compare, demo_url, tmp_path):
+    app = _app(demo_url, tmp_path, WALKTHROUGH)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("p")
+        await pilot.pause()
+        assert app.current_request.compaction is not None
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_blocks_with_a_pruned_tool_output(snap_compare, demo_url, tmp_path):
+    app = _app(demo_url, tmp_path, WALKTHROUGH)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        request = app.current_request
+        pruned = next(i for i, b in enumerate(request.blocks) if str(b.status) == "pruned")
+        app.query_one("BlocksView").select_block(pruned)
+        app.query_one("#blocks-table").focus()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_shifting_request_with_excluded_blocks(snap_compare, demo_url, tmp_path):
+    app = _app(demo_url, tmp_path, ROLEPLAY, profile="shifting")
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        assert any(str(b.status) == "excluded" for b in app.current_request.blocks)
+        app.query_one("#blocks-table").focus()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_summary_chain(snap_compare, demo_url, tmp_path):
+    app = _app(demo_url, tmp_path, CLAUDE_CODE)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("3")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_config_edit_with_diff(snap_compare, demo_url, tmp_path):
+    app = _app(demo_url, tmp_path, WALKTHROUGH)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("4")
+        app.set_config_value("context.window", 100_000)
+        await settle(app, pilot)
+        assert app.view.diff is not None
+        await pilot.press("escape")  # leave the field: a blinking text cursor would make the snapshot flaky
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_failed_request(snap_compare, demo_url, tmp_path):
+    app = _app(demo_url, tmp_path, OVERFLOW)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("f")
+        await pilot.pause()
+        assert app.current_request.failed
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_help_screen(snap_compare, demo_url, tmp_path):
+    app = _app(demo_url, tmp_path, WALKTHROUGH)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

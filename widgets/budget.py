@@ -1,0 +1,263 @@
+"""The token budget of one request: a stacked bar over the window plus the numbers behind it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from inspector.model import Summary
+from inspector.pipeline.audit import RequestAudit
+from widgets.safe import safe_line
+
+# (key, label, colour, bar character)
+SEGMENTS = (
+    ("system", "System prompt", "#af87ff", "█"),
+    ("tools", "Tool definitions", "#5fafd7", "█"),
+    ("summaries", "Injected summaries", "#d787d7", "█"),
+    ("history", "Kept history", "#5f87d7", "█"),
+    ("saved", "Saved by pruning", "#d7af5f", "░"),
+    ("free", "Free", "#4e4e4e", "·"),
+    ("reserve", "Response reserve", "#87875f", "▒"),
+)
+
+STATUS_STYLES = {
+    "kept": "#87d787",
+    "pruned": "#d7af5f",
+    "truncated": "#ff8700",
+    "excluded": "#ff5f5f",
+    "summarized": "#d787ff",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetParts:
+    window: int
+    values: dict[str, int]
+    over: int  # tokens beyond the window (failed or overflowing requests)
+
+
+def budget_parts(request: RequestAudit) -> BudgetParts:
+    """Split the window into the stacked bar's segments."""
+    b = request.budget
+    history = b.history_tokens
+    if request.failed and b.needed_tokens is not None:
+        # A failed request sends nothing: show what it would have needed as history.
+        history = max(0, b.needed_tokens - b.system_tokens - b.tool_tokens - b.summary_tokens)
+    used = b.system_tokens + b.tool_tokens + b.summary_tokens + history + b.response_reserve
+    free_total = max(0, b.window - used)
+    saved = min(b.pruned_savings, free_total)
+    values = {
+        "system": b.system_tokens,
+        "tools": b.tool_tokens,
+        "summaries": b.summary_tokens,
+        "history": history,
+        "saved": saved,
+        "free": free_total - saved,
+        "reserve": b.response_reserve,
+    }
+    return BudgetParts(window=b.window, values=values, over=max(0, used - b.window))
+
+
+def stacked_bar(parts: BudgetParts, width: int) -> Text:
+    """One line of `width` cells; each segment gets cells in proportion (at least one if non-zero)."""
+    total = max(parts.window, sum(parts.values.values()))
+    cells: dict[str, int] = {}
+    for key, *_ in SEGMENTS:
+        value = parts.values[key]
+        cells[key] = 0 if value <= 0 else max(1, round(value / total * width))
+    # Fix rounding so the bar is exactly `width` wide: adjust the largest segment.
+    diff = width - sum(cells.values())
+    if diff:
+        largest = max(cells, key=lambda k: cells[k])
+        cells[largest] = max(0, cells[largest] + diff)
+    bar = Text()
+    for key, _label, colour, char in SEGMENTS:
+        bar.append(char * cells[key], style=colour)
+    return bar
+
+
+def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
+    """The blocks that cost the most in this request, as sent (what to look at first)."""
+    table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim", title_justify="left")
+    table.add_column("Largest blocks")
+    table.add_column("Sent", justify="right")
+    table.add_column("Full", justify="right")
+    table.add_column("Status")
+    ranked = sorted(request.blocks, key=lambda b: (b.tokens_sent, b.tokens), reverse=True)[:count]
+    for block in ranked:
+        name = f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
+        table.add_row(Text(name), f"{block.tokens_sent:,}", f"{block.tokens:,}",
+                      Text(str(block.status), style=STATUS_STYLES.get(str(block.status), "")))
+    return table
+
+
+def _pct(value: int, window: int) -> str:
+    return f"{value / window * 100:5.1f}%" if window else "   - "
+
+
+class BudgetView(Static):
+    """Budget pane: the stacked bar, a legend with numbers, and the request's facts."""
+
+    DEFAULT_CSS = """
+    BudgetView { padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id, markup=False)
+        self.request: RequestAudit | None = None
+        self.tokenizer = ""
+        self.approximate = True
+        self.threshold: float | None = None
+        self.profile = ""
+        self.bar_width = 100
+        self.request_count = 0
+        self.recorded_compaction: Summary | None = None
+        self.pruning_threshold: float | None = None
+
+    def show(
+        self,
+        request: RequestAudit | None,
+        *,
+        tokenizer: str,
+        approximate: bool,
+        threshold: float | None,
+        profile: str,
+        request_count: int,
+        recorded_compaction: Summary | None = None,
+        pruning_threshold: float | None = None,
+    ) -> None:
+        self.recorded_compaction = recorded_compaction
+        self.pruning_threshold = pruning_threshold
+        self.request = request
+        self.tokenizer = tokenizer
+        self.approximate = approximate
+        self.threshold = threshold
+        self.profile = profile
+        self.request_count = request_count
+        self.update(self.render_budget(request_count))
+
+    def render_budget(self, request_count: int) -> Table | Text:
+        request = self.request
+        if request is None:
+            return Text("No request selected.", style="dim")
+        b = request.budget
+        parts = budget_parts(request)
+        width = max(20, min(self.bar_width, (self.size.width or 100) - 4))
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column()
+        title = Text()
+        title.append(f"Request {request.index + 1}/{request_count}", style="bold")
+        title.append(f"  turn {request.turn if request.turn is not None else '-'}  ")
+        title.append(safe_line(request.request_id, 40), style="dim")
+        if request.failed:
+            title.append("  FAILED", style="bold #ff5f5f")
+            if request.error:
+                title.append(f" {safe_line(request.error.code)}", style="#ff5f5f")
+        grid.add_row(title)
+        grid.add_row(stacked_bar(parts, width))
+        grid.add_row(self._ruler(self.threshold, "compaction", b.window, width))
+        if self.pruning_threshold:
+            grid.add_row(self._ruler(self.pruning_threshold, "hard pruning", b.window, width))
+        legend = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim")
+        legend.add_column("")
+        legend.add_column("Category")
+        legend.add_column("Tokens", justify="right")
+        legend.add_column("of window", justify="right")
+        for key, label, colour, char in SEGMENTS:
+            value = parts.values[key]
+            if key == "history" and request.failed:
+                label = "History needed (not sent)"
+            legend.add_row(Text(char * 2, style=colour), label, f"{value:,}", _pct(value, b.window))
+        if parts.over:
+            legend.add_row(Text("!!", style="bold #ff5f5f"), "Over the window", f"{parts.over:,}", "")
+        legend.add_row("", Text("Window", style="bold"), f"{b.window:,}", "100.0%")
+        facts = Table(box=None, padding=(0, 1), show_header=False)
+        facts.add_column(style="dim")
+        facts.add_column()
+        exactness = "approximate" if self.approximate else "exact"
+        facts.add_row("Tokenizer", f"{self.tokenizer} ({exactness})")
+        facts.add_row("Profile", self.profile)
+        facts.add_row("Prompt (replayed)", f"{b.prompt_tokens:,}")
+        recorded = "-" if b.recorded_prompt_tokens is None else f"{b.recorded_prompt_tokens:,}"
+        if b.recorded_prompt_tokens is not None and b.prompt_tokens:
+            recorded += f"  ({(b.prompt_tokens - b.recorded_prompt_tokens):+,} replayed vs recorded)"
+        facts.add_row("Prompt (recorded)", recorded)
+        facts.add_row("History budget", f"{b.available:,}")
+        facts.add_row("History sent", f"{b.history_tokens:,}")
+        if self.threshold is not None:
+            facts.add_row("Compaction at", f"{int(b.window * self.threshold):,} ({self.threshold:.0%} of window)")
+        if self.pruning_threshold is not None:
+            facts.add_row("Hard pruning at",
+                          f"{int(b.window * self.pruning_threshold):,} ({self.pruning_threshold:.0%} of window)")
+        if b.trigger_source:
+            trig = "-" if b.trigger_tokens is None else f"{b.trigger_tokens:,}"
+            facts.add_row("Trigger read", f"{trig} ({b.trigger_source} tokens of the previous request)")
+        if b.needed_tokens is not None:
+            facts.add_row("Would need", Text(f"{b.needed_tokens:,}", style="#ff5f5f"))
+        facts.add_row("Protected turns", "-" if request.protect_turns is None else str(request.protect_turns))
+        facts.add_row("Summaries injected", ", ".join(safe_line(s, 24) for s in request.summaries_injected) or "none")
+        if request.compaction is not None:
+            c = request.compaction
+            facts.add_row(
+                "Compaction",
+                Text(
+                    f"{c.trigger}: {safe_line(c.summary_id, 24)} covers "
+                    f"{safe_line(c.first_message_id, 24)} .. {safe_line(c.last_message_id, 24)}",
+                    style="#d787ff",
+                ),
+            )
+        if self.recorded_compaction is not None:
+            s = self.recorded_compaction
+            text = Text(
+                f"{safe_line(s.id, 24)} covers {safe_line(s.first_message_id, 24)} .. "
+                f"{safe_line(s.last_message_id, 24)}",
+                style="#d787ff",
+            )
+            pre = s.meta.get("preTokens") if isinstance(s.meta, dict) else None
+            if isinstance(pre, int):
+                text.append(f" (pre-compaction tokens {pre:,})", style="dim")
+            facts.add_row("Recorded compaction", text)
+        counts = Counter(str(blk.status) for blk in request.blocks)
+        status_line = Text()
+        for status, colour in STATUS_STYLES.items():
+            if counts.get(status):
+                status_line.append(f"{status} {counts[status]}  ", style=colour)
+        protected = sum(1 for blk in request.blocks if blk.protected)
+        status_line.append(f"protected {protected}", style="bold")
+        facts.add_row("Blocks", status_line)
+        if request.error is not None:
+            facts.add_row("Error", Text(safe_line(request.error.message, 200), style="#ff5f5f"))
+        for note in request.diagnostics:
+            facts.add_row("Note", Text(safe_line(note, 200), style="dim"))
+        body = Table.grid(padding=(0, 4))
+        body.add_column()
+        body.add_column()
+        body.add_row(legend, facts)
+        grid.add_row(body)
+        grid.add_row(Text(""))
+        grid.add_row(largest_blocks(request))
+        return grid
+
+    @staticmethod
+    def _ruler(threshold: float | None, what: str, window: int, width: int) -> Text:
+        """A line under the bar with a threshold marked at its place."""
+        if not threshold or not window:
+            return Text("")
+        pos = min(width - 1, int(threshold * width))
+        label = f"{what} at {threshold:.0%} "
+        ruler = Text(no_wrap=True, overflow="crop")
+        if pos > len(label):
+            ruler.append(label, style="#d7af00")
+            ruler.append("╌" * (pos - len(label)), style="#585858")
+        else:
+            ruler.append(" " * pos)
+        ruler.append("▲", style="bold #d7af00")
+        return ruler
+
+    def on_resize(self) -> None:
+        if self.request is not None:
+            self.update(self.render_budget(self.request_count))

@@ -1,0 +1,171 @@
+"""Every key of the active profile, editable: Inputs validated with `config.coerce`, Selects for choices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Label, Select, Static
+
+from inspector.config import KEY_SPECS, PROFILE_KEYS, PROFILES, Config, ConfigError, coerce
+
+# Keys offered as a Select, with their choices (the rest are free Inputs validated on the fly).
+SELECT_KEYS = tuple(k for k, spec in KEY_SPECS.items() if spec.choices)
+
+
+def widget_id(key: str) -> str:
+    return "cfg-" + key.replace(".", "-").replace("_", "-")
+
+
+def error_id(key: str) -> str:
+    return widget_id(key) + "-error"
+
+
+def format_value(value: Any) -> str:
+    return str(value)
+
+
+class ConfigForm(VerticalScroll):
+    """The editable form. Posts `Edited` for a valid value and `ProfileChanged` for a profile switch."""
+
+    DEFAULT_CSS = """
+    ConfigForm { height: 1fr; padding: 0 1; }
+    ConfigForm .cfg-row { height: auto; margin-bottom: 1; }
+    ConfigForm .cfg-line { height: auto; }
+    ConfigForm .cfg-label { width: 30; }
+    ConfigForm .cfg-field { width: 1fr; max-width: 30; }
+    ConfigForm .cfg-help { color: $text-muted; padding-left: 30; height: auto; }
+    ConfigForm .cfg-error { color: $error; padding-left: 30; height: auto; display: none; }
+    ConfigForm .cfg-error.-shown { display: block; }
+    ConfigForm .cfg-changed .cfg-label { color: $warning; text-style: bold; }
+    """
+
+    class Edited(Message):
+        def __init__(self, key: str, value: Any) -> None:
+            super().__init__()
+            self.key = key
+            self.value = value
+
+    class ProfileChanged(Message):
+        def __init__(self, profile: str) -> None:
+            super().__init__()
+            self.profile = profile
+
+    def __init__(self, config: Config, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.config = config
+        self.baseline = config
+        self.errors: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield from self._rows(self.config)
+
+    def _rows(self, config: Config) -> ComposeResult:
+        with Horizontal(classes="cfg-line", id="cfg-row-profile"):
+            yield Label("profile", classes="cfg-label")
+            yield Select(
+                [(p, p) for p in PROFILES], value=config.profile, allow_blank=False, id="cfg-profile",
+                classes="cfg-field", compact=True,
+            )
+        yield Static("Pipeline to replay: iris, harness or shifting", classes="cfg-help", markup=False)
+        for key in PROFILE_KEYS[config.profile]:
+            spec = KEY_SPECS[key]
+            with Vertical(classes="cfg-row", id=widget_id(key) + "-row"):
+                with Horizontal(classes="cfg-line"):
+                    yield Label(key, classes="cfg-label", markup=False)
+                    if spec.choices:
+                        yield Select(
+                            [(c, c) for c in spec.choices], value=config[key], allow_blank=False,
+                            id=widget_id(key), classes="cfg-field", compact=True,
+                        )
+                    else:
+                        yield Input(format_value(config[key]), id=widget_id(key), classes="cfg-field", compact=True)
+                yield Static(spec.help, classes="cfg-help", markup=False)
+                yield Static("", classes="cfg-error", id=error_id(key), markup=False)
+
+    async def load(self, config: Config, baseline: Config) -> None:
+        """Show `config`; rebuild the rows if the profile (and so the key set) changed."""
+        rebuild = config.profile != self.config.profile or not self.is_mounted
+        self.config = config
+        self.baseline = baseline
+        self.errors.clear()
+        if rebuild:
+            await self.recompose()
+        else:
+            with self.prevent(Input.Changed, Select.Changed):
+                for key in PROFILE_KEYS[config.profile]:
+                    widget = self.query_one("#" + widget_id(key))
+                    if isinstance(widget, Select):
+                        widget.value = config[key]
+                    elif isinstance(widget, Input) and widget.value != format_value(config[key]):
+                        widget.value = format_value(config[key])
+                    error = self.query_one("#" + error_id(key), Static)
+                    error.update("")
+                    error.remove_class("-shown")
+        self.mark_changed()
+
+    def mark_changed(self) -> None:
+        for key in PROFILE_KEYS[self.config.profile]:
+            rows = self.query("#" + widget_id(key) + "-row")
+            for row in rows:
+                row.set_class(self.config.values.get(key) != self.baseline.values.get(key), "cfg-changed")
+
+    def _key_of(self, widget_id_: str | None) -> str | None:
+        if not widget_id_:
+            return None
+        for key in PROFILE_KEYS[self.config.profile]:
+            if widget_id(key) == widget_id_:
+                return key
+        return None
+
+    def validate(self, key: str, raw: str) -> Any | None:
+        """The coerced value, or None after showing the one-line error under the field."""
+        error = self.query_one("#" + error_id(key), Static)
+        try:
+            value = coerce(key, raw)
+        except ConfigError as exc:
+            self.errors[key] = str(exc)
+            error.update(Text(str(exc)))
+            error.add_class("-shown")
+            return None
+        self.errors.pop(key, None)
+        error.update("")
+        error.remove_class("-shown")
+        return value
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        key = self._key_of(event.input.id)
+        if key is not None:
+            self.validate(key, event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._apply_input(event.input)
+
+    def on_input_blurred(self, event: Input.Blurred) -> None:
+        event.stop()
+        self._apply_input(event.input)
+
+    def _apply_input(self, widget: Input) -> None:
+        key = self._key_of(widget.id)
+        if key is None:
+            return
+        value = self.validate(key, widget.value)
+        if value is not None and value != self.config[key]:
+            self.post_message(self.Edited(key, value))
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        if event.value is Select.NULL:
+            return
+        if event.select.id == "cfg-profile":
+            if event.value != self.config.profile:
+                self.post_message(self.ProfileChanged(str(event.value)))
+            return
+        key = self._key_of(event.select.id)
+        if key is not None and event.value != self.config[key]:
+            self.post_message(self.Edited(key, event.value))

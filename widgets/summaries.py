@@ -1,0 +1,181 @@
+"""The summary chain: summaries linked by previous_summary_id, what each covers, and its fields."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+
+from inspector.model import SUMMARY_LIST_FIELDS, Summary
+from widgets.linetable import Column, LineTable
+from widgets.safe import literal, safe_line
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryStats:
+    messages: int         # messages covered
+    covered_tokens: int   # tokens of the covered messages
+    summary_tokens: int   # tokens of the injected summary text
+
+    @property
+    def ratio(self) -> float | None:
+        return self.covered_tokens / self.summary_tokens if self.summary_tokens else None
+
+
+def chain_order(summaries: Sequence[Summary]) -> list[Summary]:
+    """Summaries ordered along their previous_summary_id links (roots first, stable otherwise)."""
+    by_id = {s.id: s for s in summaries}
+    depth: dict[str, int] = {}
+
+    def depth_of(s: Summary) -> int:
+        seen: set[str] = set()
+        d, cur = 0, s
+        while cur.previous_summary_id and cur.previous_summary_id in by_id and cur.id not in seen:
+            seen.add(cur.id)
+            cur = by_id[cur.previous_summary_id]
+            d += 1
+        return d
+
+    for s in summaries:
+        depth[s.id] = depth_of(s)
+    return sorted(summaries, key=lambda s: depth[s.id])
+
+
+def summary_detail(summary: Summary, stats: SummaryStats | None, injected: bool) -> Text:
+    out = Text()
+    out.append(f"{safe_line(summary.id, 60)}\n", style="bold #d787ff")
+    out.append(f"previous: {safe_line(summary.previous_summary_id or '-', 60)}\n", style="dim")
+    out.append(f"covers {safe_line(summary.first_message_id, 40)} .. {safe_line(summary.last_message_id, 40)}\n")
+    if stats is not None:
+        ratio = f"{stats.ratio:.1f}x" if stats.ratio is not None else "-"
+        out.append(
+            f"{stats.messages} messages, {stats.covered_tokens:,} tokens -> {stats.summary_tokens:,} tokens"
+            f" (compression {ratio})\n"
+        )
+    out.append(f"source: {safe_line(summary.source, 30)}", style="dim")
+    if summary.model:
+        out.append(f" · model {safe_line(summary.model, 40)}", style="dim")
+    if summary.before_request_id:
+        out.append(f" · before request {safe_line(summary.before_request_id, 40)}", style="dim")
+    out.append("\n")
+    out.append("injected into the selected request\n" if injected else "not injected into the selected request\n",
+               style="bold #87d787" if injected else "dim")
+    out.append("\nSummary\n", style="bold")
+    out.append_text(literal(summary.summary))
+    out.append("\n")
+    for name in SUMMARY_LIST_FIELDS:
+        values: tuple[str, ...] = getattr(summary, name)
+        if values:
+            out.append(f"\n{name.replace('_', ' ').title()}\n", style="bold")
+            for value in values:
+                out.append("  • ")
+                out.append_text(literal(value))
+                out.append("\n")
+    for name in ("emotional_thread", "relationship_dynamics"):
+        value = getattr(summary, name)
+        if value:
+            out.append(f"\n{name.replace('_', ' ').title()}\n", style="bold")
+            out.append_text(literal(value))
+            out.append("\n")
+    if summary.emotional_markers:
+        out.append("\nEmotional Markers\n", style="bold")
+        for marker in summary.emotional_markers:
+            out.append(f"  • {safe_line(marker.moment, 200)} ({marker.intensity:g})\n")
+    return out
+
+
+SUMMARY_COLUMNS = [
+    Column("#", 3), Column("summary", 22), Column("msgs", 5, "right"), Column("tokens → summary", 16, "right"),
+    Column("ratio", 7, "right"), Column("sent", 4), Column("source", 8),
+]
+
+
+class SummariesView(Horizontal):
+    """The Summaries pane."""
+
+    DEFAULT_CSS = """
+    SummariesView { height: 1fr; }
+    SummariesView > LineTable { width: 74; height: 1fr; }
+    SummariesView > #summary-detail-scroll { width: 1fr; min-width: 36; height: 1fr; border-left: solid $primary-darken-2; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.ordered: list[Summary] = []
+        self.stats: Mapping[str, SummaryStats] = {}
+        self.injected: frozenset[str] = frozenset()
+        self.unused: frozenset[str] = frozenset()
+        self.rows: list[tuple[Text, ...]] = []
+
+    def compose(self) -> ComposeResult:
+        yield LineTable(SUMMARY_COLUMNS, id="summaries-table")
+        with VerticalScroll(id="summary-detail-scroll"):
+            yield Static(Text("No summaries in this replay.", style="dim"), id="summary-detail", markup=False)
+
+    @property
+    def table(self) -> LineTable:
+        return self.query_one("#summaries-table", LineTable)
+
+    def show(
+        self,
+        summaries: Sequence[Summary],
+        stats: Mapping[str, SummaryStats],
+        injected: Sequence[str],
+        unused: Sequence[Summary] = (),
+    ) -> None:
+        """The replay's chain, then any recorded summaries the replay did not use (marked as such)."""
+        keep = self.table.cursor_row
+        self.unused = frozenset(s.id for s in unused)
+        self.ordered = chain_order(summaries) + list(unused)
+        self.stats = stats
+        self.injected = frozenset(injected)
+        rows = []
+        for i, s in enumerate(self.ordered):
+            st = stats.get(s.id)
+            ratio = "-" if st is None or st.ratio is None else f"{st.ratio:.1f}x"
+            tokens = "-" if st is None else f"{st.covered_tokens:,}→{st.summary_tokens:,}"
+            sent = Text("✓", style="bold #87d787") if s.id in self.injected else Text("")
+            chained = "↳ " if s.previous_summary_id else ""
+            rows.append((
+                Text(str(i + 1), style="dim"),
+                Text(chained + safe_line(s.id, 40)),
+                Text("-" if st is None else str(st.messages)),
+                Text(tokens),
+                Text(ratio),
+                sent,
+                Text("unused" if s.id in self.unused else safe_line(s.source, 10),
+                     style="#d7af5f" if s.id in self.unused else "dim"),
+            ))
+        self.rows = rows
+        self.table.set_rows(len(rows), lambda i: self.rows[i], cursor=min(max(keep, 0), max(0, len(rows) - 1)))
+        if self.ordered:
+            self.show_detail(self.table.cursor_row)
+        else:
+            self.query_one("#summary-detail", Static).update(Text("No summaries in this replay.", style="dim"))
+
+    def select_summary(self, summary_id: str) -> bool:
+        for i, s in enumerate(self.ordered):
+            if s.id == summary_id:
+                self.table.move_cursor(row=i)
+                self.show_detail(i)
+                return True
+        return False
+
+    def show_detail(self, index: int) -> None:
+        if 0 <= index < len(self.ordered):
+            s = self.ordered[index]
+            text = summary_detail(s, self.stats.get(s.id), s.id in self.injected)
+            if s.id in self.unused:
+                note = Text()
+                note.append("Recorded by the app but not part of this replay's chain (the replay compacted "
+                            "at a different point or over different messages).\n\n", style="#d7af5f")
+                text = note + text
+            self.query_one("#summary-detail", Static).update(text)
+
+    def on_line_table_row_highlighted(self, event: LineTable.RowHighlighted) -> None:
+        event.stop()
+        self.show_detail(event.cursor_row)

@@ -1,0 +1,94 @@
+"""The thread list: filter-as-you-type Input over a Line-API table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input
+
+from inspector.model import ThreadInfo
+from widgets.linetable import Column, LineTable
+from widgets.safe import safe_line
+
+
+def matches(info: ThreadInfo, query: str) -> bool:
+    """Every whitespace-separated word of the query appears in the title, id or source (case-insensitive)."""
+    haystack = f"{info.title}\n{info.id}\n{info.source}".lower()
+    return all(word in haystack for word in query.lower().split())
+
+
+THREAD_COLUMNS = [
+    Column("title", 20), Column("source", 8), Column("msgs", 5, "right"), Column("reqs", 4, "right"),
+    Column("comp", 4, "right"),
+]
+
+
+class ThreadList(Vertical):
+    DEFAULT_CSS = """
+    ThreadList { height: 1fr; }
+    ThreadList > Input { margin: 0; }
+    ThreadList > LineTable { height: 1fr; }
+    """
+
+    class Chosen(Message):
+        def __init__(self, thread_id: str) -> None:
+            super().__init__()
+            self.thread_id = thread_id
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.threads: list[ThreadInfo] = []
+        self.shown: list[ThreadInfo] = []
+        self.current: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter threads (/)", id="thread-filter")
+        yield LineTable(THREAD_COLUMNS, id="threads-table")
+
+    @property
+    def table(self) -> LineTable:
+        return self.query_one("#threads-table", LineTable)
+
+    def set_threads(self, threads: Sequence[ThreadInfo], current: str | None = None) -> None:
+        self.threads = list(threads)
+        if current is not None:
+            self.current = current
+        self.apply_filter(self.query_one("#thread-filter", Input).value)
+
+    def apply_filter(self, query: str) -> None:
+        self.shown = [t for t in self.threads if matches(t, query)]
+        shown = self.shown
+        cursor = next((row for row, t in enumerate(shown) if t.id == self.current), 0)
+        self.table.set_rows(len(shown), lambda i: self._row(shown[i]), cursor=cursor)
+
+    def _row(self, t: ThreadInfo) -> tuple[Text, ...]:
+        current = t.id == self.current
+        return (
+            Text(("▶ " if current else "") + safe_line(t.title or t.id, 80), style="bold" if current else ""),
+            Text(safe_line(t.source, 12), style="dim"),
+            Text(f"{t.messages:,}"),
+            Text(f"{t.requests:,}"),
+            Text(f"{t.summaries:,}"),
+        )
+
+    def mark_current(self, thread_id: str) -> None:
+        self.current = thread_id
+        self.apply_filter(self.query_one("#thread-filter", Input).value)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.apply_filter(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.shown:
+            self.post_message(self.Chosen(self.shown[self.table.cursor_row if self.table.cursor_row >= 0 else 0].id))
+
+    def on_line_table_row_selected(self, event: LineTable.RowSelected) -> None:
+        event.stop()
+        if 0 <= event.cursor_row < len(self.shown):
+            self.post_message(self.Chosen(self.shown[event.cursor_row].id))

@@ -1,0 +1,302 @@
+"""Prompt tokens per request, drawn with the Line API (one `render_line` per row, no widget per request).
+
+Only the visible columns are computed, so a 2,500-request thread costs the same to draw as a short one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.widget import Widget
+
+BAR_CHARS = " ▁▂▃▄▅▆▇█"
+GUTTER = 7
+
+
+@dataclass(frozen=True, slots=True)
+class TimelinePoint:
+    """One request as the chart sees it."""
+
+    prompt_tokens: int           # replayed (for a failed request: what it would have needed)
+    recorded_tokens: int | None  # provider-reported, where the thread has it
+    compaction: bool
+    failed: bool
+    changed: bool = False        # differs from the baseline replay
+    recorded_compaction: bool = False  # the app itself compacted before this request (recorded summary)
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineScale:
+    window: int
+    budget: int | None = None     # history budget (or available tokens)
+    threshold: int | None = None  # compaction threshold in tokens
+
+
+def compact_number(value: float) -> str:
+    """12345 -> '12.3k', 200000 -> '200k'."""
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.3g}M"
+    if value >= 1_000:
+        return f"{value / 1_000:.3g}k"
+    return str(int(value))
+
+
+class TimelineChart(Widget, can_focus=True):
+    """Bar chart of the thread's requests; the cursor is the selected request."""
+
+    DEFAULT_CSS = """
+    TimelineChart { height: 12; }
+    TimelineChart:focus { background: $boost; }
+    """
+
+    BINDINGS = [
+        Binding("left", "step(-1)", "Prev request", show=False),
+        Binding("right", "step(1)", "Next request", show=False),
+        Binding("shift+left", "step(-10)", "Back 10", show=False),
+        Binding("shift+right", "step(10)", "Forward 10", show=False),
+        Binding("home", "jump_to(0)", "First request", show=False),
+        Binding("end", "jump_to(-1)", "Last request", show=False),
+    ]
+
+    cursor: reactive[int] = reactive(0)
+
+    class CursorMoved(Message):
+        """The user moved the cursor to another request."""
+
+        def __init__(self, chart: TimelineChart, index: int) -> None:
+            super().__init__()
+            self.chart = chart
+            self.index = index
+
+    STYLES = {
+        "bar": Style(color="#5f87d7"),
+        "bar_over": Style(color="#d7875f"),
+        "bar_failed": Style(color="#ff5f5f"),
+        "bar_changed": Style(color="#87d7af"),
+        "recorded": Style(color="#ffd75f", bold=True),
+        "window": Style(color="#d75f5f"),
+        "threshold": Style(color="#d7af00"),
+        "budget": Style(color="#5faf5f"),
+        "gutter": Style(color="#8a8a8a"),
+        "compaction": Style(color="#d787ff", bold=True),
+        "failed": Style(color="#ff5f5f", bold=True),
+        "cursor_bg": Style(bgcolor="#3a3a5a"),
+        "axis": Style(color="#6c6c6c"),
+    }
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.points: list[TimelinePoint] = []
+        self.scale = TimelineScale(window=1)
+        self._start = 0
+        self._peak = 0
+        self.overview = False  # one column per bucket of requests, the whole thread on screen
+        self._buckets: tuple[int, list[TimelinePoint]] | None = None
+
+    # data ---------------------------------------------------------------------------------------------
+
+    def set_data(self, points: list[TimelinePoint], scale: TimelineScale, cursor: int | None = None) -> None:
+        self.points = points
+        self.scale = scale
+        self._peak = max((max(p.prompt_tokens, p.recorded_tokens or 0) for p in points), default=0)
+        self._buckets = None
+        if cursor is not None:
+            self.set_reactive(TimelineChart.cursor, max(0, min(cursor, len(points) - 1)) if points else 0)
+        elif self.cursor >= len(points):
+            self.set_reactive(TimelineChart.cursor, max(0, len(points) - 1))
+        self._scroll_to_cursor()
+        self.refresh()
+
+    @property
+    def vmax(self) -> int:
+        """The top of the chart: the window or the highest bar, whichever is larger (cached per data set)."""
+        return max(self.scale.window, self._peak, 1)
+
+    def _plot_width(self) -> int:
+        return max(1, self.size.width - GUTTER)
+
+    def column_width(self) -> int:
+        n = len(self.points)
+        if not n:
+            return 1
+        return max(1, min(3, self._plot_width() // n))
+
+    def visible_count(self) -> int:
+        return max(1, self._plot_width() // self.column_width())
+
+    def bucket_size(self) -> int:
+        """Requests per column: 1, or in overview mode enough to fit the whole thread."""
+        if not self.overview or not self.points:
+            return 1
+        return max(1, -(-len(self.points) // self._plot_width()))
+
+    def _bucketed(self, size: int) -> list[TimelinePoint]:
+        if self._buckets is None or self._buckets[0] != size:
+            out = []
+            for start in range(0, len(self.points), size):
+                chunk = self.points[start:start + size]
+                recorded = [p.recorded_tokens for p in chunk if p.recorded_tokens is not None]
+                out.append(TimelinePoint(
+                    prompt_tokens=max(p.prompt_tokens for p in chunk),
+                    recorded_tokens=max(recorded) if recorded else None,
+                    compaction=any(p.compaction for p in chunk),
+                    failed=any(p.failed for p in chunk),
+                    changed=any(p.changed for p in chunk),
+                    recorded_compaction=any(p.recorded_compaction for p in chunk),
+                ))
+            self._buckets = (size, out)
+        return self._buckets[1]
+
+    def _columns(self) -> tuple[list[TimelinePoint], int, int, int, int]:
+        """(points drawn, first, end, column width, cursor column) for the current mode."""
+        if self.overview and self.points:
+            size = self.bucket_size()
+            cols = self._bucketed(size)
+            return cols, 0, len(cols), 1, self.cursor // size
+        end = min(len(self.points), self._start + self.visible_count())
+        return self.points, self._start, end, self.column_width(), self.cursor
+
+    def action_toggle_overview(self) -> None:
+        self.overview = not self.overview
+        self._scroll_to_cursor()
+        self.refresh()
+
+    def _scroll_to_cursor(self) -> None:
+        count = self.visible_count()
+        if self.cursor < self._start:
+            self._start = self.cursor
+        elif self.cursor >= self._start + count:
+            self._start = self.cursor - count + 1
+        self._start = max(0, min(self._start, max(0, len(self.points) - count)))
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self._scroll_to_cursor()
+        self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._buckets = None
+        self._scroll_to_cursor()
+
+    # actions ------------------------------------------------------------------------------------------
+
+    def move_to(self, index: int) -> None:
+        if not self.points:
+            return
+        index = max(0, min(index, len(self.points) - 1))
+        if index != self.cursor:
+            self.cursor = index
+            self.post_message(self.CursorMoved(self, index))
+
+    def action_step(self, delta: int) -> None:
+        self.move_to(self.cursor + delta)
+
+    def action_jump_to(self, index: int) -> None:
+        self.move_to(index if index >= 0 else len(self.points) - 1)
+
+    def on_click(self, event: events.Click) -> None:
+        x = event.x - GUTTER
+        if x >= 0:
+            if self.overview:
+                self.move_to(x * self.bucket_size())
+            else:
+                self.move_to(self._start + x // self.column_width())
+
+    # rendering ----------------------------------------------------------------------------------------
+
+    def _row_of(self, tokens: int | None, plot_height: int) -> int | None:
+        """Row (from the top) where a horizontal line at `tokens` is drawn."""
+        if tokens is None or tokens <= 0:
+            return None
+        level = tokens / self.vmax * plot_height
+        return max(0, min(plot_height - 1, plot_height - 1 - int(level - 1e-9) if level >= 1 else plot_height - 1))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        height = self.size.height
+        plot_height = max(1, height - 1)
+        styles = self.STYLES
+        if not self.points:
+            text = "no requests" if y == plot_height // 2 else ""
+            return Strip([Segment(text.center(width), styles["gutter"])]).crop(0, width)
+        if y == height - 1:
+            return self._marker_line(width)
+        lines = {
+            "window": self._row_of(self.scale.window, plot_height),
+            "threshold": self._row_of(self.scale.threshold, plot_height),
+            "budget": self._row_of(self.scale.budget, plot_height),
+        }
+        label = ""
+        for key, row in lines.items():
+            if row == y:
+                value = {"window": self.scale.window, "threshold": self.scale.threshold, "budget": self.scale.budget}[key]
+                label = compact_number(value or 0)
+                line_key = key
+                break
+        else:
+            line_key = None
+        if not label and y == 0:
+            label = compact_number(self.vmax)
+        segments = [Segment(label.rjust(GUTTER - 1)[: GUTTER - 1] + "┤", styles["gutter"])]
+        cols, start, end, col_w, cursor = self._columns()
+        base_level = (plot_height - 1 - y) * 8
+        scale = plot_height * 8 / self.vmax
+        line_char = "─" if line_key else " "
+        line_style = styles[line_key] if line_key else Style()
+        for i in range(start, end):
+            point = cols[i]
+            fill = int(round(point.prompt_tokens * scale)) - base_level
+            fill = max(0, min(8, fill))
+            recorded_here = (
+                point.recorded_tokens is not None
+                and self._row_of(point.recorded_tokens, plot_height) == y
+            )
+            if recorded_here:
+                char, style = "•", styles["recorded"]
+            elif fill:
+                char = BAR_CHARS[fill]
+                if point.failed:
+                    style = styles["bar_failed"]
+                elif self.scale.threshold and point.prompt_tokens >= self.scale.threshold:
+                    style = styles["bar_over"]
+                elif point.changed:
+                    style = styles["bar_changed"]
+                else:
+                    style = styles["bar"]
+            else:
+                char, style = line_char, line_style
+            if i == cursor:
+                style = style + styles["cursor_bg"]
+            segments.append(Segment(char * col_w, style))
+        used = GUTTER + (end - start) * col_w
+        if used < width:
+            segments.append(Segment(line_char * (width - used), line_style))
+        return Strip(segments).crop(0, width)
+
+    def _marker_line(self, width: int) -> Strip:
+        styles = self.STYLES
+        segments = [Segment(" " * (GUTTER - 1) + "└", styles["gutter"])]
+        cols, start, end, col_w, cursor = self._columns()
+        for i in range(start, end):
+            point = cols[i]
+            if i == cursor:
+                char, style = "▲", Style(bold=True)
+            elif point.failed:
+                char, style = "✗", styles["failed"]
+            elif point.compaction:
+                char, style = "◆", styles["compaction"]
+            elif point.recorded_compaction:
+                char, style = "◇", styles["compaction"]
+            else:
+                char, style = "─", styles["axis"]
+            segments.append(Segment(char.ljust(col_w, "─" if char == "─" else " "), style))
+        used = GUTTER + (end - start) * col_w
+        if used < width:
+            segments.append(Segment("─" * (width - used), styles["axis"]))
+        return Strip(segments).crop(0, width)

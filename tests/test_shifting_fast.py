@@ -24,6 +24,7 @@ from inspector.pipeline.shifting import (
     ShiftResult,
     _shift_runs,
     build_blocks,
+    group_labels,
     group_members,
     held_groups,
     replay,
@@ -31,6 +32,7 @@ from inspector.pipeline.shifting import (
     shift_context,
     shift_context_reference,
     synthetic_block,
+    truncate_costs,
 )
 from inspector.pipeline.shifting_fast import Fenwick, PrefixBlocks, ShiftingReplayer
 from inspector.pipeline.strategies import (
@@ -147,6 +149,84 @@ def test_fast_shift_with_repeated_keys_drops_every_block_of_a_key_like_the_refer
     fast = shift_context([a, b, c, d], cost, 14)
     assert [x.text[0] for x in fast.kept] == ["b", "d"] and fast.total == 13
     assert_same_shift(fast, shift_context_reference([a, b, c, d], cost, 14))
+
+
+# --- truncate_costs (the array-level core) --------------------------------------------------
+
+
+@st.composite
+def cost_arrays(draw) -> tuple[list[int], list[int], list[bool]]:
+    """Costs (zeros included), int group labels (in runs or scattered) and protected flags."""
+    n = draw(st.integers(0, 40))
+    costs = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
+    labels = draw(st.lists(st.integers(0, max(0, n // 2)), min_size=n, max_size=n))
+    if draw(st.booleans()):
+        labels.sort()  # every group one run: the C-level path
+    protected = draw(st.lists(st.integers(0, 7).map(lambda x: x == 0), min_size=n, max_size=n))
+    return costs, labels, protected
+
+
+def blocks_of(costs: list[int], labels: list[int], protected: list[bool]) -> list[Block]:
+    return [
+        Block(f"b{i}", "user", "message", "x" * c, group=f"g{g}", protection=Reason.PINNED if p else None)
+        for i, (c, g, p) in enumerate(zip(costs, labels, protected, strict=True))
+    ]
+
+
+def assert_cut_matches_reference(costs, labels, protected, budget) -> None:
+    blocks = blocks_of(costs, labels, protected)
+    ref = shift_context_reference(blocks, cost, budget)
+    cut = truncate_costs(costs, labels, protected, budget)
+    assert [b.key for b in cut.kept_of(blocks)] == [b.key for b in ref.kept]
+    assert [b.key for b in cut.excluded_of(blocks)] == [b.key for b in ref.excluded]  # in the order removed
+    assert [f"b{i}" for i in cut.excluded_positions()] == [b.key for b in ref.excluded]
+    assert (cut.total, cut.fits, cut.budget) == (ref.total, ref.fits, ref.budget)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cost_arrays(), st.integers(-10, 700))
+def test_truncate_costs_equals_literal_reference_on_random_arrays(arrays, budget):
+    assert_cut_matches_reference(*arrays, budget)
+
+
+def test_truncate_costs_on_a_generated_session_with_chunked_scan_and_protected_runs():
+    thread = generate_thread(3_000, seed=5)  # > several scan chunks
+    pinned = {m.id for m in thread.messages[::97]}
+    msgs = [Message("sys", Role.SYSTEM, "rules")] + [
+        Message(m.id, m.role, m.content, tool_calls=m.tool_calls, tool_call_id=m.tool_call_id, pinned=m.id in pinned)
+        for m in thread.messages
+    ]
+    blocks = build_blocks(msgs)
+    costs = [cost(b) for b in blocks]
+    labels = group_labels([b.group for b in blocks])
+    protected = [b.protected for b in blocks]
+    assert labels == sorted(labels) and sum(protected) > 20
+    whole = sum(costs)
+    for share in (1.0, 0.97, 0.8, 0.5, 0.1, 0.01, 0.0):
+        budget = int(whole * share)
+        ref = shift_context_reference(blocks, cost, budget)
+        cut = truncate_costs(costs, labels, protected, budget)
+        assert cut.kept_of(blocks) == list(ref.kept) and cut.excluded_of(blocks) == list(ref.excluded)
+        assert cut.total == ref.total and cut.fits == (share > 0.02)
+        assert_same_shift(shift_context(blocks, cost, budget), ref)
+
+
+def test_truncate_costs_cuts_after_the_whole_run_and_keeps_protected_runs_before_it():
+    #            0  1  2  3  4  5  6
+    costs = [5, 4, 4, 3, 6, 2, 1]
+    labels = [0, 1, 1, 3, 4, 4, 6]  # groups: {0}, {1,2}, {3}, {4,5}, {6}
+    protected = [False, False, False, True, False, False, True]
+    cut = truncate_costs(costs, labels, protected, 15)  # need 10: 5 + 4 reaches 9, block 2 reaches 13
+    assert cut.excluded == ((0, 3),) and cut.total == 12 and cut.fits
+    cut = truncate_costs(costs, labels, protected, 5)  # need 20: 13 + 8 = 21 crosses the protected run 3
+    assert cut.excluded == ((0, 3), (4, 6)) and cut.total == 4 and cut.fits
+    cut = truncate_costs(costs, labels, protected, 3)  # protected alone (4) is over
+    assert cut.excluded == ((0, 3), (4, 6)) and cut.total == 4 and not cut.fits
+    assert truncate_costs(costs, labels, protected, 25) == truncate_costs(costs, labels, protected, 25, total=25)
+    assert truncate_costs(costs, labels, protected, 25).excluded == ()
+    split = truncate_costs([5, 1, 5], [0, 1, 0], [False, False, False], 3)  # group 0 is split: the plain loop
+    assert split.excluded == ((0, 1), (2, 3)) and split.total == 1
+    assert truncate_costs([], [], [], 0).excluded == () and truncate_costs((2, 2), (0, 1), (False, False), 2).total == 2
 
 
 # --- vector_recall -------------------------------------------------------------------------

@@ -9,7 +9,9 @@ ported, not copied. This module holds the pure stages (protected set, grouping,
 
 `shift_context` keeps a running total (each block counted once, a removal subtracts its
 group's cost); `shift_context_reference` is the literal version that recounts the whole
-prompt after every removal, exactly as the seed says, kept for the differential tests. The
+prompt after every removal, exactly as the seed says, kept for the differential tests. Its
+core is `truncate_costs`: the same decision on numbers alone (costs counted once, int group
+labels, protected flags), a few C-level passes when every group is one run. The
 replay itself is in `inspector.pipeline.shifting_fast` (blocks and costs built once per
 thread, a linear-time path for truncate); `replay_reference` rebuilds every request from
 scratch, also kept for the differential tests.
@@ -27,11 +29,11 @@ Decisions where the seed is silent:
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, compress, repeat
-from operator import attrgetter, is_not, ne
+from operator import attrgetter, eq, is_not
 
 from inspector.config import Config
 from inspector.model import Kind, Message, Role, Summary, Thread, assign_turns, effective_requests, tool_groups
@@ -273,68 +275,161 @@ _KEY = attrgetter("key")
 _GROUP = attrgetter("group")
 _PROTECTION = attrgetter("protection")
 _REASON_BY_START = (Reason.TOOL_GROUP, Reason.SHIFTED_OLDEST).__getitem__
-_MAX_HELD_RUNS = 64
+_SCAN_CHUNK = 512  # blocks summed at a time while looking for the cut
+
+
+@dataclass(frozen=True, slots=True)
+class CostCut:
+    """What `truncate_costs` decided, by position.
+
+    `excluded` holds half-open position ranges `(start, stop)` in the order removed (every
+    position in them is excluded, nothing else is); `total` is the kept cost. With groups in
+    runs the ranges are in prompt order and the kept positions are `[0, cut)` minus the
+    excluded ranges, then everything from `cut` on.
+    """
+
+    excluded: tuple[tuple[int, int], ...]
+    total: int
+    budget: int
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.budget
+
+    def kept_of(self, items: Sequence) -> list:
+        """`items` (one per position) at the kept positions, in prompt order, by C-level slices."""
+        out: list = []
+        at = 0
+        for start, stop in sorted(self.excluded):
+            out += items[at:start]
+            at = stop
+        out += items[at:]
+        return out
+
+    def excluded_of(self, items: Sequence) -> list:
+        """`items` at the excluded positions, in the order removed."""
+        out: list = []
+        for start, stop in self.excluded:
+            out += items[start:stop]
+        return out
+
+    def excluded_positions(self) -> chain[int]:
+        return chain.from_iterable(map(range, *zip(*self.excluded, strict=True))) if self.excluded else chain()
+
+
+def truncate_costs(
+    costs: Sequence[int], groups: Sequence[int], protected: Sequence[bool], budget: int, *, total: int | None = None
+) -> CostCut:
+    """`shift_context` on numbers: the oldest unprotected groups go until the rest fits `budget`.
+
+    `costs[i]` is block i's full cost (counted beforehand), `groups[i]` an int label (blocks
+    sharing a label are one group; the index of the group's first block is the natural
+    label), `protected[i]` whether block i can never go (its whole group then stays).
+    Positions are the blocks' identities: the same result as `shift_context_reference` on
+    blocks with unique keys and those costs, groups and protections.
+
+    When the labels never decrease along the prompt (every group is one run of adjacent
+    blocks, the usual prompt) this is a few C-level passes and O(log n) per protected group:
+    removing the oldest groups until the rest fits is cutting the prompt after the run of the
+    first block at which the cumulative removable cost reaches `total - budget`; the
+    protected runs before the cut stay. Otherwise a plain loop over the blocks does it.
+    """
+    if total is None:
+        total = sum(costs)
+    if total <= budget:
+        return CostCut((), total, budget)
+    if not isinstance(groups, list):
+        groups = list(groups)
+    if groups != sorted(groups):
+        return _truncate_costs_loop(costs, groups, protected, budget, total)
+    n = len(costs)
+    need = total - budget
+    held = sorted((bisect_left(groups, g), bisect_right(groups, g)) for g in set(compress(groups, protected)))
+    weights = list(costs)  # removable cost per position
+    removable = total
+    for start, stop in held:
+        removable -= sum(weights[start:stop])
+        weights[start:stop] = repeat(0, stop - start)
+    if removable < need:
+        cut, removed = n, removable  # everything removable goes and it still does not fit
+    else:
+        # The first position p whose cumulative removable cost reaches `need`: whole chunks
+        # summed until the one holding p, then a cumulative sum inside it.
+        before = 0
+        at = 0
+        while True:
+            chunk_sum = sum(weights[at:at + _SCAN_CHUNK])
+            if before + chunk_sum >= need:
+                break
+            before += chunk_sum
+            at += _SCAN_CHUNK
+        cumulative = list(accumulate(weights[at:at + _SCAN_CHUNK], initial=before))
+        p = at + bisect_left(cumulative, need, 1) - 1
+        cut = bisect_right(groups, groups[p], p)  # the end of p's run
+        removed = cumulative[p + 1 - at] + sum(weights[p + 1:cut])
+    excluded: list[tuple[int, int]] = []
+    at = 0
+    for start, stop in held:
+        if start >= cut:
+            break
+        if at < start:
+            excluded.append((at, start))
+        at = stop
+    if at < cut:
+        excluded.append((at, cut))
+    return CostCut(tuple(excluded), total - removed, budget)
+
+
+def _truncate_costs_loop(
+    costs: Sequence[int], groups: Sequence[int], protected: Sequence[bool], budget: int, total: int
+) -> CostCut:
+    """`truncate_costs` when a group is split over several runs: groups go in the order of
+    their first block, each whole (its members in prompt order)."""
+    members: dict[int, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(g, []).append(i)
+    held = set(compress(groups, protected))
+    excluded: list[tuple[int, int]] = []
+    for g, positions in members.items():  # dicts keep insertion order: by first block
+        if total <= budget:
+            break
+        if g in held:
+            continue
+        for i in positions:
+            total -= costs[i]
+            excluded.append((i, i + 1))
+    return CostCut(tuple(excluded), total, budget)
+
+
+def group_labels(groups: Sequence[str]) -> list[int]:
+    """Int group labels for `truncate_costs`: the position of each group's first block."""
+    first = dict(zip(reversed(groups), range(len(groups) - 1, -1, -1), strict=True))
+    return list(map(first.__getitem__, groups))
 
 
 def _shift_runs(blocks: tuple[Block, ...], costs: list[int], total: int, budget: int) -> ShiftResult | None:
-    """`shift_context` in prompt order when every group is one run of adjacent blocks (the
-    usual prompt), in a few C-level passes; None when that does not hold (or when a removed
-    key repeats, where the reference's by-key removal applies).
-
-    Removing the oldest groups until the rest fits is then cutting the prompt after the
-    first run whose cumulative removable cost reaches `total - budget`; the protected runs
-    before the cut stay.
-    """
-    n = len(blocks)
-    if n == 0:
+    """`shift_context` in prompt order by `truncate_costs` when every group is one run of
+    adjacent blocks (the usual prompt); None when that does not hold (or when a removed key
+    repeats, where the reference's by-key removal applies)."""
+    if not blocks:
         return None
-    groups = list(map(_GROUP, blocks))
-    starts = list(map(ne, groups, chain((None,), groups)))  # True where a run begins
-    if starts.count(True) != len(set(groups)):
+    labels = group_labels(list(map(_GROUP, blocks)))
+    if labels != sorted(labels):
         return None  # a group is split in several runs
-    held = set(compress(groups, map(is_not, map(_PROTECTION, blocks), repeat(None))))
-    if len(held) > _MAX_HELD_RUNS:
-        return None
-    held_runs = []
-    weights = costs.copy()  # removable cost per block
-    for group in held:
-        start = end = groups.index(group)
-        while end < n and groups[end] == group:
-            end += 1
-        held_runs.append((start, end))
-        weights[start:end] = [0] * (end - start)
-    held_runs.sort()
-    cumulative = list(accumulate(weights))
-    need = total - budget
-    if cumulative[-1] < need:
-        cut = n  # everything removable goes and it still does not fit
-    else:
-        cut = bisect_left(cumulative, need) + 1
-        while cut < n and not starts[cut]:
-            cut += 1
-    gone: list[tuple[int, int]] = []
-    stay: list[tuple[int, int]] = []
-    at = 0
-    for start, end in held_runs:
-        if start >= cut:
-            break
-        gone.append((at, start))
-        stay.append((start, end))
-        at = end
-    gone.append((at, cut))
-    stay.append((cut, n))
-    excluded = tuple(chain.from_iterable(blocks[a:b] for a, b in gone))
-    kept = tuple(chain.from_iterable(blocks[a:b] for a, b in stay))
-    reasons = dict(zip(map(_KEY, excluded), chain.from_iterable(map(_REASON_BY_START, starts[a:b]) for a, b in gone),
-                       strict=True))
+    protected = list(map(is_not, map(_PROTECTION, blocks), repeat(None)))
+    cut = truncate_costs(costs, labels, protected, budget, total=total)
+    excluded = tuple(cut.excluded_of(blocks))
+    kept = tuple(cut.kept_of(blocks))
+    positions = list(cut.excluded_positions())
+    starts = map(eq, map(labels.__getitem__, positions), positions)  # a group's first block triggered its removal
+    reasons = dict(zip(map(_KEY, excluded), map(_REASON_BY_START, starts), strict=True))
     if len(reasons) != len(excluded) or not reasons.keys().isdisjoint(map(_KEY, kept)):
         return None  # a removed key repeats
-    total -= cumulative[cut - 1]
     diagnostics: tuple[str, ...] = ()
-    if total > budget:
-        diagnostics = (f"protected context alone ({total} tokens) exceeds the budget ({budget} tokens)",)
+    if not cut.fits:
+        diagnostics = (f"protected context alone ({cut.total} tokens) exceeds the budget ({budget} tokens)",)
     return ShiftResult(
-        kept=kept, excluded=excluded, diagnostics=diagnostics, reasons=reasons, total=total, budget=budget
+        kept=kept, excluded=excluded, diagnostics=diagnostics, reasons=reasons, total=cut.total, budget=budget
     )
 
 

@@ -11,7 +11,8 @@ host guard's passes, the audit rows, each O(history) in Python objects. Here:
   guard is computed directly: removing "the oldest unprotected groups until it fits" means
   excluding every removable group whose first block is at or before some position t; the
   removable cost per first-block position sits in a Fenwick tree, so t is one O(log n)
-  search. Audit rows are shared between requests (frozen dataclasses): only the kept rows
+  search (`shifting.truncate_costs`, the array-level core of `truncate`, would redo an O(n)
+  pass per request; the tree carries the sums from one request to the next). Audit rows are shared between requests (frozen dataclasses): only the kept rows
   and the rows that changed are made again.
 - Any other strategy, a plugin or an interceptor goes through the ordinary host guard on the
   incrementally built blocks.

@@ -30,7 +30,14 @@ from inspector.model import Thread, ThreadInfo
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.help import HelpScreen
 from inspector.screens.source import ThreadSource
-from inspector.screens.view import Simulator, ViewState, build_view, timeline_points, timeline_scale
+from inspector.screens.view import (
+    Simulator,
+    ViewState,
+    build_view,
+    default_simulator,
+    timeline_points,
+    timeline_scale,
+)
 from widgets.blocks import BlocksView
 from widgets.budget import STATUS_STYLES, BudgetView
 from widgets.config_form import ConfigForm
@@ -143,9 +150,7 @@ class InspectorApp(App[None]):
         self.profile = profile
         self.overrides = dict(overrides or {})
         if simulator is None:
-            from inspector.service import run_simulation
-
-            simulator = run_simulation
+            simulator = default_simulator
         self.simulator: Simulator = simulator
         self.live = live
         self.poll_interval = poll_interval
@@ -326,7 +331,7 @@ class InspectorApp(App[None]):
     def _replay_worker(self, view: ViewState, config: Config) -> None:
         worker = get_current_worker()
         try:
-            new = build_view(view.thread, view.baseline_config, config, self.simulator, baseline=view.baseline,
+            new = build_view(view.thread, view.baseline_config, config, self.simulator, baseline=view.baseline_replay,
                              data_version=view.data_version)
         except Exception as exc:
             self.call_from_thread(self._replay_failed, config, str(exc))
@@ -391,7 +396,7 @@ class InspectorApp(App[None]):
     def current_request(self) -> RequestAudit | None:
         if self.view is None or not self.view.requests:
             return None
-        return self.view.requests[min(self.request_index, len(self.view.requests) - 1)]
+        return self.view.audit(min(self.request_index, len(self.view.requests) - 1))
 
     def _show_request(self, *, all_tabs: bool = False) -> None:
         """Update the status line, timeline label and panes for the selected request."""
@@ -542,13 +547,13 @@ class InspectorApp(App[None]):
         request = self.current_request
         if request is not None:
             delta = diff.prompt_delta.get(request.index)
-            changed = diff.changed_blocks.get(request.index, 0)
+            base = view.baseline_audit(request.index) if request.index < len(view.baseline.requests) else None
+            changes = block_changes(base, request) if base is not None and base.request_id == request.request_id else []
+            changed = len(changes) if base is not None else diff.changed_blocks.get(request.index, 0)
             out.append(f"\nSelected request {request.index + 1}\n", style="bold")
             out.append(f"  prompt tokens {'unchanged' if not delta else f'{delta:+,}'}\n")
             out.append(f"  {changed} block statuses changed\n")
-            base = view.baseline.requests[request.index] if request.index < len(view.baseline.requests) else None
-            if changed and base is not None and base.request_id == request.request_id:
-                changes = block_changes(base, request)
+            if changes:
                 for change in changes[:DIFF_BLOCKS_SHOWN]:
                     out.append(f"    {safe_line(change.message_id, 28)}: ")
                     out.append(change.before, style=STATUS_STYLES.get(change.before, ""))
@@ -699,6 +704,7 @@ class InspectorApp(App[None]):
         if view is None or request is None:
             return None
         payload = view.simulation.to_json(request=request.index)
+        payload["requests"] = [request.to_json()]  # the selected request with every block
         payload["thread_title"] = view.thread.title
         return payload
 

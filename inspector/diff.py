@@ -102,6 +102,11 @@ def block_changes(base: RequestAudit, new: RequestAudit) -> list[BlockChange]:
     return out
 
 
+def status_moves(before: dict[str, int], after: dict[str, int]) -> int:
+    """The fewest blocks that must have changed status to turn one count per status into the other."""
+    return sum(max(0, n - before.get(status, 0)) for status, n in after.items())
+
+
 def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
     base_c, new_c = compaction_indices(base), compaction_indices(new)
     moves = tuple(
@@ -122,10 +127,14 @@ def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
             continue
         if old.budget.prompt_tokens != req.budget.prompt_tokens:
             delta[req.index] = req.budget.prompt_tokens - old.budget.prompt_tokens
-        # Fast path: identical status sequences need no per-block work.
-        if [b.status for b in old.blocks] == [b.status for b in req.blocks]:
-            continue
-        count = len(block_changes(old, req))
+        if not old.blocks or not req.blocks:
+            # Timeline-level replays (long threads): blocks that changed status, from the counts
+            # per status (exact when blocks move one way, as a config edit typically makes them).
+            count = status_moves(old.block_counts(), req.block_counts())
+        elif [b.status for b in old.blocks] == [b.status for b in req.blocks]:
+            continue  # fast path: identical status sequences need no per-block work
+        else:
+            count = len(block_changes(old, req))
         if count:
             changed[req.index] = count
     return SimulationDiff(

@@ -10,12 +10,45 @@ from itertools import accumulate
 from inspector.config import Config
 from inspector.diff import SimulationDiff, diff_simulations
 from inspector.model import Message, Summary, Thread, tool_groups
+from inspector.pipeline import Replay
 from inspector.pipeline.audit import RequestAudit, Simulation
 from inspector.tokens import message_costs, text_cost
 from widgets.summaries import SummaryStats
 from widgets.timeline import TimelinePoint, TimelineScale
 
-Simulator = Callable[[Thread, Config], Simulation]
+Simulator = Callable[..., "Replay | Simulation"]
+"""simulator(thread, config, baseline=bool) -> a Replay (timeline now, blocks on demand) or a full Simulation."""
+
+
+class FullReplay:
+    """A Replay-like wrapper around a Simulation that already holds every block."""
+
+    def __init__(self, simulation: Simulation) -> None:
+        self._simulation = simulation
+        self.notices: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._simulation.requests)
+
+    def audit(self, index: int) -> RequestAudit:
+        return self._simulation.requests[index]
+
+    def simulation(self, *, blocks: bool = True) -> Simulation:
+        return self._simulation
+
+
+def _run(simulator: Simulator, thread: Thread, config: Config, *, baseline: bool) -> Replay | FullReplay:
+    try:
+        out = simulator(thread, config, baseline=baseline)
+    except TypeError:  # a simulator(thread, config) without the keyword
+        out = simulator(thread, config)
+    return FullReplay(out) if isinstance(out, Simulation) else out
+
+
+def default_simulator(thread: Thread, config: Config, *, baseline: bool = False) -> Replay:
+    from inspector.service import run_replay
+
+    return run_replay(thread, config, baseline=baseline)
 
 
 @dataclass(frozen=True)
@@ -31,6 +64,23 @@ class ViewState:
     summaries: dict[str, Summary] = field(repr=False)
     data_version: tuple | None = None
     partners: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
+    baseline_replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
+
+    def audit(self, index: int) -> RequestAudit:
+        """Request `index` with its full block list (built on demand for long threads)."""
+        if self.replay is None:
+            return self.simulation.requests[index]
+        return self.replay.audit(index)
+
+    def baseline_audit(self, index: int) -> RequestAudit:
+        if self.baseline_replay is None:
+            return self.baseline.requests[index]
+        return self.baseline_replay.audit(index)
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        return tuple(self.replay.notices) if self.replay is not None else ()
 
     @cached_property
     def recorded_compactions(self) -> dict[str, Summary]:
@@ -94,21 +144,24 @@ def build_view(
     config: Config,
     simulator: Simulator,
     *,
-    baseline: Simulation | None = None,
+    baseline: Replay | FullReplay | None = None,
     data_version: tuple | None = None,
 ) -> ViewState:
-    """Replay under the baseline (unless given) and, when it differs, under `config`; diff the two."""
+    """Replay under the baseline (unless given; it follows the thread's recorded compactions)
+    and, when it differs, under `config`; diff the two timelines."""
     if baseline is None:
-        baseline = simulator(thread, baseline_config)
+        baseline = _run(simulator, thread, baseline_config, baseline=True)
+    baseline_sim = baseline.simulation(blocks=False)
     if config == baseline_config:
-        simulation, diff = baseline, None
+        current, simulation, diff = baseline, baseline_sim, None
     else:
-        simulation = simulator(thread, config)
-        diff = diff_simulations(baseline, simulation)
+        current = _run(simulator, thread, config, baseline=False)
+        simulation = current.simulation(blocks=False)
+        diff = diff_simulations(baseline_sim, simulation)
     return ViewState(
         thread=thread,
         baseline_config=baseline_config,
-        baseline=baseline,
+        baseline=baseline_sim,
         config=config,
         simulation=simulation,
         diff=diff,
@@ -118,6 +171,8 @@ def build_view(
                                                               if s.id not in {x.id for x in simulation.summaries}},
         data_version=data_version,
         partners=tool_partners(thread),
+        replay=current,
+        baseline_replay=baseline,
     )
 
 

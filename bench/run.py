@@ -113,11 +113,20 @@ def bench_shifting() -> None:
     run()
 
 
+def bench_tui() -> None:
+    from bench.bench_tui import bench_tui as run
+    from bench.bench_tui import bench_tui_memory
+
+    run()
+    bench_tui_memory()
+
+
 BENCHES: dict[str, Callable[[], None]] = {
     "tokens": bench_tokens,
     "replay": bench_replay,
     "shifting": bench_shifting,
     "memory": bench_memory,
+    "tui": bench_tui,
 }
 
 

@@ -168,6 +168,7 @@ class InspectorApp(App[None]):
         self._panes_dirty = False
         self._panes_all_tabs = False
         self._panes_at = 0.0
+        self.panes_updated_at = 0.0
         self._pane_timer: Timer | None = None
         self.last_export: Path | None = None
 
@@ -332,7 +333,7 @@ class InspectorApp(App[None]):
         worker = get_current_worker()
         try:
             new = build_view(view.thread, view.baseline_config, config, self.simulator, baseline=view.baseline_replay,
-                             data_version=view.data_version)
+                             data_version=view.data_version, previous=view)
         except Exception as exc:
             self.call_from_thread(self._replay_failed, config, str(exc))
             return
@@ -443,6 +444,7 @@ class InspectorApp(App[None]):
         self._stale_tabs |= {"blocks", "summaries"}
         if all_tabs or active in ("blocks", "summaries"):
             self._refresh_tab(active)
+        self.panes_updated_at = time.monotonic()  # read by bench/bench_tui.py
 
     def _refresh_tab(self, tab: str) -> None:
         view = self.view

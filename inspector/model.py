@@ -31,12 +31,17 @@ class ToolCall:
     id: str
     name: str
     arguments: Any = field(default_factory=dict)
+    _json: str = field(init=False, repr=False, compare=False, default="")
+
+    def __post_init__(self) -> None:
+        # Computed once: replays count (and summarizers scan) the JSON many times.
+        text = self.arguments if isinstance(self.arguments, str) else json.dumps(
+            self.arguments, ensure_ascii=False, sort_keys=True)
+        object.__setattr__(self, "_json", text)
 
     def arguments_json(self) -> str:
         """Arguments as the JSON text a provider would receive (counted as such)."""
-        if isinstance(self.arguments, str):
-            return self.arguments
-        return json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)
+        return self._json
 
 
 @dataclass(frozen=True, slots=True)

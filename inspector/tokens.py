@@ -74,6 +74,8 @@ class TokenCounter:
     def __init__(self, tokenizer: Tokenizer, persistent: PersistentCache | None = None):
         self.tokenizer = tokenizer
         self._cache: dict[str, int] = {}
+        # (id of a messages tuple, profile) -> (that tuple, its costs): see message_costs.
+        self._costs: dict[tuple[int, str], tuple[tuple[Message, ...], tuple[int, ...]]] = {}
         self._persistent = persistent
 
     @property
@@ -122,7 +124,19 @@ def message_cost(counter: TokenCounter, message: Message, profile: str) -> int:
 
 
 def message_costs(counter: TokenCounter, messages: Iterable[Message], profile: str) -> list[int]:
+    """Cost of every message. For a thread's message tuple the result is remembered (the
+    same tuple is replayed again and again as the user edits the config)."""
     overhead = MESSAGE_OVERHEAD[profile]
+    if isinstance(messages, tuple):
+        key = (id(messages), profile)
+        hit = counter._costs.get(key)
+        if hit is not None and hit[0] is messages:
+            return list(hit[1])
+        costs = [c + overhead for c in counter.count_all(m.text_for_count() for m in messages)]
+        if len(counter._costs) >= 8:
+            counter._costs.clear()
+        counter._costs[key] = (messages, tuple(costs))
+        return costs
     return [c + overhead for c in counter.count_all(m.text_for_count() for m in messages)]
 
 

@@ -404,7 +404,7 @@ class IrisReplayer:
         msgs = self.msgs = list(thread.messages)
         self.index = {m.id: i for i, m in enumerate(msgs)}
         turn_of = self.turn_of = assign_turns(msgs)
-        costs = self.costs = message_costs(counter, msgs, PROFILE)
+        costs = self.costs = message_costs(counter, thread.messages, PROFILE)
         placeholder = counter.count(PLACEHOLDER) + MESSAGE_OVERHEAD[PROFILE]
         is_tool = self.is_tool = [m.role is Role.TOOL for m in msgs]
         self.pruned_costs = [placeholder if t else c for t, c in zip(is_tool, costs, strict=True)]

@@ -146,9 +146,11 @@ def build_view(
     *,
     baseline: Replay | FullReplay | None = None,
     data_version: tuple | None = None,
+    previous: ViewState | None = None,
 ) -> ViewState:
     """Replay under the baseline (unless given; it follows the thread's recorded compactions)
     and, when it differs, under `config`; diff the two timelines."""
+    same_thread = previous is not None and previous.thread is thread  # per-thread tables carry over
     if baseline is None:
         baseline = _run(simulator, thread, baseline_config, baseline=True)
     baseline_sim = baseline.simulation(blocks=False)
@@ -166,11 +168,11 @@ def build_view(
         simulation=simulation,
         diff=diff,
         summary_stats=summary_stats(thread, simulation, config),
-        messages={m.id: m for m in thread.messages},
+        messages=previous.messages if same_thread else {m.id: m for m in thread.messages},
         summaries={s.id: s for s in simulation.summaries} | {s.id: s for s in thread.summaries
                                                               if s.id not in {x.id for x in simulation.summaries}},
         data_version=data_version,
-        partners=tool_partners(thread),
+        partners=previous.partners if same_thread else tool_partners(thread),
         replay=current,
         baseline_replay=baseline,
     )

@@ -1,36 +1,32 @@
 """Untrusted text made safe for a terminal: control and escape characters neutralized.
 
-Pure. Widgets additionally render through rich.text.Text / Content so markup is
-never interpreted.
+Pure. Text is never parsed as markup (widgets wrap it in `rich.text.Text`), and
+characters a terminal would interpret are replaced by visible symbols, so an escape
+sequence inside a tool output cannot move the cursor, change colours or set the
+window title.
 """
 
 from __future__ import annotations
 
-import re
-
-# C0 controls except tab/newline, DEL, and C1 controls (incl. CSI 0x9b, OSC 0x9d).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-
-
-def _visible(match: re.Match[str]) -> str:
-    ch = match.group()
-    code = ord(ch)
-    if code < 0x20:
-        return chr(0x2400 + code)  # ␀ .. ␟ (ESC -> ␛)
-    if code == 0x7F:
-        return "\u2421"  # ␡
-    return f"\\x{code:02x}"
+# C0 controls map to the Unicode "control pictures" block (U+2400 + code); DEL to U+2421.
+_TRANSLATION: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20) if code not in (0x09, 0x0A)}
+_TRANSLATION[0x7F] = "\u2421"
+# C1 controls (0x80-0x9f, CSI and OSC among them) have no pictures: a marker with the code.
+_TRANSLATION.update({code: f"\u2426{code:02x}" for code in range(0x80, 0xA0)})
+# Bidirectional overrides can reorder what is shown; make them visible too.
+_TRANSLATION.update({code: f"<U+{code:04X}>" for code in (0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067,
+                                                          0x2068, 0x2069)})
 
 
-def safe_text(text: str) -> str:
-    """Keep newlines and tabs; show every other control character as a visible symbol."""
-    return _BIDI.sub("\ufffd", _CONTROL.sub(_visible, text))
+def safe_text(value: object) -> str:
+    """`value` as a string whose control characters (except newline and tab) are visible symbols."""
+    text = value if isinstance(value, str) else str(value)
+    return text.translate(_TRANSLATION)
 
 
-def safe_line(text: str, limit: int | None = None) -> str:
-    """One line: newlines and tabs shown as spaces, optionally cut to `limit` characters."""
-    out = safe_text(text).replace("\r", " ").replace("\n", " ").replace("\t", " ")
-    if limit is not None and len(out) > limit:
-        out = out[: max(0, limit - 1)] + "…"
-    return out
+def safe_line(value: object, limit: int | None = None) -> str:
+    """One line: newlines and tabs shown as spaces, cut to `limit` characters with an ellipsis."""
+    text = safe_text(value).replace("\n", " ").replace("\t", " ")
+    if limit is not None and len(text) > limit:
+        return text[: max(0, limit - 1)] + "…"
+    return text

@@ -19,7 +19,7 @@ from pathlib import Path
 from inspector.model import Thread
 from inspector.store import Store, StoreError, default_demo_path
 
-DEMO_VERSION = 1
+DEMO_VERSION = 2
 DEMO_MARK = f"context-inspector demo v{DEMO_VERSION}"
 DEMO_TIME = "2026-01-01T00:00:00.000000Z"
 FIXTURE_TIME = "2026-01-01T00:00:01.000000Z"  # listed after the example threads
@@ -65,7 +65,8 @@ def build_demo_db(path: Path, threads: Iterable[Thread] | None = None, *, fixtur
     store = Store.open(str(tmp), read_only=False, create=True, now=DEMO_TIME)
     try:
         examples = list(example_threads() if threads is None else threads)
-        store.save_threads(examples, now=DEMO_TIME)
+        for i, thread in enumerate(examples):  # listed in this order (the walkthrough first)
+            store.save_thread(thread, now=f"2026-01-01T00:00:00.{i:06d}Z")
         if fixtures:
             data = resources.files("inspector.demo_data")
             for name in FIXTURE_FILES:

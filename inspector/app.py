@@ -328,7 +328,7 @@ class InspectorApp(App[None]):
             return
         self._replay_worker(self.view, config)
 
-    @work(thread=True, exclusive=True, group="engine", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="engine", exit_on_error=False, description="replay")
     def _replay_worker(self, view: ViewState, config: Config) -> None:
         worker = get_current_worker()
         try:
@@ -337,6 +337,11 @@ class InspectorApp(App[None]):
         except Exception as exc:
             self.call_from_thread(self._replay_failed, config, str(exc))
             return
+        if new.requests:  # build the selected request's blocks here, not on the UI thread
+            index = min(self.request_index, len(new.requests) - 1)
+            new.audit(index)
+            if index < len(new.baseline.requests):
+                new.baseline_audit(index)
         if not worker.is_cancelled:
             self.call_from_thread(self._apply_view, new, keep_position=True)
 
@@ -688,7 +693,7 @@ class InspectorApp(App[None]):
             return
         self._save_config_worker(self.view.config)
 
-    @work(thread=True, group="io", exit_on_error=False)
+    @work(thread=True, group="io", exit_on_error=False, description="save config")
     def _save_config_worker(self, config: Config) -> None:
         from inspector.service import save_config
 
@@ -717,7 +722,7 @@ class InspectorApp(App[None]):
             return
         self._export_worker(payload)
 
-    @work(thread=True, group="io", exit_on_error=False)
+    @work(thread=True, group="io", exit_on_error=False, description="export audit")
     def _export_worker(self, payload: dict[str, Any]) -> None:
         thread_part = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(payload["thread_id"]))[:60] or "thread"
         index = payload["requests"][0]["index"] + 1 if payload["requests"] else 0

@@ -136,9 +136,11 @@ def test_a_bad_thread_is_reported_and_the_others_import():
     duplicate = {"id": "dup", "messages": [{"id": "m1", "role": "user"}, {"id": "m1", "role": "user"}]}
     document = json.dumps({"format": FORMAT, "threads": [bad_role, good, duplicate, "nope"]})
     _, result = parse_text(document, "mixed.json")
-    assert [t.id for t in result.threads] == ["ok"]
+    # Bad items are left out or repaired one by one (the reliability brief); the threads stay.
+    assert [(t.id, [m.id for m in t.messages]) for t in result.threads] == [
+        ("bad", []), ("ok", ["card", "lb1", "m1", "m2", "m3", "m4", "m5"]), ("dup", ["m1", "m1~2"])]
     assert result.skipped == [
-        "mixed.json: thread bad: message 'm1': unknown role 'wizard'",
-        "mixed.json: thread dup: duplicate message id 'm1'",
+        "mixed.json: thread bad: message 'm1': unknown role 'wizard'; message skipped",
         "mixed.json: thread 3: a thread needs a non-empty string 'id'",
+        "mixed.json: thread dup: message id 'm1' appears twice; the later one renamed 'm1~2'",
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from dataclasses import dataclass
 
@@ -87,7 +88,7 @@ def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     table.add_column("Sent", justify="right")
     table.add_column("Full", justify="right")
     table.add_column("Status")
-    ranked = sorted(request.blocks, key=lambda b: (b.tokens_sent, b.tokens), reverse=True)[:count]
+    ranked = heapq.nlargest(count, request.blocks, key=lambda b: (b.tokens_sent, b.tokens))
     for block in ranked:
         name = f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
         table.add_row(Text(name), f"{block.tokens_sent:,}", f"{block.tokens:,}",

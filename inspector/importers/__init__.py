@@ -5,6 +5,13 @@
 id), so importing a file again replaces its threads instead of duplicating them, and the
 import record says which were replaced. A malformed line or record is reported as
 `file:line: reason` (or `file: record N: reason`) and skipped; the rest imports.
+
+Bad input never stops the other files and never loses a whole thread for one bad item: invalid
+UTF-8 is decoded line by line with U+FFFD (each line reported), JSON nested deeper than
+`_common.MAX_DEPTH` is refused with a one-line error, and every parsed thread is repaired by
+`_sanitize.sanitize_thread` (repeated ids renamed, NUL characters replaced, impossible token
+counts dropped, dangling or looping summary links cut), each repair one `file: thread X: reason`
+warning. A whole file that cannot be imported is one line in `ImportReport.errors`.
 """
 
 from __future__ import annotations
@@ -12,14 +19,17 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
 from inspector.importers import anthropic, claude_code, codex, native, openai, swe_agent
-from inspector.importers._common import FormatError, ParseResult
+from inspector.importers._common import FormatError, ParseResult, decode_json
+from inspector.importers._sanitize import sanitize_thread
 from inspector.importers.native import export_native
+from inspector.store import StoreError
 
 ImportError_ = FormatError
 """Alias used by the CLI: a whole input that cannot be imported."""
@@ -34,6 +44,9 @@ FORMATS: dict[str, Any] = {
 }
 FORMAT_NAMES = ("auto", *FORMATS)
 SUFFIXES = (".json", ".jsonl", ".traj")
+
+MAX_DECODE_WARNINGS = 20
+"""Invalid UTF-8 is reported line by line up to this many lines, then as one count."""
 
 ImportProgress = Callable[[str, int, int], None]
 """progress(path, characters done, characters in the file)."""
@@ -110,7 +123,8 @@ def _document_kind(document: Any) -> str | None:
 
 def _looks_anthropic(body: dict[str, Any]) -> bool:
     """Anthropic bodies: top-level `system`, or content blocks of tool_use/tool_result, and no OpenAI keys."""
-    messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    raw = body.get("messages")
+    messages = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
     if any("tool_calls" in m or m.get("role") in ("tool", "system", "function") for m in messages):
         return False
     if "system" in body:
@@ -127,15 +141,17 @@ def _looks_anthropic(body: dict[str, Any]) -> bool:
 def detect_format_text(name: str, text: str) -> str:
     """The format of `text` (the contents of file `name`); FormatError when unknown."""
     logical = _logical_name(name).lower()
+    stripped = text.lstrip()
+    if not stripped:
+        raise FormatError(f"{name}: empty file")
     if logical.endswith(".traj"):
         return "swe-agent"
-    stripped = text.lstrip()
     if logical.endswith(".jsonl") or (stripped.startswith("{") and "\n{" in stripped[:200000]):
         sample: list[dict[str, Any]] = []
         for line in text.splitlines()[:50]:
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
+                value = decode_json(line)
+            except ValueError:  # JSONDecodeError included
                 continue
             if isinstance(value, dict):
                 sample.append(value)
@@ -145,20 +161,46 @@ def detect_format_text(name: str, text: str) -> str:
         if logical.endswith(".jsonl"):
             raise FormatError(f"{name}: unknown JSONL transcript format (use --format)")
     try:
-        document = json.loads(text)
+        document = decode_json(text)
     except json.JSONDecodeError as exc:
         raise FormatError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg}); cannot detect the format") from None
+    except ValueError as exc:
+        raise FormatError(f"{name}: {exc}; cannot detect the format") from None
+    version = document.get("format") if isinstance(document, dict) else None
+    if isinstance(version, str) and version.startswith("context-inspector/") and version != native.FORMAT:
+        raise FormatError(f"{name}: unsupported format {version!r} (this version reads {native.FORMAT!r})")
     kind = _document_kind(document)
     if kind is None:
         raise FormatError(f"{name}: unknown transcript format (use --format)")
     return kind
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, warnings: list[str] | None = None) -> str:
+    """The file's text (gunzipped when .gz). Invalid UTF-8 raises UnicodeDecodeError, unless
+    `warnings` is given: then each bad line is decoded with U+FFFD replacements and reported
+    there as `file:line: invalid UTF-8 replaced with U+FFFD`."""
     data = path.read_bytes()
     if path.name.lower().endswith(".gz"):
         data = gzip.decompress(data)
-    return data.decode("utf-8-sig")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        if warnings is None:
+            raise
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    out: list[str] = []
+    bad: list[int] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            out.append(raw.decode("utf-8", "replace"))
+            bad.append(number)
+    warnings.extend(f"{path}:{n}: invalid UTF-8 replaced with U+FFFD" for n in bad[:MAX_DECODE_WARNINGS])
+    if len(bad) > MAX_DECODE_WARNINGS:
+        warnings.append(f"{path}: invalid UTF-8 replaced with U+FFFD on {len(bad) - MAX_DECODE_WARNINGS} more lines")
+    return "\n".join(out)
 
 
 def detect_format(path: str | Path) -> str:
@@ -173,7 +215,10 @@ def parse_text(text: str, name: str, fmt: str = "auto", progress: Callable[[int]
     if fmt not in FORMATS:
         raise FormatError(f"unknown format {fmt!r} (one of {', '.join(FORMAT_NAMES)})")
     logical = _logical_name(name)
-    result = FORMATS[fmt].parse(text, logical, progress)
+    try:
+        result = FORMATS[fmt].parse(text, logical, progress)
+    except RecursionError:
+        raise FormatError(f"{name}: content nested too deeply to import") from None
     result.threads = _valid_threads(result.threads, logical, result.skipped)
     if logical != name:  # report the file the user named
         result.skipped = [s.replace(logical, name, 1) if s.startswith(logical) else s for s in result.skipped]
@@ -181,18 +226,17 @@ def parse_text(text: str, name: str, fmt: str = "auto", progress: Callable[[int]
 
 
 def _valid_threads(threads: list[Any], name: str, skipped: list[str]) -> list[Any]:
-    """Drop (and report) threads the store cannot hold: repeated thread or message ids."""
+    """Threads the store can hold: a repeated thread id is dropped (and reported); every thread is
+    repaired by `sanitize_thread` (repeated message ids renamed, bad values dropped; each reported)."""
     out, seen = [], set()
     for thread in threads:
-        ids = [m.id for m in thread.messages]
         if thread.id in seen:
             skipped.append(f"{name}: thread {thread.id}: the same thread id appears twice in the file")
-        elif len(set(ids)) != len(ids):
-            repeated = next(i for i in ids if ids.count(i) > 1)
-            skipped.append(f"{name}: thread {thread.id}: message id {repeated!r} appears twice")
-        else:
-            seen.add(thread.id)
-            out.append(thread)
+            continue
+        seen.add(thread.id)
+        fixed, warnings = sanitize_thread(thread, name)
+        skipped.extend(warnings)
+        out.append(fixed)
     return out
 
 
@@ -221,13 +265,17 @@ def import_paths(
     report = ImportReport()
     for path in _expand(paths):
         name = str(path)
+        decode_warnings: list[str] = []
         try:
-            text = read_text(path)
+            text = read_text(path, decode_warnings)
         except FileNotFoundError:
             report.errors.append(f"{name}: no such file")
             continue
-        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
-            report.errors.append(f"{name}: cannot read ({exc})")
+        except IsADirectoryError:
+            report.errors.append(f"{name}: is a directory")
+            continue
+        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            report.errors.append(f"{name}: cannot read ({' '.join(str(exc).split())})")
             continue
         total = len(text)
 
@@ -240,20 +288,30 @@ def import_paths(
         except FormatError as exc:
             report.errors.append(str(exc))
             continue
+        except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the other files
+            detail = " ".join(str(exc).split())[:200]
+            report.errors.append(f"{name}: internal error while importing ({type(exc).__name__}: {detail}); "
+                                 "please report it")
+            continue
+        result.skipped[:0] = decode_warnings
+        thread_ids = [t.id for t in result.threads]
+        try:
+            flags = store.save_threads(result.threads, now=now)
+            replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
+            store.add_import_record(
+                path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),
+                sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                fmt=used,
+                thread_ids=thread_ids,
+                replaced=replaced,
+                skipped=result.skipped,
+                now=now,
+            )
+        except StoreError as exc:
+            report.errors.append(f"{name}: {exc}")
+            continue
         report.files.append(name)
         report.skipped.extend(result.skipped)
-        flags = store.save_threads(result.threads, now=now)
-        thread_ids = [t.id for t in result.threads]
-        replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
         report.threads.extend(thread_ids)
         report.replaced.extend(replaced)
-        store.add_import_record(
-            path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),
-            sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-            fmt=used,
-            thread_ids=thread_ids,
-            replaced=replaced,
-            skipped=result.skipped,
-            now=now,
-        )
     return report

@@ -32,6 +32,38 @@ class FormatError(ValueError):
     """The input as a whole is not in the expected format (one line, names the file)."""
 
 
+MAX_DEPTH = 100
+"""Deeper JSON is refused: no transcript nests this far, and walking it would exhaust the stack."""
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests lists/objects deeper than `limit` (checked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def decode_json(text: str) -> Any:
+    """json.loads that raises ValueError (never RecursionError) for input nested too deeply."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    if too_deep(value):
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
 def first_line(text: str, limit: int = 80) -> str:
     for line in text.splitlines():
         line = line.strip()
@@ -51,9 +83,12 @@ def iter_jsonl(text: str, name: str, skipped: list[str], progress: Progress | No
         if not stripped:
             continue
         try:
-            value = json.loads(stripped)
+            value = decode_json(stripped)
         except json.JSONDecodeError as exc:
             skipped.append(f"{name}:{number}: invalid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except ValueError as exc:
+            skipped.append(f"{name}:{number}: {exc}")
             continue
         if not isinstance(value, dict):
             skipped.append(f"{name}:{number}: not a JSON object")
@@ -65,9 +100,11 @@ def iter_jsonl(text: str, name: str, skipped: list[str], progress: Progress | No
 
 def load_json(text: str, name: str) -> Any:
     try:
-        return json.loads(text)
+        return decode_json(text)
     except json.JSONDecodeError as exc:
         raise FormatError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:
+        raise FormatError(f"{name}: {exc}") from None
 
 
 def flatten_blocks(content: Any, meta: dict[str, Any]) -> str:
@@ -118,7 +155,9 @@ def parse_arguments(raw: Any) -> Any:
 
 def openai_tool_calls(raw: Any) -> tuple[ToolCall, ...]:
     calls: list[ToolCall] = []
-    for i, call in enumerate(raw or ()):
+    if not isinstance(raw, list):
+        return ()
+    for i, call in enumerate(raw):
         if not isinstance(call, Mapping):
             continue
         function = call.get("function") if isinstance(call.get("function"), Mapping) else call
@@ -134,7 +173,9 @@ def openai_tool_calls(raw: Any) -> tuple[ToolCall, ...]:
 
 def openai_tools(raw: Any) -> tuple[ToolDef, ...]:
     tools: list[ToolDef] = []
-    for tool in raw or ():
+    if not isinstance(raw, list):
+        return ()
+    for tool in raw:
         if not isinstance(tool, Mapping):
             continue
         function = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
@@ -164,7 +205,7 @@ def openai_messages(
     system_parts: list[str] = []
     messages: list[Message] = []
     for index, item in enumerate(raw):
-        if not isinstance(item, Mapping) or item.get("role") not in ROLE_ALIASES:
+        if not isinstance(item, Mapping) or not isinstance(item.get("role"), str) or item["role"] not in ROLE_ALIASES:
             skipped.append(f"{where}: message {index}: not a chat message with a known role")
             continue
         meta: dict[str, Any] = {k: v for k, v in item.items() if k not in OPENAI_KNOWN_KEYS}

@@ -10,6 +10,7 @@ text joined, `tool_use` -> tool calls (input kept as an object), thinking to met
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
@@ -32,7 +33,14 @@ def _messages(raw: list[Any], where: str, skipped: list[str]) -> list[Message]:
             skipped.append(f"{where}: message {i}: not a user/assistant message")
             continue
         content = item.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        if isinstance(content, str):
+            blocks: list[Any] = [{"type": "text", "text": content}]
+        elif isinstance(content, list):
+            blocks = content
+        elif isinstance(content, Mapping):
+            blocks = [content]
+        else:
+            blocks = [] if content is None else [{"type": "text", "text": json.dumps(content)}]
         if item["role"] == "assistant":
             meta: dict[str, Any] = {}
             calls = tuple(
@@ -72,8 +80,9 @@ def _thread(body: Any, thread_id: str, where: str, skipped: list[str]) -> Thread
     system = flatten_blocks(body.get("system"), sys_meta)
     tools = tuple(
         ToolDef(name=t["name"], description=str(t.get("description") or ""),
-                input_schema=dict(t.get("input_schema") or {}))
-        for t in body.get("tools") or () if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+                input_schema=dict(t["input_schema"]) if isinstance(t.get("input_schema"), Mapping) else {})
+        for t in (body.get("tools") if isinstance(body.get("tools"), list) else ())
+        if isinstance(t, Mapping) and isinstance(t.get("name"), str)
     )
     metadata = body.get("metadata") if isinstance(body.get("metadata"), Mapping) else {}
     tid = str(body.get("id") or metadata.get("thread_id") or thread_id)

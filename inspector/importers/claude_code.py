@@ -45,21 +45,30 @@ def prompt_tokens(usage: Any) -> int | None:
     if not isinstance(usage, Mapping):
         return None
     keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    if not any(isinstance(usage.get(k), int) for k in keys):
-        return None
-    return sum(int(usage.get(k) or 0) for k in keys)
+    counts = [usage.get(k) for k in keys]
+    counts = [c for c in counts if isinstance(c, int) and not isinstance(c, bool)]
+    return sum(counts) if counts else None
 
 
-def _walk(leaf: str, records: Mapping[str, tuple[int, dict]]) -> list[tuple[int, dict]]:
-    """Root-to-leaf chain ending at `leaf`, following parentUuid, else logicalParentUuid."""
+def _walk(leaf: str, records: Mapping[str, tuple[int, dict]], name: str = "",
+          skipped: list[str] | None = None) -> list[tuple[int, dict]]:
+    """Root-to-leaf chain ending at `leaf`, following parentUuid, else logicalParentUuid.
+
+    A chain that loops back on itself is cut where it closes (reported in `skipped`)."""
     chain: list[tuple[int, dict]] = []
     seen: set[str] = set()
     current: str | None = leaf
-    while current is not None and current in records and current not in seen:
+    while current is not None and current in records:
+        if current in seen:
+            if skipped is not None:
+                number = chain[-1][0]
+                skipped.append(f"{name}:{number}: parentUuid {current!r} closes a cycle; the chain starts here")
+            break
         seen.add(current)
         number, rec = records[current]
         chain.append((number, rec))
-        current = rec.get("parentUuid") or rec.get("logicalParentUuid")
+        parent = rec.get("parentUuid") or rec.get("logicalParentUuid")
+        current = parent if isinstance(parent, str) else None
     chain.reverse()
     return chain
 
@@ -152,12 +161,12 @@ class _Builder:
         self.messages.append(Message(id=mid, role=Role.USER, content=text, created_at=rec.get("timestamp"), meta=meta))
 
     def _assistant(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
-        msg_id = message.get("id")
+        msg_id = message.get("id") if isinstance(message.get("id"), str) else None
         last = self.messages[-1] if self.messages else None
         blocks = message.get("content")
         if isinstance(blocks, str):
             blocks = [{"type": "text", "text": blocks}]
-        blocks = [b for b in blocks or () if isinstance(b, Mapping)]
+        blocks = [b for b in blocks if isinstance(b, Mapping)] if isinstance(blocks, list) else []
         calls = [
             ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {}))
             for b in blocks if b.get("type") == "tool_use"
@@ -314,7 +323,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     side = [u for u in order if records[u][1].get("isSidechain")]
     task_prompts: dict[str, str] = {}
     if main:
-        chain = _walk(main[-1], records)
+        chain = _walk(main[-1], records, name, result.skipped)
         thread = _build(chain, session, name, result.skipped, titles, base_meta, {u: records[u][0] for u in main})
         if thread is not None:
             result.threads.append(thread)
@@ -333,7 +342,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
                 break
             path.append(current)
             parent = records[current][1].get("parentUuid")
-            if parent not in side_set or parent in path:
+            if not isinstance(parent, str) or parent not in side_set or parent in path:
                 root = current
                 break
             current = parent
@@ -343,7 +352,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     for uuid in side:
         groups.setdefault(root_of[uuid], []).append(uuid)
     for root, members in groups.items():
-        chain = _walk(members[-1], {u: records[u] for u in members})
+        chain = _walk(members[-1], {u: records[u] for u in members}, name, result.skipped)
         meta = dict(base_meta, parent_thread_id=session, sidechain_root=root)
         root_message = records[root][1].get("message") or {}
         prompt = root_message.get("content") if isinstance(root_message, Mapping) else None

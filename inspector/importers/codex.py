@@ -187,6 +187,10 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     return result
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _response_item(
     st: _State, number: int, payload: Mapping[str, Any], timestamp: Any, skipped: list[str], name: str
 ) -> None:
@@ -214,16 +218,17 @@ def _response_item(
     elif ptype in ASSISTANT_ITEMS:
         group = st.open_group(number, timestamp)
         if ptype == "reasoning":
-            for part in payload.get("summary") or ():
+            for part in _list(payload.get("summary")):
                 if isinstance(part, Mapping) and part.get("text"):
                     group["meta"].setdefault("reasoning", []).append(str(part["text"]))
-            for part in payload.get("content") or ():
+            for part in _list(payload.get("content")):
                 if isinstance(part, Mapping) and part.get("text"):
                     group["meta"].setdefault("reasoning", []).append(str(part["text"]))
             if payload.get("encrypted_content"):
                 group["meta"]["encrypted_reasoning"] = group["meta"].get("encrypted_reasoning", 0) + 1
         elif ptype == "web_search_call":
-            group["meta"].setdefault("web_search_calls", []).append(dict(payload.get("action") or {}))
+            action = payload.get("action")
+            group["meta"].setdefault("web_search_calls", []).append(dict(action) if isinstance(action, Mapping) else {})
         else:
             raw = payload.get("arguments") if ptype == "function_call" else payload.get("input")
             group["calls"].append(

@@ -8,7 +8,7 @@ defaults. `export_native` writes every non-default field, so export -> import is
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from inspector.importers._common import FormatError, ParseResult, Progress, load_json
@@ -120,42 +120,89 @@ def message_from_dict(data: Any) -> Message:
     )
 
 
-def request_from_dict(data: Any) -> Request:
+def request_from_dict(data: Any, warn: Callable[[str], None] | None = None) -> Request:
+    """A Request; a prompt_tokens value that is not a non-negative integer is dropped (with `warn`) or an error."""
     if not isinstance(data, Mapping) or not isinstance(data.get("id"), str):
         raise ValueError("a request needs a string 'id'")
     if not isinstance(data.get("after_message_id"), str):
         raise ValueError(f"request {data['id']!r}: needs a string 'after_message_id'")
     tokens = data.get("prompt_tokens")
-    if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool)):
-        raise ValueError(f"request {data['id']!r}: prompt_tokens must be an integer")
+    if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0):
+        if warn is None:
+            raise ValueError(f"request {data['id']!r}: prompt_tokens must be a non-negative integer")
+        warn(f"request {data['id']!r}: prompt_tokens {tokens!r} is not a token count; value dropped")
+        tokens = None
     return Request(id=data["id"], after_message_id=data["after_message_id"], prompt_tokens=tokens,
                    model=_optional_str(data, "model"), created_at=_optional_str(data, "created_at"))
 
 
-def thread_from_dict(data: Any) -> Thread:
+def _items(raw: Any, label: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ValueError(f"{label} must be a list")
+    return raw
+
+
+def _each(raw: list[Any], build: Callable[[Any], Any], label: str, warn: Callable[[str], None]) -> list[Any]:
+    """Build every item; a bad one is reported (`label index: reason`) and left out."""
+    out = []
+    for index, item in enumerate(raw):
+        try:
+            out.append(build(item))
+        except (ValueError, TypeError) as exc:
+            text = str(exc)
+            if not text.startswith(f"{label} '"):  # the reason does not name the item yet
+                text = f"{label} {index}: {text}"
+            warn(f"{text}; {label} skipped")
+    return out
+
+
+def thread_from_dict(data: Any, warn: Callable[[str], None] | None = None) -> Thread:
+    """A Thread. With `warn`, a bad message, request, summary or tool is reported and left out
+    (and a bad prompt_tokens value dropped); without it, the first problem raises ValueError."""
     if not isinstance(data, Mapping) or not isinstance(data.get("id"), str) or not data["id"]:
         raise ValueError("a thread needs a non-empty string 'id'")
-    messages = tuple(message_from_dict(m) for m in data.get("messages") or ())
-    seen: set[str] = set()
-    for m in messages:
-        if m.id in seen:
-            raise ValueError(f"duplicate message id {m.id!r}")
-        seen.add(m.id)
     window = data.get("window")
     if window is not None and (not isinstance(window, int) or isinstance(window, bool)):
-        raise ValueError("window must be an integer")
+        if warn is None:
+            raise ValueError("window must be an integer")
+        warn(f"window {window!r} is not an integer; dropped")
+        window = None
     meta = data.get("meta") or {}
     if not isinstance(meta, Mapping):
-        raise ValueError("meta must be an object")
+        if warn is None:
+            raise ValueError("meta must be an object")
+        warn("meta is not an object; dropped")
+        meta = {}
+    raw_messages = _items(data.get("messages"), "messages")
+    raw_requests = _items(data.get("requests"), "requests")
+    raw_summaries = _items(data.get("summaries"), "summaries")
+    raw_tools = _items(data.get("tools"), "tools")
+    if warn is None:
+        messages = [message_from_dict(m) for m in raw_messages]
+        seen: set[str] = set()
+        for m in messages:
+            if m.id in seen:
+                raise ValueError(f"duplicate message id {m.id!r}")
+            seen.add(m.id)
+        requests = [request_from_dict(r) for r in raw_requests]
+        summaries = [convert.summary_from_dict(s) for s in raw_summaries]
+        tools = [convert.tool_def_from_dict(t) for t in raw_tools]
+    else:
+        messages = _each(raw_messages, message_from_dict, "message", warn)
+        requests = _each(raw_requests, lambda r: request_from_dict(r, warn), "request", warn)
+        summaries = _each(raw_summaries, convert.summary_from_dict, "summary", warn)
+        tools = _each(raw_tools, convert.tool_def_from_dict, "tool", warn)
     return Thread(
         id=data["id"],
         title=str(data.get("title") or ""),
         source=str(data.get("source") or "native"),
         system_prompt=str(data.get("system_prompt") or ""),
-        tools=tuple(convert.tool_def_from_dict(t) for t in data.get("tools") or ()),
-        messages=messages,
-        requests=tuple(request_from_dict(r) for r in data.get("requests") or ()),
-        summaries=tuple(convert.summary_from_dict(s) for s in data.get("summaries") or ()),
+        tools=tuple(tools),
+        messages=tuple(messages),
+        requests=tuple(requests),
+        summaries=tuple(summaries),
         window=window,
         meta=dict(meta),
     )
@@ -169,11 +216,15 @@ def parse_document(document: Any, name: str) -> ParseResult:
         raise FormatError(f"{name}: \"threads\" must be a list")
     result = ParseResult()
     for index, item in enumerate(threads):
+        label = item.get("id") if isinstance(item, Mapping) and isinstance(item.get("id"), str) else index
+
+        def warn(reason: str, _label: Any = label) -> None:
+            result.skipped.append(f"{name}: thread {_label}: {reason}")
+
         try:
-            result.threads.append(thread_from_dict(item))
+            result.threads.append(thread_from_dict(item, warn))
         except (ValueError, TypeError) as exc:
-            label = item.get("id") if isinstance(item, Mapping) and isinstance(item.get("id"), str) else index
-            result.skipped.append(f"{name}: thread {label}: {exc}")
+            warn(str(exc))
     return result
 
 

@@ -6,7 +6,8 @@ Accepted shapes (JSON file, or JSONL with one item per line):
 - an object with `messages` (optional `id`, `title`, `tools`, `model`) -> one thread;
 - a list of records each with `traj` (tau-bench) or `messages` -> one thread per record, id
   `<stem>/<task_id>-<trial>` (else `<stem>/<index>`), the record's other fields in meta;
-- JSONL whose lines are chat messages -> one thread; JSONL whose lines are records -> one each.
+- JSONL whose lines are chat messages -> one thread (other lines reported and skipped); JSONL
+  holding records (a `traj` or `messages` list) -> one thread each.
 Leading system messages become the system prompt; message ids are `m<index>`. Tool-call
 arguments keep the provider's JSON text.
 """
@@ -32,6 +33,11 @@ from inspector.model import Thread
 
 def _stem(name: str) -> str:
     return PurePath(name).name.split(".")[0]
+
+
+def _is_record(item: Any) -> bool:
+    """A tau-bench style record: a `traj` or `messages` list (one thread each)."""
+    return isinstance(item, Mapping) and (isinstance(item.get("traj"), list) or isinstance(item.get("messages"), list))
 
 
 def _is_message(item: Any) -> bool:
@@ -114,7 +120,8 @@ def _parse_jsonl(text: str, name: str, progress: Progress | None) -> ParseResult
     result = ParseResult()
     items = list(iter_jsonl(text, name, result.skipped, progress))
     stem = _stem(name)
-    if items and all(_is_message(item) for _, item in items):
+    if items and not any(_is_record(item) for _, item in items):
+        # One conversation; a line that is not a chat message is reported and the rest still import.
         thread = _thread(stem, [item for _, item in items], name, result.skipped)
         if thread:
             result.threads.append(thread)

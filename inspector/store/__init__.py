@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,19 @@ APP_NAME = "context-inspector"
 
 class StoreError(Exception):
     """A one-line, user-facing problem with a database (URL passwords already masked)."""
+
+
+@contextmanager
+def database_errors(url: str, action: str) -> Iterator[None]:
+    """Turn a driver error (locked, missing table or column, bad value) into a one-line StoreError."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
+        raise StoreError(f"{mask_url(url)}: cannot {action} ({_first_line(exc)})") from None
+    except (ValueError, TypeError) as exc:  # a row the model cannot hold (e.g. an unknown role)
+        raise StoreError(f"{mask_url(url)}: cannot {action}: damaged row ({_first_line(exc)})") from None
 
 
 def now_iso() -> str:
@@ -186,8 +200,15 @@ class Store:
             engine.dispose()
             raise StoreError(f"{mask_url(url)}: cannot open database ({_first_line(exc)})") from None
         if SchemaVersionRow.__tablename__ in tables:
+            missing = sorted(set(Base.metadata.tables) - tables)
+            if missing:
+                engine.dispose()
+                raise StoreError(
+                    f"{mask_url(url)}: damaged context-inspector database: missing table(s) {', '.join(missing)}"
+                )
             store = cls(engine, url, read_only=read_only)
-            store._check_version()
+            with database_errors(url, "read the schema version"):
+                store._check_version()
             return store
         from inspector.store.iris_db import IrisStore, is_iris_schema
 
@@ -236,100 +257,103 @@ class Store:
     # ---- reading -------------------------------------------------------------------------
 
     def list_threads(self) -> list[ThreadInfo]:
-        def counts(row_cls: Any) -> Any:
-            return (
-                select(row_cls.thread_id, func.count().label("n")).group_by(row_cls.thread_id).subquery()
-            )
-
-        m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
-        query = (
-            select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n, s.c.n)
-            .outerjoin(m, m.c.thread_id == ThreadRow.id)
-            .outerjoin(r, r.c.thread_id == ThreadRow.id)
-            .outerjoin(s, s.c.thread_id == ThreadRow.id)
-            .order_by(ThreadRow.created_at, ThreadRow.id)
-        )
-        with self.engine.connect() as conn:
-            return [
-                ThreadInfo(
-                    id=tid, title=title or "", source=source or "", messages=nm or 0, requests=nr or 0,
-                    summaries=ns or 0, updated_at=updated,
+        with database_errors(self.url, "list threads"):
+            def counts(row_cls: Any) -> Any:
+                return (
+                    select(row_cls.thread_id, func.count().label("n")).group_by(row_cls.thread_id).subquery()
                 )
-                for tid, title, source, updated, nm, nr, ns in conn.execute(query)
-            ]
+
+            m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
+            query = (
+                select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n, s.c.n)
+                .outerjoin(m, m.c.thread_id == ThreadRow.id)
+                .outerjoin(r, r.c.thread_id == ThreadRow.id)
+                .outerjoin(s, s.c.thread_id == ThreadRow.id)
+                .order_by(ThreadRow.created_at, ThreadRow.id)
+            )
+            with self.engine.connect() as conn:
+                return [
+                    ThreadInfo(
+                        id=tid, title=title or "", source=source or "", messages=nm or 0, requests=nr or 0,
+                        summaries=ns or 0, updated_at=updated,
+                    )
+                    for tid, title, source, updated, nm, nr, ns in conn.execute(query)
+                ]
 
     def thread_ids(self) -> list[str]:
-        with self.engine.connect() as conn:
+        with database_errors(self.url, "list threads"), self.engine.connect() as conn:
             return [tid for (tid,) in conn.execute(select(ThreadRow.id).order_by(ThreadRow.created_at, ThreadRow.id))]
 
     def has_thread(self, thread_id: str) -> bool:
-        with self.engine.connect() as conn:
+        with database_errors(self.url, "read threads"), self.engine.connect() as conn:
             return conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is not None
 
     def load_thread(self, thread_id: str) -> Thread:
-        with self.engine.connect() as conn:
-            head = conn.execute(select(ThreadRow).where(ThreadRow.id == thread_id)).mappings().first()
-            if head is None:
-                raise StoreError(f"no thread {thread_id!r} in {mask_url(self.url)}")
-            calls: dict[int, list[ToolCall]] = {}
-            call_query = (
-                select(ToolCallRow).where(ToolCallRow.thread_id == thread_id)
-                .order_by(ToolCallRow.message_seq, ToolCallRow.seq)
-            )
-            for row in conn.execute(call_query).mappings():
-                calls.setdefault(row["message_seq"], []).append(
-                    ToolCall(id=row["id"], name=row["name"], arguments=row["arguments"])
+        with database_errors(self.url, "load a thread"):
+            with self.engine.connect() as conn:
+                head = conn.execute(select(ThreadRow).where(ThreadRow.id == thread_id)).mappings().first()
+                if head is None:
+                    raise StoreError(f"no thread {thread_id!r} in {mask_url(self.url)}")
+                calls: dict[int, list[ToolCall]] = {}
+                call_query = (
+                    select(ToolCallRow).where(ToolCallRow.thread_id == thread_id)
+                    .order_by(ToolCallRow.message_seq, ToolCallRow.seq)
                 )
-            messages = tuple(
-                convert.message_from_row(row, tuple(calls.get(row["seq"], ())))
-                for row in conn.execute(
-                    select(MessageRow).where(MessageRow.thread_id == thread_id).order_by(MessageRow.seq)
-                ).mappings()
+                for row in conn.execute(call_query).mappings():
+                    calls.setdefault(row["message_seq"], []).append(
+                        ToolCall(id=row["id"], name=row["name"], arguments=row["arguments"])
+                    )
+                messages = tuple(
+                    convert.message_from_row(row, tuple(calls.get(row["seq"], ())))
+                    for row in conn.execute(
+                        select(MessageRow).where(MessageRow.thread_id == thread_id).order_by(MessageRow.seq)
+                    ).mappings()
+                )
+                requests = tuple(
+                    convert.request_from_row(row)
+                    for row in conn.execute(
+                        select(RequestRow).where(RequestRow.thread_id == thread_id).order_by(RequestRow.seq)
+                    ).mappings()
+                )
+                summaries = tuple(
+                    convert.summary_from_row(row)
+                    for row in conn.execute(
+                        select(SummaryRow).where(SummaryRow.thread_id == thread_id).order_by(SummaryRow.seq)
+                    ).mappings()
+                )
+            return Thread(
+                id=head["id"],
+                title=head["title"] or "",
+                source=head["source"] or "native",
+                system_prompt=head["system_prompt"] or "",
+                tools=tuple(convert.tool_def_from_dict(t) for t in head["tools"] or ()),
+                messages=messages,
+                requests=requests,
+                summaries=summaries,
+                window=head["window"],
+                meta=head["meta"] or {},
             )
-            requests = tuple(
-                convert.request_from_row(row)
-                for row in conn.execute(
-                    select(RequestRow).where(RequestRow.thread_id == thread_id).order_by(RequestRow.seq)
-                ).mappings()
-            )
-            summaries = tuple(
-                convert.summary_from_row(row)
-                for row in conn.execute(
-                    select(SummaryRow).where(SummaryRow.thread_id == thread_id).order_by(SummaryRow.seq)
-                ).mappings()
-            )
-        return Thread(
-            id=head["id"],
-            title=head["title"] or "",
-            source=head["source"] or "native",
-            system_prompt=head["system_prompt"] or "",
-            tools=tuple(convert.tool_def_from_dict(t) for t in head["tools"] or ()),
-            messages=messages,
-            requests=requests,
-            summaries=summaries,
-            window=head["window"],
-            meta=head["meta"] or {},
-        )
 
     def data_version(self, thread_id: str) -> tuple:
         """Cheap fingerprint that changes when messages, requests or summaries are added (live mode)."""
-        with self.engine.connect() as conn:
-            parts: list[Any] = []
-            for row_cls in (MessageRow, RequestRow, SummaryRow):
-                parts.extend(
-                    conn.execute(
-                        select(func.count(), func.max(row_cls.seq)).where(row_cls.thread_id == thread_id)
-                    ).one()
-                )
-            parts.append(conn.execute(select(ThreadRow.updated_at).where(ThreadRow.id == thread_id)).scalar())
-        return tuple(parts)
+        with database_errors(self.url, "read a thread"):
+            with self.engine.connect() as conn:
+                parts: list[Any] = []
+                for row_cls in (MessageRow, RequestRow, SummaryRow):
+                    parts.extend(
+                        conn.execute(
+                            select(func.count(), func.max(row_cls.seq)).where(row_cls.thread_id == thread_id)
+                        ).one()
+                    )
+                parts.append(conn.execute(select(ThreadRow.updated_at).where(ThreadRow.id == thread_id)).scalar())
+            return tuple(parts)
 
     def import_records(self) -> list[dict[str, Any]]:
-        with self.engine.connect() as conn:
+        with database_errors(self.url, "read import records"), self.engine.connect() as conn:
             rows = conn.execute(select(ImportRecordRow).order_by(ImportRecordRow.id)).mappings()
             return [dict(r) for r in rows]
 
-    # ---- writing -------------------------------------------------------------------------
+        # ---- writing -------------------------------------------------------------------------
 
     def _require_writable(self) -> None:
         if self.read_only:
@@ -348,11 +372,14 @@ class Store:
                 return [_write_thread(conn, thread, stamp) for thread in threads]
         except IntegrityError as exc:
             raise StoreError(f"cannot save threads: {_first_line(exc)}") from None
+        except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
+            raise StoreError(f"{mask_url(self.url)}: cannot save threads ({_first_line(exc)})") from None
 
     def delete_thread(self, thread_id: str) -> None:
-        self._require_writable()
-        with self.engine.begin() as conn:
-            _delete_thread(conn, thread_id)
+        with database_errors(self.url, "delete a thread"):
+            self._require_writable()
+            with self.engine.begin() as conn:
+                _delete_thread(conn, thread_id)
 
     def create_thread(self, thread: Thread, *, now: str | None = None) -> None:
         """Insert an empty thread header (recording API); fails if the id exists."""
@@ -373,25 +400,27 @@ class Store:
         self._append(thread_id, SummaryRow, lambda seq: [convert.summary_row(thread_id, seq, summary)])
 
     def set_summary_before_request(self, thread_id: str, summary_id: str, request_id: str) -> None:
-        self._require_writable()
-        with self.engine.begin() as conn:
-            conn.execute(
-                update(SummaryRow)
-                .where(SummaryRow.thread_id == thread_id, SummaryRow.id == summary_id)
-                .values(before_request_id=request_id)
-            )
+        with database_errors(self.url, "write"):
+            self._require_writable()
+            with self.engine.begin() as conn:
+                conn.execute(
+                    update(SummaryRow)
+                    .where(SummaryRow.thread_id == thread_id, SummaryRow.id == summary_id)
+                    .values(before_request_id=request_id)
+                )
 
     def _append(self, thread_id: str, row_cls: Any, rows: Any, extra: Any = None) -> None:
-        self._require_writable()
-        with self.engine.begin() as conn:
-            if conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is None:
-                raise StoreError(f"no thread {thread_id!r}")
-            last = conn.execute(select(func.max(row_cls.seq)).where(row_cls.thread_id == thread_id)).scalar()
-            seq = 0 if last is None else last + 1
-            _insert_many(conn, row_cls, rows(seq))
-            if extra is not None:
-                _insert_many(conn, ToolCallRow, extra(seq))
-            conn.execute(update(ThreadRow).where(ThreadRow.id == thread_id).values(updated_at=now_iso()))
+        with database_errors(self.url, "write"):
+            self._require_writable()
+            with self.engine.begin() as conn:
+                if conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is None:
+                    raise StoreError(f"no thread {thread_id!r}")
+                last = conn.execute(select(func.max(row_cls.seq)).where(row_cls.thread_id == thread_id)).scalar()
+                seq = 0 if last is None else last + 1
+                _insert_many(conn, row_cls, rows(seq))
+                if extra is not None:
+                    _insert_many(conn, ToolCallRow, extra(seq))
+                conn.execute(update(ThreadRow).where(ThreadRow.id == thread_id).values(updated_at=now_iso()))
 
     def add_import_record(
         self,
@@ -404,19 +433,20 @@ class Store:
         skipped: Iterable[str] = (),
         now: str | None = None,
     ) -> None:
-        self._require_writable()
-        with self.engine.begin() as conn:
-            conn.execute(
-                insert(ImportRecordRow).values(
-                    path=path,
-                    sha256=sha256,
-                    format=fmt,
-                    thread_ids=list(thread_ids),
-                    replaced_thread_ids=list(replaced),
-                    skipped=list(skipped),
-                    imported_at=now or now_iso(),
+        with database_errors(self.url, "write an import record"):
+            self._require_writable()
+            with self.engine.begin() as conn:
+                conn.execute(
+                    insert(ImportRecordRow).values(
+                        path=path,
+                        sha256=sha256,
+                        format=fmt,
+                        thread_ids=list(thread_ids),
+                        replaced_thread_ids=list(replaced),
+                        skipped=list(skipped),
+                        imported_at=now or now_iso(),
+                    )
                 )
-            )
 
 
 def _write_thread(conn: Any, thread: Thread, stamp: str) -> bool:
@@ -458,4 +488,7 @@ def _delete_thread(conn: Any, thread_id: str) -> None:
 
 def _first_line(exc: BaseException) -> str:
     text = str(getattr(exc, "orig", None) or exc)
-    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    line = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    if "database is locked" in line:
+        line += "; another program holds a lock on it: try again when it is done"
+    return line

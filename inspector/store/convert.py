@@ -127,6 +127,8 @@ def summary_to_dict(s: Summary) -> dict[str, Any]:
 
 
 def summary_from_dict(data: Mapping[str, Any]) -> Summary:
+    if not isinstance(data, Mapping):
+        raise ValueError("a summary must be an object")
     for key in ("id", "first_message_id", "last_message_id"):
         if not isinstance(data.get(key), str):
             raise ValueError(f"summary needs a string {key!r}")
@@ -140,7 +142,11 @@ def summary_from_dict(data: Mapping[str, Any]) -> Summary:
     for e in data.get("emotional_markers") or []:
         if not isinstance(e, Mapping):
             raise ValueError(f"summary {data['id']!r}: emotional_markers entries must be objects")
-        markers.append(EmotionalMarker(moment=str(e.get("moment", "")), intensity=float(e.get("intensity", 0.0))))
+        try:
+            intensity = float(e.get("intensity", 0.0))
+        except OverflowError:
+            raise ValueError(f"summary {data['id']!r}: an emotional marker's intensity is out of range") from None
+        markers.append(EmotionalMarker(moment=str(e.get("moment", "")), intensity=intensity))
     return Summary(
         id=data["id"],
         first_message_id=data["first_message_id"],

@@ -32,6 +32,7 @@ conversation_summaries (ordered by `created_at`, then `id`)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -39,6 +40,7 @@ from typing import Any
 from sqlalchemy import Engine, MetaData, Table, func, select
 
 from inspector.importers._common import flatten_blocks
+from inspector.importers._sanitize import sanitize_thread
 from inspector.model import (
     SUMMARY_LIST_FIELDS,
     EmotionalMarker,
@@ -51,7 +53,7 @@ from inspector.model import (
     ThreadInfo,
     ToolCall,
 )
-from inspector.store import Store, StoreError, mask_url
+from inspector.store import Store, StoreError, database_errors, mask_url
 
 IRIS_TABLES = ("conversations", "conversation_summaries")
 
@@ -156,7 +158,7 @@ class IrisStore(Store):
         cols = [c for c in (_col(self.conversations, ("created_at",)), _col(self.conversations, ("id",))) if c is not None]
         return cols
 
-    def thread_ids(self) -> list[str]:
+    def _thread_ids_unchecked(self) -> list[str]:
         with self.engine.connect() as conn:
             if self.threads is not None and _col(self.threads, ("id",)) is not None:
                 id_col = _col(self.threads, ("id",))
@@ -170,9 +172,9 @@ class IrisStore(Store):
                 return ["default"]
             return sorted(str(v) for (v,) in conn.execute(select(self.c_thread).distinct()) if v is not None)
 
-    def list_threads(self) -> list[ThreadInfo]:
+    def _list_threads_unchecked(self) -> list[ThreadInfo]:
         """One pass over the tables (the counts match what load_thread returns)."""
-        ids = self.thread_ids()
+        ids = self._thread_ids_unchecked()
         messages = dict.fromkeys(ids, 0)
         requests = dict.fromkeys(ids, 0)
         summaries = dict.fromkeys(ids, 0)
@@ -227,7 +229,7 @@ class IrisStore(Store):
     def has_thread(self, thread_id: str) -> bool:
         return thread_id in self.thread_ids()
 
-    def load_thread(self, thread_id: str) -> Thread:
+    def _load_thread_unchecked(self, thread_id: str) -> Thread:
         with self.engine.connect() as conn:
             title, meta = "", {}
             if self.threads is not None and _col(self.threads, ("id",)) is not None:
@@ -255,7 +257,7 @@ class IrisStore(Store):
         return Thread(id=thread_id, title=title, source="iris", messages=tuple(messages), requests=tuple(requests),
                       summaries=tuple(summaries), meta=meta)
 
-    def data_version(self, thread_id: str) -> tuple:
+    def _data_version_unchecked(self, thread_id: str) -> tuple:
         with self.engine.connect() as conn:
             parts: list[Any] = []
             for table, column in ((self.conversations, self.c_thread), (self.summaries, self.s_thread)):
@@ -265,6 +267,28 @@ class IrisStore(Store):
                     query = query.where(column == _coerce(column, thread_id))
                 parts.extend(conn.execute(query.select_from(table)).one())
         return tuple(parts)
+
+    def thread_ids(self) -> list[str]:
+        with database_errors(self.url, "list threads"):
+            return self._thread_ids_unchecked()
+
+    def list_threads(self) -> list[ThreadInfo]:
+        with database_errors(self.url, "list threads"):
+            return self._list_threads_unchecked()
+
+    def load_thread(self, thread_id: str) -> Thread:
+        """The thread, repaired like an import (dangling or looping summary links cut, bad token
+        counts dropped); the repairs are listed in `meta["load_warnings"]`."""
+        with database_errors(self.url, "load a thread"):
+            thread = self._load_thread_unchecked(thread_id)
+        fixed, warnings = sanitize_thread(thread, mask_url(self.url))
+        if warnings:
+            fixed = dataclasses.replace(fixed, meta={**fixed.meta, "load_warnings": warnings})
+        return fixed
+
+    def data_version(self, thread_id: str) -> tuple:
+        with database_errors(self.url, "read a thread"):
+            return self._data_version_unchecked(thread_id)
 
     def import_records(self) -> list[dict[str, Any]]:
         return []

@@ -1,0 +1,284 @@
+"""Make a parsed thread safe to store and replay, warning once per repaired item.
+
+Every importer's threads pass through `sanitize_thread` before they reach the store. Bad
+items are repaired or dropped, never the whole thread, and each repair is one warning line
+`file: thread X: reason`:
+
+- a repeated message id is renamed `<id>~2` (`~3`, ...) in file order, so every id is unique
+  (references keep pointing at the first message of that id); the same for requests and summaries;
+- NUL characters and lone UTF-16 surrogates in any text become U+FFFD (PostgreSQL cannot hold
+  them and no terminal shows them); non-finite numbers inside metadata become strings;
+- a negative, non-integer (NaN) or absurdly large `prompt_tokens` is dropped (None), as is a
+  non-positive or non-integer `window` and a non-finite `relevance`;
+- a request whose `after_message_id` names no message is dropped;
+- a summary whose `first_message_id` / `last_message_id` names no message is dropped; a
+  dangling `previous_summary_id` is cleared; a summary chain that loops is cut where it
+  closes, so nothing downstream that walks the chain can loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from inspector.model import Message, Request, Summary, Thread
+
+MAX_TOKENS = 2**53
+"""Larger prompt_tokens / window values are not real and would overflow database integers."""
+
+REPLACEMENT = "\ufffd"
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+NUL = "NUL characters"
+SURROGATES = "lone surrogates"
+NON_FINITE = "non-finite numbers"
+
+
+def clean_text(text: str, found: set[str] | None = None) -> tuple[str, bool]:
+    """(text with NUL and lone surrogates replaced by U+FFFD, whether anything changed);
+    what was replaced is added to `found`."""
+    changed = False
+    if "\x00" in text:
+        text = text.replace("\x00", REPLACEMENT)
+        changed = True
+        if found is not None:
+            found.add(NUL)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = SURROGATE.sub(REPLACEMENT, text)  # json.loads joins valid pairs: any left are lone
+        changed = True
+        if found is not None:
+            found.add(SURROGATES)
+    return text, changed
+
+
+def clean_value(value: Any, found: set[str] | None = None) -> tuple[Any, bool]:
+    """A JSON-like value with every string cleaned and non-finite floats as strings."""
+    if isinstance(value, str):
+        return clean_text(value, found)
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return value, False
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value, False
+        if found is not None:
+            found.add(NON_FINITE)
+        return str(value), True
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        changed = False
+        for key, item in value.items():
+            new_key, key_changed = clean_value(key, found) if isinstance(key, str) else (key, False)
+            new_item, item_changed = clean_value(item, found)
+            out[new_key] = new_item
+            changed = changed or key_changed or item_changed
+        return (out if changed else value), changed
+    if isinstance(value, (list, tuple)):
+        items = [clean_value(v, found) for v in value]
+        changed = any(c for _, c in items)
+        if not changed:
+            return value, False
+        cleaned = [v for v, _ in items]
+        return (tuple(cleaned) if isinstance(value, tuple) else cleaned), True
+    return value, False
+
+
+NOT_TEXT = "non-text values"
+NUMBER_TYPES = {"float", "float | None", "int", "int | None"}
+TEXT_TYPES = {"str", "str | None"}
+
+
+def _as_text(value: Any, optional: bool, found: set[str]) -> Any:
+    """A text field's value as text (a parser may hand over any JSON value)."""
+    if isinstance(value, str) or (value is None and optional):
+        return value
+    found.add(NOT_TEXT)
+    return "" if value is None else str(value)
+
+
+def _clean_fields(obj: Any, found: set[str]) -> tuple[Any, bool]:
+    """A dataclass with every text field made text and cleaned, JSON fields cleaned (nested dataclasses
+    too). Number fields are left to the caller (their repair depends on the field)."""
+    updates: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        changed = False
+        if f.type in TEXT_TYPES:
+            text = _as_text(value, f.type != "str", found)
+            changed = text is not value
+            value = text
+        elif f.type == "tuple[str, ...]" and not all(isinstance(v, str) for v in value):
+            found.add(NOT_TEXT)
+            value = tuple(v if isinstance(v, str) else str(v) for v in value)
+            changed = True
+        if f.type in NUMBER_TYPES:
+            new, cleaned = value, False
+        elif dataclasses.is_dataclass(value):
+            new, cleaned = _clean_fields(value, found)
+        elif isinstance(value, tuple) and value and all(dataclasses.is_dataclass(v) for v in value):
+            parts = [_clean_fields(v, found) for v in value]
+            cleaned = any(c for _, c in parts)
+            new = tuple(v for v, _ in parts)
+        else:
+            new, cleaned = clean_value(value, found)
+        if changed or cleaned:
+            updates[f.name] = new
+    if not updates:
+        return obj, False
+    return dataclasses.replace(obj, **updates), True
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _replaced(found: set[str]) -> str:
+    what = " and ".join(sorted(found))
+    return f"{what} replaced" + (" with U+FFFD" if found <= {NUL, SURROGATES} else "")
+
+
+def _unique(ids: list[str], label: str, warn: Any) -> list[str]:
+    """Ids made unique by renaming repeats `<id>~2`, `<id>~3`, ... in order."""
+    taken = set(ids)
+    seen: set[str] = set()
+    out: list[str] = []
+    for original in ids:
+        new = original
+        if new in seen:
+            n = 2
+            while f"{original}~{n}" in taken:
+                n += 1
+            new = f"{original}~{n}"
+            taken.add(new)
+            warn(f"{label} id {original!r} appears twice; the later one renamed {new!r}")
+        seen.add(new)
+        out.append(new)
+    return out
+
+
+def _valid_tokens(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
+
+
+def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
+    """(the repaired thread, one warning line per repair); see the module docstring."""
+    warnings: list[str] = []
+
+    def warn(reason: str) -> None:
+        warnings.append(f"{name}: thread {thread.id}: {reason}")
+
+    # Text: NUL, lone surrogates, non-finite numbers in metadata.
+    messages: list[Message] = []
+    for m in thread.messages:
+        found: set[str] = set()
+        new, changed = _clean_fields(m, found)
+        if changed:
+            warn(f"message {new.id!r}: {_replaced(found)}")
+        messages.append(new)
+    head_fields = {"title": thread.title, "system_prompt": thread.system_prompt, "meta": thread.meta,
+                   "tools": thread.tools, "id": thread.id, "source": thread.source}
+    head_updates: dict[str, Any] = {}
+    for key, value in head_fields.items():
+        found = set()
+        if key in ("title", "system_prompt", "id", "source"):
+            value = _as_text(value, False, found)
+        if key == "tools":
+            parts = [_clean_fields(t, found) for t in value]
+            new, changed = tuple(t for t, _ in parts), any(c for _, c in parts)
+        else:
+            new, changed = clean_value(value, found)
+        if changed or found:
+            head_updates[key] = new
+            warn(f"{key}: {_replaced(found)}")
+
+    # Unique message ids.
+    new_ids = _unique([m.id for m in messages], "message", warn)
+    messages = [m if m.id == i else dataclasses.replace(m, id=i) for m, i in zip(messages, new_ids, strict=True)]
+    for index, m in enumerate(messages):
+        if m.relevance is not None and not _finite(m.relevance):
+            warn(f"message {m.id!r}: relevance {m.relevance!r} is not a finite number; dropped")
+            messages[index] = dataclasses.replace(m, relevance=None)
+    known = {m.id for m in messages}
+
+    # Requests.
+    requests: list[Request] = []
+    for r in thread.requests:
+        r, _ = _clean_fields(r, set())
+        if r.after_message_id not in known:
+            warn(f"request {r.id!r}: after_message_id {r.after_message_id!r} names no message; request dropped")
+            continue
+        if r.prompt_tokens is not None and not _valid_tokens(r.prompt_tokens):
+            warn(f"request {r.id!r}: prompt_tokens {r.prompt_tokens!r} is not a token count; value dropped")
+            r = dataclasses.replace(r, prompt_tokens=None)
+        requests.append(r)
+    request_ids = _unique([r.id for r in requests], "request", warn)
+    requests = [r if r.id == i else dataclasses.replace(r, id=i) for r, i in zip(requests, request_ids, strict=True)]
+
+    # Summaries: existing messages, unique ids, no dangling or looping chain.
+    summaries: list[Summary] = []
+    for s in thread.summaries:
+        found = set()
+        s, changed = _clean_fields(s, found)
+        if changed:
+            warn(f"summary {s.id!r}: {_replaced(found)}")
+        if not all(_finite(e.intensity) for e in s.emotional_markers):
+            warn(f"summary {s.id!r}: an emotional marker's intensity is not a finite number; set to 0")
+            markers = tuple(e if _finite(e.intensity) else dataclasses.replace(e, intensity=0.0)
+                            for e in s.emotional_markers)
+            s = dataclasses.replace(s, emotional_markers=markers)
+        missing = [x for x in (s.first_message_id, s.last_message_id) if x not in known]
+        if missing:
+            warn(f"summary {s.id!r}: message {missing[0]!r} does not exist; summary dropped")
+            continue
+        summaries.append(s)
+    summary_ids = _unique([s.id for s in summaries], "summary", warn)
+    summaries = [s if s.id == i else dataclasses.replace(s, id=i) for s, i in zip(summaries, summary_ids, strict=True)]
+    summaries = _repair_chain(summaries, warn)
+
+    window = thread.window
+    if window is not None and not (_valid_tokens(window) and window > 0):
+        warn(f"window {window!r} is not a positive token count; dropped")
+        window = None
+
+    fixed = dataclasses.replace(
+        thread, messages=tuple(messages), requests=tuple(requests), summaries=tuple(summaries), window=window,
+        **head_updates,
+    )
+    if not warnings and fixed == thread:
+        return thread, []
+    return fixed, warnings
+
+
+def _repair_chain(summaries: list[Summary], warn: Any) -> list[Summary]:
+    by_id = {s.id: s for s in summaries}
+    previous: dict[str, str | None] = {}
+    for s in summaries:
+        link = s.previous_summary_id
+        if link is not None and not isinstance(link, str):
+            link = str(link)
+        if link is not None and link not in by_id:
+            warn(f"summary {s.id!r}: previous_summary_id {link!r} names no summary; link dropped")
+            link = None
+        previous[s.id] = link
+    # Cut each cycle at the link that closes it (in file order of the summaries).
+    for s in summaries:
+        seen: list[str] = []
+        current: str | None = s.id
+        while current is not None:
+            if current in seen:
+                closer = seen[-1]
+                warn(f"summary {closer!r}: previous_summary_id {current!r} closes a cycle; link dropped")
+                previous[closer] = None
+                break
+            seen.append(current)
+            current = previous[current]
+    return [s if s.previous_summary_id == previous[s.id] else dataclasses.replace(s, previous_summary_id=previous[s.id])
+            for s in summaries]
+
+
+__all__ = ["MAX_TOKENS", "clean_text", "clean_value", "sanitize_thread"]

@@ -123,6 +123,7 @@ class InspectorApp(App[None]):
         Binding("ctrl+r", "reset_config", "Reset config"),
         Binding("ctrl+o", "save_config", "Save config"),
         Binding("ctrl+s", "screenshot", "Screenshot", show=False),
+        Binding("x", "cancel_summaries", "Cancel LLM summaries", show=False),
     ]
 
     def __init__(
@@ -169,6 +170,8 @@ class InspectorApp(App[None]):
         self._panes_all_tabs = False
         self._panes_at = 0.0
         self.panes_updated_at = 0.0
+        self._llm_summarizer = None
+        self.llm_progress_text = ""
         self._pane_timer: Timer | None = None
         self.last_export: Path | None = None
 
@@ -331,12 +334,17 @@ class InspectorApp(App[None]):
     @work(thread=True, exclusive=True, group="engine", exit_on_error=False, description="replay")
     def _replay_worker(self, view: ViewState, config: Config) -> None:
         worker = get_current_worker()
+        summarizer = self._watch_llm_summarizer(config)
         try:
             new = build_view(view.thread, view.baseline_config, config, self.simulator, baseline=view.baseline_replay,
                              data_version=view.data_version, previous=view)
         except Exception as exc:
             self.call_from_thread(self._replay_failed, config, str(exc))
             return
+        finally:
+            if summarizer is not None:
+                summarizer.on_progress = None
+                self._llm_summarizer = None
         if new.requests:  # build the selected request's blocks here, not on the UI thread
             index = min(self.request_index, len(new.requests) - 1)
             new.audit(index)
@@ -344,6 +352,42 @@ class InspectorApp(App[None]):
                 new.baseline_audit(index)
         if not worker.is_cancelled:
             self.call_from_thread(self._apply_view, new, keep_position=True)
+
+    def _watch_llm_summarizer(self, config: Config):
+        """For `summarization.summarizer = "anthropic"`: progress and tokens spent in the status
+        line while the replay writes summaries, and `x` to cancel (worker thread)."""
+        if config["summarization.summarizer"] != "anthropic":
+            return None
+        from inspector.service import make_summarizer
+
+        summarizer = make_summarizer(config)
+        summarizer.reset_cancel()
+        start = summarizer.stats
+        summarizer.on_progress = lambda stats: self.call_from_thread(self._llm_progress, start, stats)
+        self._llm_summarizer = summarizer
+        self.call_from_thread(self._llm_progress, start, start)
+        return summarizer
+
+    def _llm_progress(self, start, stats) -> None:
+        line = Text()
+        line.append("anthropic summaries: ", style="bold #d7af5f")
+        line.append(f"{stats.requests - start.requests} request(s), "
+                    f"{stats.input_tokens - start.input_tokens:,} tokens in / "
+                    f"{stats.output_tokens - start.output_tokens:,} out, "
+                    f"{stats.cache_hits - start.cache_hits} from the cache")
+        if stats.retries - start.retries:
+            line.append(f", {stats.retries - start.retries} retried")
+        line.append("  (x cancels)", style="dim")
+        self.llm_progress_text = line.plain
+        self.query_one("#status", Static).update(line)
+
+    def action_cancel_summaries(self) -> None:
+        summarizer = self._llm_summarizer
+        if summarizer is None:
+            self.notify("no LLM summaries are being written", timeout=2)
+            return
+        summarizer.cancel()
+        self.notify("cancelling the anthropic summaries…", timeout=3)
 
     async def _replay_failed(self, config: Config, message: str) -> None:
         self.notify(safe_line(f"replay failed: {message}", 300), severity="error")

@@ -22,7 +22,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
-from textual.worker import get_current_worker
+from textual.worker import WorkerState, get_current_worker
 
 from inspector.config import PROFILES, STRATEGIES, Config, ConfigError
 from inspector.diff import SimulationDiff, block_changes
@@ -432,7 +432,8 @@ class InspectorApp(App[None]):
                 index = min(self.request_index, count - 1)
         else:
             index = max(0, count - 1)
-        self.follow_latest = index == count - 1
+        # An empty thread (a recording just started) has no position to keep: follow what arrives.
+        self.follow_latest = count == 0 or index == count - 1
         self.request_index = max(0, index)
         if not same_thread:
             self.query_one(ThreadList).mark_current(view.thread.id)
@@ -784,6 +785,11 @@ class InspectorApp(App[None]):
     def poll_live(self) -> None:
         """Check (in a worker) whether the selected thread's rows changed; reload it if so."""
         if self.live and self.view is not None and self.source is not None:
+            # While a load or replay runs, wait for it: starting another (exclusive) load would cancel it, and
+            # under a fast writer every load would be cancelled by the next tick and the view would stop moving.
+            if any(w.group == "engine" and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                   for w in self.workers):
+                return
             self._poll_worker(self.view.thread.id, self.view.data_version)
 
     @work(thread=True, exclusive=True, group="poll", exit_on_error=False)

@@ -13,7 +13,8 @@
 
 Each call is one small transaction, so a viewer in live mode sees it at once. SQLite
 databases are written in WAL mode (readers are not blocked); `close()` switches the file back
-to rollback-journal mode so read-only viewers never need -wal/-shm files beside it.
+to rollback-journal mode so read-only viewers never need -wal/-shm files beside it (unless a viewer
+still has the file open: then it stays in WAL mode rather than fail).
 `record_request` places the request after the last appended message unless told otherwise:
 call it when the provider answers, before appending the assistant message it produced.
 """
@@ -23,6 +24,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from sqlalchemy.exc import OperationalError
 
 from inspector.model import EmotionalMarker, Kind, Message, Request, Role, Summary, Thread, ToolCall, ToolDef
 from inspector.store import Store, StoreError, now_iso, sqlite_path
@@ -81,8 +84,12 @@ class Recorder:
     def close(self) -> None:
         path = sqlite_path(self.store.url)
         if path is not None:
-            with self.store.engine.connect() as conn:
-                conn.exec_driver_sql("PRAGMA journal_mode=DELETE")
+            try:
+                with self.store.engine.connect() as conn:
+                    conn.exec_driver_sql("PRAGMA busy_timeout=0")
+                    conn.exec_driver_sql("PRAGMA journal_mode=DELETE")
+            except OperationalError:
+                pass  # a viewer is still reading (live tailing): leave the file in WAL mode rather than fail
         self.store.close()
 
     def __enter__(self) -> Recorder:

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, inspect, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.pool import QueuePool
 
 from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall
 from inspector.store import convert
@@ -118,7 +119,10 @@ def _sqlite_engine(path: Path, read_only: bool, wal: bool) -> Engine:
             conn.execute("PRAGMA query_only=ON")
             return conn
 
-        return create_engine("sqlite://", creator=connect)
+        # "sqlite://" would pick SingletonThreadPool, which closes (and garbage-collects) one thread's
+        # connection from another: with the app's worker threads that crashed the interpreter. A queue pool
+        # hands each connection to one thread at a time.
+        return create_engine("sqlite://", creator=connect, poolclass=QueuePool)
     engine = create_engine("sqlite:///" + str(path), connect_args={"check_same_thread": False})
 
     @event.listens_for(engine, "connect")

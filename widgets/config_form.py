@@ -93,6 +93,7 @@ class ConfigForm(VerticalScroll):
         self.baseline = baseline
         self.errors.clear()
         if rebuild:
+            self._changed_shown = {}
             await self.recompose()
         else:
             with self.prevent(Input.Changed, Select.Changed):
@@ -108,10 +109,16 @@ class ConfigForm(VerticalScroll):
         self.mark_changed()
 
     def mark_changed(self) -> None:
+        """Highlight the rows whose value differs from the baseline (touching only rows that flip)."""
+        shown = getattr(self, "_changed_shown", {})
         for key in PROFILE_KEYS[self.config.profile]:
-            rows = self.query("#" + widget_id(key) + "-row")
-            for row in rows:
-                row.set_class(self.config.values.get(key) != self.baseline.values.get(key), "cfg-changed")
+            changed = self.config.values.get(key) != self.baseline.values.get(key)
+            if shown.get(key) is changed:
+                continue
+            for row in self.query("#" + widget_id(key) + "-row"):
+                row.set_class(changed, "cfg-changed")
+            shown[key] = changed
+        self._changed_shown = shown
 
     def _key_of(self, widget_id_: str | None) -> str | None:
         if not widget_id_:

@@ -390,6 +390,48 @@ class _RequestState:
     history_tokens: int
 
 
+def _build_tables(counter: TokenCounter, thread: Thread) -> tuple:
+    """Everything about a thread that no config key changes: costs and their prefix sums."""
+    msgs = list(thread.messages)
+    index = {m.id: i for i, m in enumerate(msgs)}
+    turn_of = assign_turns(msgs)
+    costs = message_costs(counter, thread.messages, PROFILE)
+    placeholder = counter.count(PLACEHOLDER) + MESSAGE_OVERHEAD[PROFILE]
+    is_tool = [m.role is Role.TOOL for m in msgs]
+    pruned_costs = [placeholder if t else c for t, c in zip(is_tool, costs, strict=True)]
+    n = len(msgs)
+    full = [0] * (n + 1)
+    pruned = [0] * (n + 1)
+    tools = [0] * (n + 1)
+    talk = [0] * (n + 1)
+    pre = [0] * (n + 1)
+    for i in range(n):
+        in_turn = turn_of[i] is not None
+        full[i + 1] = full[i] + (costs[i] if in_turn else 0)
+        pruned[i + 1] = pruned[i] + (pruned_costs[i] if in_turn else 0)
+        tools[i + 1] = tools[i] + (1 if in_turn and is_tool[i] else 0)
+        talk[i + 1] = talk[i] + (1 if in_turn and msgs[i].role in (Role.USER, Role.ASSISTANT) else 0)
+        pre[i + 1] = pre[i] + (0 if in_turn else costs[i])
+    turn_start: list[int] = [n]  # turn_start[t] = index of turn t's first message
+    for i, t in enumerate(turn_of):
+        if t is not None and t == len(turn_start):
+            turn_start.append(i)
+    return msgs, index, turn_of, costs, is_tool, pruned_costs, full, pruned, tools, talk, pre, turn_start
+
+
+def _thread_tables(counter: TokenCounter, thread: Thread) -> tuple:
+    """`_build_tables`, remembered per thread and counter: config edits replay the same thread."""
+    memo = counter.__dict__.setdefault("_iris_tables", {})
+    hit = memo.get(id(thread.messages))
+    if hit is not None and hit[0] is thread.messages:
+        return hit[1]
+    tables = _build_tables(counter, thread)
+    if len(memo) >= 4:
+        memo.clear()
+    memo[id(thread.messages)] = (thread.messages, tables)
+    return tables
+
+
 class IrisReplayer:
     """Replays the iris pipeline in time linear in the thread.
 
@@ -401,31 +443,10 @@ class IrisReplayer:
     def __init__(self, thread: Thread, config: Config, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx
         counter: TokenCounter = ctx.counter
-        msgs = self.msgs = list(thread.messages)
-        self.index = {m.id: i for i, m in enumerate(msgs)}
-        turn_of = self.turn_of = assign_turns(msgs)
-        costs = self.costs = message_costs(counter, thread.messages, PROFILE)
-        placeholder = counter.count(PLACEHOLDER) + MESSAGE_OVERHEAD[PROFILE]
-        is_tool = self.is_tool = [m.role is Role.TOOL for m in msgs]
-        self.pruned_costs = [placeholder if t else c for t, c in zip(is_tool, costs, strict=True)]
-        n = len(msgs)
-        full = [0] * (n + 1)
-        pruned = [0] * (n + 1)
-        tools = [0] * (n + 1)
-        talk = [0] * (n + 1)
-        pre = [0] * (n + 1)
-        for i in range(n):
-            in_turn = turn_of[i] is not None
-            full[i + 1] = full[i] + (costs[i] if in_turn else 0)
-            pruned[i + 1] = pruned[i] + (self.pruned_costs[i] if in_turn else 0)
-            tools[i + 1] = tools[i] + (1 if in_turn and is_tool[i] else 0)
-            talk[i + 1] = talk[i] + (1 if in_turn and msgs[i].role in (Role.USER, Role.ASSISTANT) else 0)
-            pre[i + 1] = pre[i] + (0 if in_turn else costs[i])
-        self.full, self.pruned, self.tools, self.talk, self.pre = full, pruned, tools, talk, pre
-        self.turn_start: list[int] = [n]  # turn_start[t] = index of turn t's first message
-        for i, t in enumerate(turn_of):
-            if t is not None and t == len(self.turn_start):
-                self.turn_start.append(i)
+        tables = _thread_tables(counter, thread)
+        (self.msgs, self.index, self.turn_of, self.costs, self.is_tool, self.pruned_costs, self.full, self.pruned,
+         self.tools, self.talk, self.pre, self.turn_start) = tables
+        n = len(self.msgs)
         self.first_turn_index = self.turn_start[1] if len(self.turn_start) > 1 else n
         self.base_system = text_cost(counter, thread.system_prompt, PROFILE)
         self.tool_tokens = tools_cost(counter, thread.tools)

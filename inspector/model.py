@@ -243,6 +243,9 @@ class ThreadInfo:
     requests: int
     summaries: int
     updated_at: str | None = None
+    # Requests a replay derives when the thread recorded none (one before every assistant
+    # message, and one after a last message that is not the assistant's); not in to_json.
+    derived_requests: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from inspector.model import Message, Request, Role, Summary
 from inspector.store import SCHEMA_VERSION, Store, StoreError, mask_url, resolve_db_url
@@ -176,3 +177,18 @@ def test_a_file_that_is_not_sqlite_is_a_one_line_error(tmp_path):
     with pytest.raises(StoreError) as info:
         Store.open(str(path))
     assert "cannot open database" in str(info.value) and "\n" not in str(info.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["user", "assistant", "tool", "system"]), min_size=0, max_size=12))
+def test_thread_list_counts_the_requests_a_replay_derives(tmp_path_factory, roles):
+    from inspector.model import Message, Role, Thread, derive_requests
+
+    url = "sqlite:///" + str(tmp_path_factory.mktemp("derived") / "d.sqlite")
+    thread = Thread(id="d", messages=tuple(Message(f"m{i}", Role(r), "x") for i, r in enumerate(roles)))
+    with Store.open(url, read_only=False, create=True) as store:
+        store.save_thread(thread)
+    with Store.open(url) as store:
+        [info] = store.list_threads()
+    assert info.requests == 0
+    assert info.derived_requests == len(derive_requests(thread.messages))

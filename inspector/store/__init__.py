@@ -276,13 +276,44 @@ class Store:
                 .order_by(ThreadRow.created_at, ThreadRow.id)
             )
             with self.engine.connect() as conn:
+                rows = list(conn.execute(query))
+                derived = self._derived_request_counts(conn, [r[0] for r in rows if not r[5] and r[4]])
                 return [
                     ThreadInfo(
                         id=tid, title=title or "", source=source or "", messages=nm or 0, requests=nr or 0,
-                        summaries=ns or 0, updated_at=updated,
+                        summaries=ns or 0, updated_at=updated, derived_requests=derived.get(tid, 0),
                     )
-                    for tid, title, source, updated, nm, nr, ns in conn.execute(query)
+                    for tid, title, source, updated, nm, nr, ns in rows
                 ]
+
+    @staticmethod
+    def _derived_request_counts(conn: Any, thread_ids: list[str]) -> dict[str, int]:
+        """`model.derive_requests` counted in SQL: assistant messages after the first message,
+        plus one when the last message is not the assistant's."""
+        if not thread_ids:
+            return {}
+        out: dict[str, int] = {}
+        bounds = (
+            select(MessageRow.thread_id, func.min(MessageRow.seq), func.max(MessageRow.seq))
+            .where(MessageRow.thread_id.in_(thread_ids))
+            .group_by(MessageRow.thread_id)
+        )
+        first_last = {tid: (lo, hi) for tid, lo, hi in conn.execute(bounds)}
+        assistants = (
+            select(MessageRow.thread_id, MessageRow.seq)
+            .where(MessageRow.thread_id.in_(thread_ids), MessageRow.role == "assistant")
+        )
+        last_is_assistant: set[str] = set()
+        for tid, seq in conn.execute(assistants):
+            lo, hi = first_last[tid]
+            if seq != lo:
+                out[tid] = out.get(tid, 0) + 1
+            if seq == hi:
+                last_is_assistant.add(tid)
+        for tid in first_last:
+            if tid not in last_is_assistant:
+                out[tid] = out.get(tid, 0) + 1
+        return out
 
     def thread_ids(self) -> list[str]:
         with database_errors(self.url, "list threads"), self.engine.connect() as conn:

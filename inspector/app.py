@@ -26,6 +26,7 @@ from textual.worker import WorkerState, get_current_worker
 
 from inspector.config import PROFILES, STRATEGIES, Config, ConfigError
 from inspector.diff import SimulationDiff, block_changes
+from inspector.gcpolicy import LongLivedObjects
 from inspector.model import Thread, ThreadInfo
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.help import HelpScreen
@@ -47,6 +48,7 @@ from widgets.threads import ThreadList
 from widgets.timeline import TimelineChart, compact_number
 
 DIFF_BLOCKS_SHOWN = 12  # changed blocks of the selected request listed in the diff panel
+DIFF_MOVES_SHOWN = 20  # compaction moves listed in the diff panel (the rest are counted)
 
 
 class InspectorCommands(Provider):
@@ -174,6 +176,7 @@ class InspectorApp(App[None]):
         self.llm_progress_text = ""
         self._pane_timer: Timer | None = None
         self.last_export: Path | None = None
+        self.long_lived = LongLivedObjects()
 
     # layout -------------------------------------------------------------------------------------------
 
@@ -220,6 +223,7 @@ class InspectorApp(App[None]):
 
     def on_unmount(self) -> None:
         """Close the database the app opened itself (a source passed in belongs to the caller)."""
+        self.long_lived.release()
         close = getattr(self.source, "close", None)
         if self._owns_source and callable(close):
             close()
@@ -442,6 +446,8 @@ class InspectorApp(App[None]):
         await self.query_one(ConfigForm).load(view.config, view.baseline_config)
         self._update_diff(view.diff, view)
         self._show_request(all_tabs=True)
+        if not same_thread:  # once the new thread is on screen (see inspector/gcpolicy.py)
+            self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
 
     @property
     def current_request(self) -> RequestAudit | None:
@@ -540,7 +546,7 @@ class InspectorApp(App[None]):
                 line.append(f"profile {view.baseline_config.profile}→{view.config.profile}  ")
             line.append("  ".join(f"{k} {old}→{new}" for k, (old, new) in changes.items()
                                   if k in view.config.values and old != new))
-            moved = view.diff.lines()
+            moved = view.diff.lines(moves_shown=3)
             if moved:
                 line.append("  │ " + "; ".join(moved[:3]), style="#87d7af")
             else:
@@ -590,7 +596,7 @@ class InspectorApp(App[None]):
         for key, (old, new) in view.config.changed_keys(view.baseline_config).items():
             out.append(f"  {key}: {old} → {new}\n")
         out.append("\nWhat moved\n", style="bold")
-        lines = diff.lines()
+        lines = diff.lines(moves_shown=DIFF_MOVES_SHOWN)
         if not lines:
             out.append("  nothing: same compactions, failures and block statuses\n", style="dim")
         for line in lines:

@@ -52,20 +52,26 @@ class SimulationDiff:
             and not any(self.prompt_delta.values())
         )
 
-    def lines(self) -> list[str]:
-        """Human-readable sentences, one per change (1-based request numbers, as the UI shows them)."""
+    def lines(self, moves_shown: int | None = None) -> list[str]:
+        """Human-readable sentences, one per change (1-based request numbers, as the UI shows them).
+
+        `moves_shown`: list at most that many compaction moves, then one line counting the rest
+        (an edit on a long thread can move hundreds)."""
         out: list[str] = []
-        for move in self.compactions:
+        moved = [m for m in self.compactions if m.base_index is None or m.new_index is None or m.shift]
+        for move in moved if moves_shown is None else moved[:moves_shown]:
             label = f"compaction #{move.ordinal}"
             if move.base_index is None:
                 out.append(f"{label}: new, before request {move.new_index + 1}")
             elif move.new_index is None:
                 out.append(f"{label}: gone (was before request {move.base_index + 1})")
-            elif move.shift:
+            else:
                 when = "earlier" if move.shift < 0 else "later"
                 out.append(
                     f"{label}: request {move.base_index + 1} -> {move.new_index + 1} ({abs(move.shift)} {when})"
                 )
+        if moves_shown is not None and len(moved) > moves_shown:
+            out.append(f"… and {len(moved) - moves_shown:,} more compactions moved")
         if self.failures_appeared:
             out.append("failures appear at requests " + _numbers(self.failures_appeared))
         if self.failures_disappeared:
@@ -91,6 +97,9 @@ def failure_indices(sim: Simulation) -> tuple[int, ...]:
 
 def block_changes(base: RequestAudit, new: RequestAudit) -> list[BlockChange]:
     """Blocks of one request (by message id) whose status differs between the two replays."""
+    aligned = _aligned_changes(base, new)
+    if aligned is not None:
+        return aligned
     before = {b.message_id: str(b.status) for b in base.blocks if b.message_id is not None}
     out: list[BlockChange] = []
     for block in new.blocks:
@@ -99,6 +108,18 @@ def block_changes(base: RequestAudit, new: RequestAudit) -> list[BlockChange]:
         old = before.get(block.message_id)
         if old is not None and old != str(block.status):
             out.append(BlockChange(new.index, block.message_id, old, str(block.status)))
+    return out
+
+
+def _aligned_changes(base: RequestAudit, new: RequestAudit) -> list[BlockChange] | None:
+    """`block_changes` in one pass when both replays list the same messages in the same order
+    (they do for one request of one thread); None when they do not."""
+    out: list[BlockChange] = []
+    for old, block in zip(base.blocks, new.blocks):  # noqa: B905 - the longer one's tail is synthetic or new
+        if old.message_id != block.message_id:
+            return None
+        if block.message_id is not None and old.status != block.status:
+            out.append(BlockChange(new.index, block.message_id, str(old.status), str(block.status)))
     return out
 
 
@@ -130,6 +151,9 @@ def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
         if not old.blocks or not req.blocks:
             # Timeline-level replays (long threads): blocks that changed status, from the counts
             # per status (exact when blocks move one way, as a config edit typically makes them).
+            before, after = old.stats.get("block_counts"), req.stats.get("block_counts")
+            if before is not None and before == after:
+                continue  # fast path: most requests of an edit keep their counts
             count = status_moves(old.block_counts(), req.block_counts())
         elif [b.status for b in old.blocks] == [b.status for b in req.blocks]:
             continue  # fast path: identical status sequences need no per-block work

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from inspector.config import Config
 from inspector.diff import block_changes, compaction_indices, diff_simulations, failure_indices
 from inspector.examples import demo_threads
@@ -68,6 +71,19 @@ def test_compaction_earlier_later_new_and_gone():
     assert gone.lines()[-1] == "compaction #3: gone (was before request 10)"
 
 
+def test_many_compaction_moves_are_counted_past_the_first_few():
+    base = _sim([_request(i, [], compaction=i % 2 == 1, failed=i == 0) for i in range(40)])
+    new = _sim([_request(i, [], compaction=i % 2 == 0 and i > 0 or i == 39) for i in range(40)])
+    diff = diff_simulations(base, new)
+    moved = [m for m in diff.compactions if m.shift != 0]
+    assert len(moved) == 19  # the 20th compaction stays at request 40
+    every, few = diff.lines(), diff.lines(moves_shown=3)
+    assert few[:3] == every[:3]
+    assert few[3] == "… and 16 more compactions moved"
+    assert few[4:] == every[19:] == ["failures disappear at requests 1"]
+    assert diff.lines(moves_shown=19) == every
+
+
 def test_failures_appear_and_disappear():
     base = _sim([_request(i, [], failed=i == 2) for i in range(5)])
     new = _sim([_request(i, [], failed=i in (3, 4)) for i in range(5)])
@@ -107,3 +123,25 @@ def test_real_replay_same_config_is_empty():
     config = Config.for_profile("iris", {"context.window": 32_000})
     diff = diff_simulations(run_simulation(thread, config), run_simulation(thread, config))
     assert diff.empty
+
+
+def _changes_by_id(base: RequestAudit, new: RequestAudit) -> list[tuple[str, str, str]]:
+    """The definition: by message id, in the new replay's order, synthetic blocks ignored."""
+    before = {b.message_id: str(b.status) for b in base.blocks if b.message_id is not None}
+    return [(b.message_id, before[b.message_id], str(b.status)) for b in new.blocks
+            if b.message_id in before and before[b.message_id] != str(b.status)]
+
+
+_statuses = st.sampled_from([K, P, E, BlockStatus.SUMMARIZED])
+
+
+@given(st.lists(st.tuples(_statuses, _statuses), max_size=30), st.integers(0, 3), st.integers(0, 3), st.booleans())
+def test_block_changes_matches_the_by_id_definition(pairs, base_extra, new_extra, shuffle):
+    """Aligned block lists (one pass) and reordered ones (by id) give the same answer."""
+    base_blocks = [_block(f"m{i}", a) for i, (a, _) in enumerate(pairs)] + [_block(None, K)] * base_extra
+    new_blocks = [_block(f"m{i}", b) for i, (_, b) in enumerate(pairs)] + [_block(None, E)] * new_extra
+    if shuffle:
+        new_blocks.reverse()
+    base, new = _request(0, base_blocks), _request(0, new_blocks)
+    got = [(c.message_id, c.before, c.after) for c in block_changes(base, new)]
+    assert got == _changes_by_id(base, new)

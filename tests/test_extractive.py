@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.config import Config, ConfigError
 from inspector.model import Message, Role, Summary, ToolCall
 from inspector.summarizers import get_summarizer
-from inspector.summarizers.extractive import MAX_FACTS, MAX_FILES, ExtractiveSummarizer, find_paths
+from inspector.summarizers.extractive import (
+    _FRAMING,
+    MAX_FACTS,
+    MAX_FILES,
+    ExtractiveSummarizer,
+    _clip,
+    _opening,
+    _sentences,
+    find_paths,
+)
 
 
 def _m(mid: str, role: str, content: str, **kw) -> Message:
@@ -248,3 +259,34 @@ def test_harness_wrappers_and_meta_messages_are_not_the_users_words():
 def test_error_lines_in_tool_output(output, expected):
     summary = _summarize([_m("m1", "tool", output, tool_call_id="c1")])
     assert summary.unresolved_threads == (() if expected is None else (expected,))
+
+
+def _opening_by_definition(narrative: str) -> str:
+    """What `_opening` must return: the first non-framing sentence of `_sentences`, quoted."""
+    content = [s for s in _sentences(narrative) if not s.startswith(_FRAMING)]
+    return f": {_clip(content[0], 160).rstrip('.')}" if content else ""
+
+
+_sentence_text = st.lists(
+    st.one_of(st.sampled_from(["This summary covers 3 messages.", "Continuing from the previous summary (a to b).",
+                               "Done.", "ok", "\n", "  ", "- item", "Fixed app.py! Then", "?", "x" * 300]),
+              st.text(alphabet=st.characters(codec="utf-8"), max_size=40)),
+    max_size=40,
+).map(" ".join)
+
+
+@settings(max_examples=300)
+@given(_sentence_text)
+def test_opening_quotes_the_same_sentence_as_the_sentence_splitter(narrative):
+    _opening.cache_clear()
+    assert _opening(narrative) == _opening_by_definition(narrative)
+
+
+def test_chained_summaries_quote_the_previous_narrative():
+    summarizer = ExtractiveSummarizer()
+    msgs = [Message(f"m{i}", Role.USER if i % 2 == 0 else Role.ASSISTANT, f"Fixed file{i}.py. Then step {i}.")
+            for i in range(6)]
+    first = summarizer.summarize(msgs[:3], None, summary_id="s1")
+    second = summarizer.summarize(msgs[3:], first, summary_id="s2")
+    assert _opening(first.summary) == _opening_by_definition(first.summary) != ""
+    assert second.summary.startswith(f"Continuing from the previous summary (m0 to m2{_opening(first.summary)})")

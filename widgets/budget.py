@@ -88,7 +88,11 @@ def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     table.add_column("Sent", justify="right")
     table.add_column("Full", justify="right")
     table.add_column("Status")
-    ranked = heapq.nlargest(count, request.blocks, key=lambda b: (b.tokens_sent, b.tokens))
+    # Sent blocks outrank every unsent one, and there are few of them on a long thread:
+    # rank those alone when there are enough (same result, a fraction of the work).
+    sent = [b for b in request.blocks if b.tokens_sent > 0]
+    ranked = heapq.nlargest(count, sent if len(sent) >= count else request.blocks,
+                            key=lambda b: (b.tokens_sent, b.tokens))
     for block in ranked:
         name = f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
         table.add_row(Text(name), f"{block.tokens_sent:,}", f"{block.tokens:,}",
@@ -222,7 +226,7 @@ class BudgetView(Static):
             if isinstance(pre, int):
                 text.append(f" (pre-compaction tokens {pre:,})", style="dim")
             facts.add_row("Recorded compaction", text)
-        counts = Counter(str(blk.status) for blk in request.blocks)
+        counts = Counter(blk.status for blk in request.blocks)  # StrEnum keys: looked up by their text
         status_line = Text()
         for status, colour in STATUS_STYLES.items():
             if counts.get(status):

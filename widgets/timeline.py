@@ -16,10 +16,13 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from inspector.frozen import fast_frozen_init
+
 BAR_CHARS = " ▁▂▃▄▅▆▇█"
 GUTTER = 7
 
 
+@fast_frozen_init  # one per request, made on every config edit
 @dataclass(frozen=True, slots=True)
 class TimelinePoint:
     """One request as the chart sees it."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from inspector.frozen import fast_frozen_init
 from inspector.model import Summary
 
 
@@ -59,6 +60,7 @@ class Reason(StrEnum):
     INTERCEPTOR_REMOVED = "interceptor_removed"    # removed by a plugin interceptor after shifting
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class BlockAudit:
     message_id: str | None
@@ -89,6 +91,7 @@ class BlockAudit:
         }
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class BudgetAudit:
     window: int
@@ -145,6 +148,7 @@ class RequestError:
     message: str
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class RequestAudit:
     index: int

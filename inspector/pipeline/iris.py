@@ -10,7 +10,9 @@ implementation: each request is rebuilt from scratch.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from inspector.config import Config
 from inspector.model import Message, Request, Role, Summary, Thread, assign_turns, effective_requests
@@ -371,9 +373,10 @@ def _covering_summaries(chain: list[Summary], index: dict[str, int]) -> dict[int
 # -- the fast replayer ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _RequestState:
-    """What the timeline pass decided for one request; enough to rebuild its blocks."""
+class _RequestState(NamedTuple):
+    """What the timeline pass decided for one request; enough to rebuild its blocks.
+
+    A NamedTuple rather than a dataclass: one is made per request on every config edit."""
 
     end: int
     cur: int | None
@@ -416,7 +419,13 @@ def _build_tables(counter: TokenCounter, thread: Thread) -> tuple:
     for i, t in enumerate(turn_of):
         if t is not None and t == len(turn_start):
             turn_start.append(i)
-    return msgs, index, turn_of, costs, is_tool, pruned_costs, full, pruned, tools, talk, pre, turn_start
+    # The prefix sums at each turn's first message: non-decreasing in t, so `bisect` finds
+    # the oldest turn that still fits (index 0 is a sentinel that no search reaches).
+    turn_pruned = [0] + [pruned[i] for i in turn_start[1:]]
+    turn_full = [0] + [full[i] for i in turn_start[1:]]
+    labels = [(m.id, str(m.role), str(m.kind)) for m in msgs]  # what every BlockAudit of a message repeats
+    return (msgs, index, turn_of, costs, is_tool, pruned_costs, full, pruned, tools, talk, pre, turn_start,
+            turn_pruned, turn_full, labels)
 
 
 def _thread_tables(counter: TokenCounter, thread: Thread) -> tuple:
@@ -432,6 +441,14 @@ def _thread_tables(counter: TokenCounter, thread: Thread) -> tuple:
     return tables
 
 
+def _requests_in_order(thread: Thread, index: dict[str, int]) -> tuple[Request, ...]:
+    """`effective_requests`, with the message index the tables already hold."""
+    if not thread.requests:
+        return effective_requests(thread)
+    known = [r for r in thread.requests if r.after_message_id in index]
+    return tuple(sorted(known, key=lambda r: index[r.after_message_id]))
+
+
 class IrisReplayer:
     """Replays the iris pipeline in time linear in the thread.
 
@@ -445,193 +462,208 @@ class IrisReplayer:
         counter: TokenCounter = ctx.counter
         tables = _thread_tables(counter, thread)
         (self.msgs, self.index, self.turn_of, self.costs, self.is_tool, self.pruned_costs, self.full, self.pruned,
-         self.tools, self.talk, self.pre, self.turn_start) = tables
+         self.tools, self.talk, self.pre, self.turn_start, self.turn_pruned, self.turn_full, self.labels) = tables
         n = len(self.msgs)
         self.first_turn_index = self.turn_start[1] if len(self.turn_start) > 1 else n
         self.base_system = text_cost(counter, thread.system_prompt, PROFILE)
         self.tool_tokens = tools_cost(counter, thread.tools)
-        self.requests = effective_requests(thread)
+        self.requests = _requests_in_order(thread, self.index)
         self.chain: list[Summary] = []
         self.summary_cost: dict[str, int] = {}
         self.states: list[_RequestState] = []
         self._timeline: list[RequestAudit] | None = None
 
-    # prefix-sum helpers (half-open index ranges)
-    def _range_cost(self, lo: int, hi: int, pruned: bool) -> int:
-        table = self.pruned if pruned else self.full
-        return table[hi] - table[lo] if hi > lo else 0
-
-    def _cost_from(self, start: int, shield: int, end: int) -> int:
-        """Cost of history messages start..end: pruned before `shield`, full from it."""
-        mid = max(start, min(shield, end + 1))
-        return self._range_cost(start, mid, True) + self._range_cost(mid, end + 1, False)
-
     def _fit(self, cur: int | None, history_lo: int, end: int, protect: int, available: int):
-        """(ok, loaded_lo, shield_lo, history_tokens, needed) for one fallback attempt."""
+        """(ok, loaded_lo, shield_lo, history_tokens, needed) for one fallback attempt.
+
+        Loading turns newest-first until one does not fit is finding the oldest turn t whose
+        messages from its start to `end` cost at most `available`, tool outputs before the
+        shielded turns at their placeholder cost. That cost falls as t grows, so two bisections
+        over the per-turn prefix sums find t: one over the unshielded turns (pruned costs up to
+        the shield, then full ones), one over the shielded turns (full costs).
+        """
         if cur is None or history_lo > end:
             return available >= 0, end + 1, end + 1, 0, 0
+        turn_start, pruned, full = self.turn_start, self.pruned, self.full
         first = self.turn_of[history_lo] or 1
         shielded_first = max(1, cur - protect + 1) if protect > 0 else cur + 1
-        shield_lo = max(history_lo, self.turn_start[shielded_first]) if shielded_first <= cur else end + 1
+        shield_lo = max(history_lo, turn_start[shielded_first]) if shielded_first <= cur else end + 1
+        full_end, pruned_shield = full[end + 1], pruned[shield_lo]
+        shielded_cost = full_end - full[shield_lo]
 
-        def start_of(t: int) -> int:
-            return max(history_lo, self.turn_start[t])
+        def cost_from(start: int) -> int:  # messages start..end; shield_lo >= history_lo always
+            if start <= shield_lo:
+                return pruned_shield - pruned[start] + shielded_cost
+            return full_end - full[start]
 
-        def cost(t: int) -> int:
-            return self._cost_from(start_of(t), shield_lo, end)
-
-        # smallest turn s in [first, cur] with cost(s) <= available (cost falls as s grows)
-        lo, hi = first, cur + 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if cost(mid) <= available:
-                hi = mid
-            else:
-                lo = mid + 1
-        loaded_turn = lo
+        if cost_from(history_lo) <= available:
+            loaded_turn = first
+        else:
+            a_lo = first + 1
+            a_hi = max(a_lo, min(shielded_first, cur) + 1)
+            # unshielded starts: pruned_shield - turn_pruned[t] + shielded_cost <= available
+            loaded_turn = bisect_left(self.turn_pruned, pruned_shield + shielded_cost - available, a_lo, a_hi)
+            if loaded_turn == a_hi:  # shielded starts: full_end - turn_full[t] <= available
+                loaded_turn = bisect_left(self.turn_full, full_end - available, a_hi, cur + 1)
         must_first = max(shielded_first, first) if protect > 0 else cur
-        needed = cost(must_first)
+        needed = cost_from(max(history_lo, turn_start[must_first]))
         if loaded_turn > cur:
             return False, end + 1, shield_lo, 0, needed
+        start = max(history_lo, turn_start[loaded_turn])
         ok = loaded_turn <= must_first and available >= 0
-        return ok, start_of(loaded_turn), shield_lo, cost(loaded_turn), needed
+        return ok, start, shield_lo, cost_from(start), needed
 
     def timeline(self) -> list[RequestAudit]:
-        """Per-request aggregates for every request (no block lists)."""
+        """Per-request aggregates for every request (no block lists).
+
+        This runs on every config edit over thousands of requests, so the loop keeps to
+        local names and plain arithmetic; `replay_reference` is the readable yardstick.
+        """
         if self._timeline is not None:
             return self._timeline
         cfg = self.config
         window, ratio = cfg["context.window"], cfg["context.token_budget_ratio"]
         reserve, n_protect = cfg["context.response_reserve"], cfg["context.prune_protect_turns"]
         max_injected, guard = cfg["summarization.max_injected"], cfg["summarization.threshold"]
-        thread, msgs, index, turn_of = self.thread, self.msgs, self.index, self.turn_of
+        self._budget_keys = (window, ratio, reserve)
+        recorded_trigger = cfg["context.trigger_tokens"] == "recorded"
+        compact_at = window * cfg["context.compaction_threshold"]  # should_compact_on_tokens, inlined
+        budget_tokens = math.floor(window * ratio)
+        threshold_tokens = compaction_threshold_tokens(cfg)
+        attempts = fallback_sequence(n_protect)
+        thread, msgs, index, turn_of, talk = self.thread, self.msgs, self.index, self.turn_of, self.talk
+        turn_start, pre, first_turn_index = self.turn_start, self.pre, self.first_turn_index
+        base_system, tool_tokens = self.base_system, self.tool_tokens
+        chain, summary_cost, states, fit = self.chain, self.summary_cost, self.states, self._fit
         follow_recorded = bool(getattr(self.ctx, "follow_recorded", False)) and bool(thread.summaries)
         recorded_by_request = {s.before_request_id: s for s in thread.summaries if s.before_request_id}
         recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in thread.summaries}
         covered_upto = -1
+        injected: tuple[str, ...] = ()
+        injected_key: tuple[int, int] = (0, 0)
+        summary_tokens = 0
         out: list[RequestAudit] = []
-        for k, req in enumerate(self.requests):
+        requests = self.requests
+        for k, req in enumerate(requests):
             end = index[req.after_message_id]
             cur = turn_of[end]
-            trigger_tokens, trigger_source = _trigger(k, self.requests, out, cfg)
+            # _trigger: the previous request's recorded prompt tokens where known, else its replayed estimate
+            if k == 0:
+                trigger_tokens = trigger_source = None
+            elif recorded_trigger and requests[k - 1].prompt_tokens is not None:
+                trigger_tokens, trigger_source = requests[k - 1].prompt_tokens, "recorded"
+            else:
+                prev = out[-1].budget
+                trigger_tokens = prev.needed_tokens if prev.needed_tokens is not None else prev.prompt_tokens
+                trigger_source = "estimated"
+            over = trigger_tokens is not None and trigger_tokens >= compact_at
             # eligible span: unsummarized turn messages of turns <= cur - N - 1
-            lo = max(covered_upto + 1, self.first_turn_index)
+            lo = max(covered_upto + 1, first_turn_index)
             if cur is not None and cur - n_protect - 1 >= 1:
-                hi = min(end, self.turn_start[cur - n_protect] - 1)
+                hi = min(end, turn_start[cur - n_protect] - 1)
             else:
                 hi = lo - 1
-            guard_count = self.talk[hi + 1] - self.talk[lo] if hi >= lo else 0
+            guard_count = talk[hi + 1] - talk[lo] if hi >= lo else 0
             new_summary: Summary | None = None
             trigger: str | None = None
             if follow_recorded:
                 recorded = recorded_by_request.get(req.id)
                 if recorded is not None and recorded.last_message_id in index:
                     new_summary = recorded
-                    if should_compact_on_tokens(trigger_tokens, cfg):
-                        trigger = "token_threshold"
-                    elif guard_count >= guard:
-                        trigger = "message_count"
-                    else:
-                        trigger = "recorded"
+                    trigger = "token_threshold" if over else "message_count" if guard_count >= guard else "recorded"
             elif hi >= lo:
-                if should_compact_on_tokens(trigger_tokens, cfg):
-                    trigger = "token_threshold"
-                elif guard_count >= guard:
-                    trigger = "message_count"
+                trigger = "token_threshold" if over else "message_count" if guard_count >= guard else None
                 if trigger:
                     span = (msgs[lo].id, msgs[hi].id)
                     new_summary = recorded_by_span.get(span) or _summarize(
-                        self.ctx, msgs, list(range(lo, hi + 1)), self.chain, req)
+                        self.ctx, msgs, list(range(lo, hi + 1)), chain, req)
             compaction = None
             if new_summary is not None and trigger is not None:
-                self.chain.append(new_summary)
+                chain.append(new_summary)
                 covered_upto = max(covered_upto, index[new_summary.last_message_id])
                 compaction = CompactionAudit(trigger, new_summary.id, new_summary.first_message_id,
                                              new_summary.last_message_id)
-            chain_len = len(self.chain)
+            chain_len = len(chain)
             injected_from = max(0, chain_len - max_injected) if max_injected > 0 else chain_len
-            for s in self.chain[injected_from:]:
-                if s.id not in self.summary_cost:
-                    self.summary_cost[s.id] = text_cost(self.ctx.counter, s.injected_text(), PROFILE)
-            summary_tokens = sum(self.summary_cost[s.id] for s in self.chain[injected_from:])
-            system_tokens = self.base_system + self.pre[end + 1]
-            available = TokenBudget(window, ratio, system_tokens, self.tool_tokens, summary_tokens, reserve).available
-            history_lo = max(covered_upto + 1, self.first_turn_index)
-            for protect in fallback_sequence(n_protect):
-                ok, loaded_lo, shield_lo, history_tokens, needed = self._fit(cur, history_lo, end, protect, available)
+            if (injected_from, chain_len) != injected_key:
+                injected_key = (injected_from, chain_len)
+                for s in chain[injected_from:]:
+                    if s.id not in summary_cost:
+                        summary_cost[s.id] = text_cost(self.ctx.counter, s.injected_text(), PROFILE)
+                injected = tuple(s.id for s in chain[injected_from:])
+                summary_tokens = sum(summary_cost[s] for s in injected)
+            system_tokens = base_system + pre[end + 1]
+            # TokenBudget(...).available, inlined
+            available = budget_tokens - system_tokens - tool_tokens - summary_tokens - reserve
+            history_lo = max(covered_upto + 1, first_turn_index)
+            for protect in attempts:
+                ok, loaded_lo, shield_lo, history_tokens, needed = fit(cur, history_lo, end, protect, available)
                 if ok:
                     break
-            failed = not ok
-            state = _RequestState(end, cur, covered_upto, chain_len, injected_from, protect, failed, history_lo,
-                                  loaded_lo, shield_lo, system_tokens, summary_tokens, 0 if failed else history_tokens)
-            self.states.append(state)
+            state = _RequestState(end, cur, covered_upto, chain_len, injected_from, protect, not ok, history_lo,
+                                  loaded_lo, shield_lo, system_tokens, summary_tokens, history_tokens if ok else 0)
+            states.append(state)
             out.append(self._aggregate(k, req, state, available, trigger_tokens, trigger_source, compaction,
-                                       needed, guard_count))
+                                       needed, guard_count, injected, budget_tokens, threshold_tokens))
         self._timeline = out
         return out
 
     def _counts(self, st: _RequestState) -> dict[str, int]:
-        end = st.end
-        pre_count = (end + 1) - max(0, min(end + 1, self.first_turn_index))
-        pre_count = min(end + 1, self.first_turn_index)
-        summarized = max(0, min(st.covered_upto, end) + 1 - self.first_turn_index)
-        counts = {"kept": pre_count}
-        if summarized:
-            counts["summarized"] = summarized
-        history_n = end + 1 - st.history_lo if st.history_lo <= end else 0
+        """Message blocks per status, from the prefix counts of tool messages."""
+        end1, first, tools = st.end + 1, self.first_turn_index, self.tools
+        kept = min(end1, first)  # pre-turn system blocks
+        summarized = max(0, min(st.covered_upto + 1, end1) - first)
+        history_n = end1 - st.history_lo if st.history_lo < end1 else 0
         if st.failed:
-            pruned = self.tools[min(st.shield_lo, end + 1)] - self.tools[st.history_lo] if history_n else 0
+            pruned = tools[min(st.shield_lo, end1)] - tools[st.history_lo] if history_n else 0
             excluded = history_n - pruned
         else:
-            loaded_n = end + 1 - st.loaded_lo
-            pruned = self.tools[max(st.loaded_lo, min(st.shield_lo, end + 1))] - self.tools[st.loaded_lo] \
-                if loaded_n > 0 else 0
-            counts["kept"] += loaded_n - pruned
+            loaded_lo = st.loaded_lo
+            loaded_n = end1 - loaded_lo
+            pruned = tools[max(loaded_lo, min(st.shield_lo, end1))] - tools[loaded_lo] if loaded_n > 0 else 0
+            kept += loaded_n - pruned
             excluded = history_n - loaded_n
+        counts = {"kept": kept} if kept else {}
+        if summarized:
+            counts["summarized"] = summarized
         if pruned:
             counts["pruned"] = pruned
         if excluded:
             counts["excluded"] = excluded
-        return {k: v for k, v in counts.items() if v}
+        return counts
 
     def _aggregate(self, k, req, st: _RequestState, available, trigger_tokens, trigger_source, compaction,
-                   needed, guard_count) -> RequestAudit:
-        cfg = self.config
-        window, ratio, reserve = cfg["context.window"], cfg["context.token_budget_ratio"], cfg["context.response_reserve"]
-        prompt = 0 if st.failed else st.system_tokens + self.tool_tokens + st.summary_tokens + st.history_tokens
+                   needed, guard_count, injected, budget_tokens, threshold_tokens) -> RequestAudit:
+        window, ratio, reserve = self._budget_keys
+        failed = st.failed
         savings = 0
-        if not st.failed and st.loaded_lo <= st.end:
-            mid = max(st.loaded_lo, min(st.shield_lo, st.end + 1))
-            savings = self._range_cost(st.loaded_lo, mid, False) - self._range_cost(st.loaded_lo, mid, True)
-        needed_tokens = error = None
-        if st.failed:
+        if failed:
+            prompt = 0
             needed_tokens = st.system_tokens + self.tool_tokens + st.summary_tokens + reserve + needed
             error = RequestError(
                 code="TOKEN_BUDGET_EXCEEDED",
                 message=(f"protected context needs {needed_tokens} tokens with every tool output pruned; "
-                         f"the budget is {math.floor(window * ratio)} ({window} x {ratio})"),
+                         f"the budget is {budget_tokens} ({window} x {ratio})"),
             )
-        return RequestAudit(
-            index=k, request_id=req.id, after_message_id=req.after_message_id, turn=st.cur,
-            status="failed" if st.failed else "completed", error=error,
-            budget=BudgetAudit(
-                window=window, system_tokens=st.system_tokens, tool_tokens=self.tool_tokens,
-                summary_tokens=st.summary_tokens, response_reserve=reserve, available=available,
-                history_tokens=st.history_tokens, prompt_tokens=prompt, recorded_prompt_tokens=req.prompt_tokens,
-                trigger_source=trigger_source, trigger_tokens=trigger_tokens, pruned_savings=savings,
-                needed_tokens=needed_tokens,
-            ),
-            compaction=compaction,
-            summaries_injected=tuple(s.id for s in self.chain[st.injected_from:st.chain_len]),
-            protect_turns=st.protect,
-            blocks=(),
-            stats={
-                "compaction_threshold_tokens": compaction_threshold_tokens(cfg),
-                "budget_tokens": math.floor(window * ratio),
-                "unsummarized_guard_count": guard_count,
-                "block_counts": self._counts(st),
-            },
-        )
+        else:
+            prompt = st.system_tokens + self.tool_tokens + st.summary_tokens + st.history_tokens
+            needed_tokens = error = None
+            lo = st.loaded_lo
+            mid = max(lo, min(st.shield_lo, st.end + 1))
+            if mid > lo:  # what pruning saved: full minus placeholder costs of the pruned span
+                savings = (self.full[mid] - self.full[lo]) - (self.pruned[mid] - self.pruned[lo])
+        # Positional arguments: the field order of BudgetAudit and RequestAudit (audit.py).
+        budget = BudgetAudit(window, st.system_tokens, self.tool_tokens, st.summary_tokens, reserve, available,
+                             st.history_tokens, prompt, req.prompt_tokens, trigger_source, trigger_tokens, savings,
+                             needed_tokens)
+        stats = {
+            "compaction_threshold_tokens": threshold_tokens,
+            "budget_tokens": budget_tokens,
+            "unsummarized_guard_count": guard_count,
+            "block_counts": self._counts(st),
+        }
+        return RequestAudit(k, req.id, req.after_message_id, st.cur, "failed" if failed else "completed", error,
+                            budget, compaction, injected, st.protect, (), (), stats)
 
     def audit(self, k: int) -> RequestAudit:
         """Request `k` with every block (builds blocks for that request only)."""
@@ -639,45 +671,52 @@ class IrisReplayer:
 
         agg = self.timeline()[k]
         st = self.states[k]
-        msgs, turn_of, costs, pcosts = self.msgs, self.turn_of, self.costs, self.pruned_costs
+        turn_of, costs, pcosts = self.turn_of, self.costs, self.pruned_costs
         chain = self.chain[: st.chain_len]
         covering = _covering_summaries(chain, self.index) if st.covered_upto >= 0 else {}
         shield_turns = protected_turns(st.cur, st.protect)
         blocks: list[BlockAudit] = []
         position = 0
         failed = st.failed
-        history: list[int] = []
+        injected_ids = set(agg.summaries_injected)
+        # Sent blocks in prompt order: the pre-turn system blocks, the injected summaries, then the history.
+        history_position = 0 if failed else (min(st.end + 1, self.first_turn_index)
+                                              + sum(1 for s in chain if s.id in injected_ids))
+        labels, is_tool, covered_upto, loaded_lo, shield_lo, cur = (
+            self.labels, self.is_tool, st.covered_upto, st.loaded_lo, st.shield_lo, st.cur)
+        kept, pruned, excluded, summarized = (
+            BlockStatus.KEPT, BlockStatus.PRUNED, BlockStatus.EXCLUDED, BlockStatus.SUMMARIZED)
+        # Positional BlockAudit(message_id, role, kind, turn, status, protected, reason, tokens, tokens_sent,
+        # position, summary_id): one per message, so the loop keeps to locals.
         for i in range(st.end + 1):
-            m = msgs[i]
+            mid, role, kind = labels[i]
             t = turn_of[i]
             if t is None:
-                blocks.append(BlockAudit(m.id, str(m.role), str(m.kind), t, BlockStatus.KEPT, True, Reason.SYSTEM,
+                blocks.append(BlockAudit(mid, role, kind, t, kept, True, Reason.SYSTEM,
                                          costs[i], 0 if failed else costs[i], None if failed else position))
                 position += 0 if failed else 1
-            elif i <= st.covered_upto:
-                blocks.append(BlockAudit(m.id, str(m.role), str(m.kind), t, BlockStatus.SUMMARIZED, False,
-                                         Reason.SUMMARIZED, costs[i], 0, None, summary_id=covering.get(i)))
-            elif not failed and i >= st.loaded_lo:
+            elif i <= covered_upto:
+                blocks.append(BlockAudit(mid, role, kind, t, summarized, False, Reason.SUMMARIZED, costs[i], 0, None,
+                                         covering.get(i)))
+            elif not failed and i >= loaded_lo:
                 is_protected = t in shield_turns
-                if self.is_tool[i] and i < st.shield_lo:
-                    status, reason, sent = BlockStatus.PRUNED, Reason.TOOL_OUTPUT_CLEARED, pcosts[i]
+                if is_tool[i] and i < shield_lo:
+                    status, reason, sent = pruned, Reason.TOOL_OUTPUT_CLEARED, pcosts[i]
                 else:
-                    status, sent = BlockStatus.KEPT, costs[i]
-                    reason = Reason.CURRENT_TURN if t == st.cur else (
+                    status, sent = kept, costs[i]
+                    reason = Reason.CURRENT_TURN if t == cur else (
                         Reason.PROTECTED_TURN if is_protected else Reason.WITHIN_BUDGET)
-                history.append(len(blocks))
-                blocks.append(BlockAudit(m.id, str(m.role), str(m.kind), t, status, is_protected, reason,
-                                         costs[i], sent, None))
+                blocks.append(BlockAudit(mid, role, kind, t, status, is_protected, reason, costs[i], sent,
+                                         history_position))
+                history_position += 1
             else:
                 is_protected = t in shield_turns
                 if failed:
-                    status = BlockStatus.PRUNED if self.is_tool[i] and i < st.shield_lo else BlockStatus.EXCLUDED
+                    status = pruned if is_tool[i] and i < shield_lo else excluded
                     reason = Reason.TOKEN_BUDGET_EXCEEDED
                 else:
-                    status, reason = BlockStatus.EXCLUDED, Reason.BUDGET_EXHAUSTED
-                blocks.append(BlockAudit(m.id, str(m.role), str(m.kind), t, status, is_protected, reason,
-                                         costs[i], 0, None))
-        injected_ids = set(agg.summaries_injected)
+                    status, reason = excluded, Reason.BUDGET_EXHAUSTED
+                blocks.append(BlockAudit(mid, role, kind, t, status, is_protected, reason, costs[i], 0, None))
         for s in chain:
             is_injected = s.id in injected_ids
             sent = is_injected and not failed
@@ -688,9 +727,6 @@ class IrisReplayer:
                 self.summary_cost.get(s.id, 0) if sent else 0, position if sent else None, summary_id=s.id,
             ))
             position += 1 if sent else 0
-        for b in history:
-            blocks[b] = replace(blocks[b], position=position)
-            position += 1
         stats = dict(agg.stats)
         stats.pop("block_counts", None)
         return replace(agg, blocks=tuple(blocks), stats=stats)

@@ -64,6 +64,7 @@ class ViewState:
     summaries: dict[str, Summary] = field(repr=False)
     data_version: tuple | None = None
     partners: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    positions: dict[str, int] = field(default_factory=dict, repr=False)  # message id -> index in the thread
     replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
     baseline_replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
 
@@ -102,8 +103,11 @@ class ViewState:
         return self.config != self.baseline_config
 
 
-def summary_stats(thread: Thread, sim: Simulation, config: Config) -> dict[str, SummaryStats]:
-    """Covered messages and tokens and the summary's own tokens, per summary of the replay."""
+def summary_stats(thread: Thread, sim: Simulation, config: Config,
+                  index: dict[str, int] | None = None) -> dict[str, SummaryStats]:
+    """Covered messages and tokens and the summary's own tokens, per summary of the replay.
+
+    `index`: message id -> position in the thread, when the caller already has it."""
     used = {s.id for s in sim.summaries}
     every = (*sim.summaries, *(s for s in thread.summaries if s.id not in used))
     if not every:
@@ -113,7 +117,7 @@ def summary_stats(thread: Thread, sim: Simulation, config: Config) -> dict[str, 
     counter = make_counter(config)
     costs = message_costs(counter, thread.messages, config.profile)
     prefix = [0, *accumulate(costs)]
-    index = thread.message_index()
+    index = thread.message_index() if index is None else index
     out: dict[str, SummaryStats] = {}
     for s in every:
         first, last = index.get(s.first_message_id), index.get(s.last_message_id)
@@ -151,6 +155,7 @@ def build_view(
     """Replay under the baseline (unless given; it follows the thread's recorded compactions)
     and, when it differs, under `config`; diff the two timelines."""
     same_thread = previous is not None and previous.thread is thread  # per-thread tables carry over
+    positions = previous.positions if same_thread and previous.positions else thread.message_index()
     if baseline is None:
         baseline = _run(simulator, thread, baseline_config, baseline=True)
     baseline_sim = baseline.simulation(blocks=False)
@@ -167,8 +172,9 @@ def build_view(
         config=config,
         simulation=simulation,
         diff=diff,
-        summary_stats=summary_stats(thread, simulation, config),
+        summary_stats=summary_stats(thread, simulation, config, positions),
         messages=previous.messages if same_thread else {m.id: m for m in thread.messages},
+        positions=positions,
         summaries={s.id: s for s in simulation.summaries} | {s.id: s for s in thread.summaries
                                                               if s.id not in {x.id for x in simulation.summaries}},
         data_version=data_version,

@@ -10,8 +10,9 @@ number of messages, not with the size of their outputs.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from inspector.model import Message, Role, Summary
 from inspector.pipeline.harness import CONTEXT_SUMMARY_MARKER
@@ -161,6 +162,34 @@ def _first_error_line(output: str) -> str | None:
     return None
 
 
+def _split_lazily(text: str) -> Iterator[str]:
+    """`_SENTENCE_SPLIT_RE.split(text)`, one piece at a time (the pattern never matches empty)."""
+    start = 0
+    for match in _SENTENCE_SPLIT_RE.finditer(text):
+        yield text[start : match.start()]
+        start = match.end()
+    yield text[start:]
+
+
+@lru_cache(maxsize=1024)
+def _opening(previous_narrative: str) -> str:
+    """": <first sentence of content>" of the previous narrative (not its framing), or "".
+
+    The same choice as `_sentences(previous_narrative)` filtered for framing, but clips only
+    up to the sentence it returns: a what-if replay writes hundreds of chained summaries."""
+    seen = 0
+    for raw in _split_lazily(previous_narrative):
+        sentence = _clip(raw.strip(" \t-*•>#"))
+        if len(sentence) < 3:
+            continue
+        if not sentence.startswith(_FRAMING):
+            return f": {_clip(sentence, 160).rstrip('.')}"
+        seen += 1
+        if seen >= MAX_SENTENCES_PER_MESSAGE:
+            break
+    return ""
+
+
 def _word_count(text: str) -> int:
     return len(text.split())
 
@@ -240,9 +269,24 @@ class ExtractiveSummarizer:
     name = "extractive"
 
     _cache: dict[tuple, _Features] | None = None
+    _by_object: dict[int, tuple[Message, _Features]] | None = None
     _spans: dict[tuple, Summary] | None = None
 
     def _features(self, message: Message) -> _Features:
+        # Fast path: the same Message object as last time (a replay of the same loaded thread).
+        # The entry holds the message, so its id() cannot be reused while the entry lives.
+        if self._by_object is None:
+            self._by_object = {}
+        known = self._by_object.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        features = self._features_by_content(message)
+        if len(self._by_object) >= FEATURE_CACHE_SIZE:
+            self._by_object.clear()
+        self._by_object[id(message)] = (message, features)
+        return features
+
+    def _features_by_content(self, message: Message) -> _Features:
         if self._cache is None:
             self._cache = {}
         key = (
@@ -381,9 +425,7 @@ class ExtractiveSummarizer:
             f"{counts[Role.TOOL]} tool)"
         )
         if previous is not None:
-            # Quote the previous narrative's first sentence of content, not its framing.
-            content = [s for s in _sentences(previous.summary) if not s.startswith(_FRAMING)]
-            about = f": {_clip(content[0], 160).rstrip('.')}" if content else ""
+            about = _opening(previous.summary)
             parts.append(
                 f"Continuing from the previous summary ({previous.first_message_id} to "
                 f"{previous.last_message_id}{about}), the next {span} followed."

@@ -68,7 +68,13 @@ def bench_tokens() -> None:
 
 
 def bench_replay() -> None:
-    """Timeline of a 10,000-message, ~2,500-request thread under a new config."""
+    """Timeline of a 10,000-message, ~2,500-request thread under a new config, against the reference.
+
+    Two set-ups for the summarizer, which both sides call for every compaction:
+    - as in the app: it has seen the thread's messages (the baseline replay scanned them) but
+      writes every summary of the new config afresh;
+    - cold: a new summarizer per run, so both sides also scan every message once.
+    """
     from inspector.config import Config
     from inspector.pipeline import ReplayContext
     from inspector.pipeline.iris import IrisReplayer, replay_reference
@@ -79,26 +85,68 @@ def bench_replay() -> None:
     config = Config.for_profile("iris", {"context.compaction_threshold": 0.6, "context.prune_protect_turns": 3})
     counter = TokenCounter(Chars4Tokenizer())
     counter.count_all(m.text_for_count() for m in thread.messages)  # both sides start with counted texts
+    seen = ExtractiveSummarizer()
+    IrisReplayer(thread, Config.for_profile("iris"), ReplayContext(counter, seen)).timeline()  # the baseline
 
-    def ctx():
-        return ReplayContext(counter, ExtractiveSummarizer())
-
-    fast_result: list = []
-    fast = median_time(lambda: fast_result.append(IrisReplayer(thread, config, ctx()).timeline()), 5)
-    ref_result: list = []
-    reference = median_time(lambda: ref_result.append(replay_reference(thread, config, ctx())[0]), 1)
-    same = [r.timeline_json() for r in fast_result[-1]] == [r.timeline_json() for r in ref_result[-1]]
-    assert same, "fast and reference timelines differ"
-    RESULTS.append((f"replay: timeline of {len(thread.messages):,} messages / {len(thread.requests):,} requests",
-                    f"IrisReplayer: {fast * 1000:,.0f} ms", f"reference: {reference * 1000:,.0f} ms",
-                    f"{reference / fast:,.0f}x", ">= 20x, identical timelines"))
-    print(f"replay: {reference / fast:,.1f}x ({fast:.3f}s vs {reference:.1f}s), identical={same}", flush=True)
-    replayer = IrisReplayer(thread, config, ctx())
+    in_app = 0.0
+    for label, ctx in (("as in the app", lambda: ReplayContext(counter, seen.sharing_features())),
+                       ("cold summarizer", lambda: ReplayContext(counter, ExtractiveSummarizer()))):
+        fast_result: list = []
+        fast = median_time(lambda ctx=ctx, out=fast_result: out.append(IrisReplayer(thread, config, ctx()).timeline()),
+                           5)
+        ref_result: list = []
+        reference = median_time(lambda ctx=ctx, out=ref_result: out.append(replay_reference(thread, config, ctx())[0]),
+                                1)
+        same = [r.timeline_json() for r in fast_result[-1]] == [r.timeline_json() for r in ref_result[-1]]
+        assert same, "fast and reference timelines differ"
+        compactions = sum(1 for r in ref_result[-1] if r.compaction is not None)
+        RESULTS.append((f"replay: timeline of {len(thread.messages):,} messages / {len(thread.requests):,} requests, "
+                        f"{label}", f"IrisReplayer: {fast * 1000:,.0f} ms", f"reference: {reference * 1000:,.0f} ms",
+                        f"{reference / fast:,.0f}x", f">= 20x, identical timelines; {compactions} compactions"))
+        print(f"replay ({label}): {reference / fast:,.1f}x ({fast:.3f}s vs {reference:.1f}s)", flush=True)
+        in_app = fast if label == "as in the app" else in_app
+    replayer = IrisReplayer(thread, config, ReplayContext(counter, seen.sharing_features()))
     replayer.timeline()
     last = len(thread.requests) - 1
     one = median_time(lambda: replayer.audit(last), 5)
     RESULTS.append(("replay: one request's full audit (last request)", f"audit(k): {one * 1000:,.1f} ms",
-                    f"timeline: {fast * 1000:,.0f} ms", f"{fast / one:,.0f}x", "arrow-key stepping"))
+                    f"timeline (as in the app): {in_app * 1000:,.0f} ms", f"{in_app / one:,.1f}x",
+                    "arrow-key stepping: blocks of one request, 10,000 here"))
+    bench_replay_harness(thread, counter, seen)
+
+
+def bench_replay_harness(thread, counter, seen) -> None:
+    """The harness profile's timeline on the same thread: HarnessReplayer vs `harness.replay`."""
+    from inspector.config import Config
+    from inspector.pipeline import ReplayContext
+    from inspector.pipeline.harness import replay as replay_reference
+    from inspector.pipeline.harness_fast import HarnessReplayer
+
+    # A 100k window with triggers read from the replay itself (the recorded prompt sizes were
+    # measured under a 200k window); the summarizer as in the app (see bench_replay).
+    config = Config.for_profile("harness", {"context.window": 100_000, "context.trigger_tokens": "estimated"})
+
+    def ctx():
+        return ReplayContext(counter, seen.sharing_features())
+
+    fast_result: list = []
+    fast = median_time(lambda: fast_result.append(HarnessReplayer(thread, config, ctx()).timeline()), 5)
+    ref_result: list = []
+    reference = median_time(lambda: ref_result.append(replay_reference(thread, config, ctx())[0]), 1)
+    same = [r.timeline_json() for r in fast_result[-1]] == [r.timeline_json() for r in ref_result[-1]]
+    assert same, "fast and reference harness timelines differ"
+    compactions = sum(1 for r in ref_result[-1] if r.compaction is not None)
+    RESULTS.append((f"replay (harness): timeline of {len(thread.messages):,} messages / {len(thread.requests):,} "
+                    "requests", f"HarnessReplayer: {fast * 1000:,.0f} ms", f"harness.replay: {reference * 1000:,.0f} ms",
+                    f"{reference / fast:,.0f}x", f"identical timelines; {compactions} compactions, window 100k, "
+                    "summarizer as in the app"))
+    print(f"replay harness: {reference / fast:,.1f}x ({fast:.3f}s vs {reference:.1f}s), identical={same}", flush=True)
+    replayer = HarnessReplayer(thread, config, ctx())
+    replayer.timeline()
+    last = len(thread.requests) - 1
+    one = median_time(lambda: replayer.audit(last), 5)
+    RESULTS.append(("replay (harness): one request's full audit (last request)", f"audit(k): {one * 1000:,.1f} ms",
+                    f"timeline: {fast * 1000:,.0f} ms", f"{fast / one:,.1f}x", "arrow-key stepping"))
 
 
 def bench_memory() -> None:

@@ -77,7 +77,8 @@ def simulate(
 class Replay:
     """A replay that answers the timeline at once and builds block lists on demand.
 
-    iris uses the linear-time `IrisReplayer`; the other profiles replay in full.
+    iris and harness use their linear-time replayers (`IrisReplayer`, `HarnessReplayer`);
+    shifting replays in full (`ShiftingReplayer` builds every block incrementally).
     """
 
     def __init__(self, thread: Thread, config: Config, ctx: ReplayContext) -> None:
@@ -86,18 +87,19 @@ class Replay:
         self.ctx = ctx
         self.notices: list[str] = []  # e.g. a tokenizer fallback, said by the layer above
         self._audits: dict[int, RequestAudit] = {}
-        if config.profile == "iris":
-            from inspector.pipeline.iris import IrisReplayer
-
-            self._iris: object | None = IrisReplayer(thread, config, ctx)
-            self.timeline: tuple[RequestAudit, ...] = tuple(self._iris.timeline())  # type: ignore[attr-defined]
-            self.summaries: tuple[Summary, ...] = tuple(self._iris.chain)  # type: ignore[attr-defined]
-        else:
-            self._iris = None
-            if config.profile == "harness":
-                from inspector.pipeline import harness as module
+        if config.profile in ("iris", "harness"):
+            if config.profile == "iris":
+                from inspector.pipeline.iris import IrisReplayer as Replayer
             else:
-                from inspector.pipeline import shifting as module
+                from inspector.pipeline.harness_fast import HarnessReplayer as Replayer
+
+            self._fast: object | None = Replayer(thread, config, ctx)
+            self.timeline: tuple[RequestAudit, ...] = tuple(self._fast.timeline())  # type: ignore[attr-defined]
+            self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)  # type: ignore[attr-defined]
+        else:
+            self._fast = None
+            from inspector.pipeline import shifting as module
+
             requests, summaries = module.replay(thread, config, ctx)
             self.timeline = tuple(requests)
             self.summaries = tuple(summaries)
@@ -110,7 +112,7 @@ class Replay:
         """Request `index` with its full block list."""
         hit = self._audits.get(index)
         if hit is None:
-            hit = self._iris.audit(index)  # type: ignore[union-attr]
+            hit = self._fast.audit(index)  # type: ignore[union-attr]
             if len(self._audits) > 64:
                 self._audits.clear()
             self._audits[index] = hit

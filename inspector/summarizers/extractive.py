@@ -272,6 +272,17 @@ class ExtractiveSummarizer:
     _by_object: dict[int, tuple[Message, _Features]] | None = None
     _spans: dict[tuple, Summary] | None = None
 
+    def sharing_features(self) -> ExtractiveSummarizer:
+        """A summarizer that reuses this one's per-message features but none of its summaries:
+        what a what-if replay in the app starts from (benchmarks use it to time that case)."""
+        other = ExtractiveSummarizer()
+        if self._cache is None:
+            self._cache = {}
+        if self._by_object is None:
+            self._by_object = {}
+        other._cache, other._by_object = self._cache, self._by_object
+        return other
+
     def _features(self, message: Message) -> _Features:
         # Fast path: the same Message object as last time (a replay of the same loaded thread).
         # The entry holds the message, so its id() cannot be reused while the entry lives.

@@ -1,0 +1,270 @@
+"""The harness profile in time linear in the thread: the timeline at once, blocks on demand.
+
+`harness.replay` rebuilds every request from the whole thread (the readable reference;
+`tests/test_harness_fast.py` pins identical audits). Here the live messages (visible, not
+yet summarized or elided) are kept in order with their running cost, so a request that
+neither compacts nor prunes costs only its protected tail; compaction and pruning walk the
+live messages, which they then shrink. Each message remembers the request that summarized
+or elided it, which is all `audit(k)` needs to rebuild request k's blocks.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Hashable
+from dataclasses import replace
+
+from inspector.config import Config
+from inspector.model import Role, Summary, Thread, assign_turns, effective_requests, tool_groups
+from inspector.pipeline.audit import (
+    BlockAudit,
+    BlockStatus,
+    BudgetAudit,
+    CompactionAudit,
+    Reason,
+    RequestAudit,
+    RequestError,
+)
+from inspector.pipeline.harness import (
+    PROFILE,
+    SUMMARY_KIND,
+    _head_indices,
+    context_stats,
+    context_summary_text,
+    plan_removals,
+)
+from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
+
+NEVER = 1 << 62  # `gone_at` of a message nothing summarized or elided
+
+
+class HarnessReplayer:
+    """`timeline()` for every request, `audit(k)` with blocks for one; equal to `harness.replay`."""
+
+    def __init__(self, thread: Thread, config: Config, ctx) -> None:
+        self.thread, self.config, self.ctx = thread, config, ctx
+        counter: TokenCounter = ctx.counter
+        messages = thread.messages
+        self.index = thread.message_index()
+        self.costs = message_costs(counter, messages, PROFILE)
+        self.turns = assign_turns(messages)
+        self.groups = tool_groups(messages)
+        self.head = _head_indices(messages)
+        self.head_sorted = sorted(self.head)
+        self.non_head = [k for k in range(len(messages)) if k not in self.head]
+        self.members: dict[int, list[int]] = {}
+        for k, g in enumerate(self.groups):
+            self.members.setdefault(g, []).append(k)
+        self.system_tokens = text_cost(counter, thread.system_prompt, PROFILE)
+        self.tool_tokens = tools_cost(counter, thread.tools)
+        self.requests = effective_requests(thread)
+        # Filled by timeline(): per message, the request that summarized or elided it, and how.
+        self.gone_at = [NEVER] * len(messages)
+        self.covered: dict[int, str] = {}
+        self.elided: dict[int, Reason] = {}
+        self.chain: list[Summary] = []
+        # Per request: what audit(k) needs beyond the aggregate.
+        self._tails: list[frozenset[int]] = []
+        self._partners: list[frozenset[int]] = []
+        self._pruned_now: list[bool] = []
+        self._current: list[tuple[Summary, int] | None] = []
+        self._timeline: list[RequestAudit] | None = None
+
+    def timeline(self) -> list[RequestAudit]:
+        """Per-request aggregates (no block lists), with the message block counts in `stats`."""
+        if self._timeline is not None:
+            return self._timeline
+        cfg = self.config
+        window: int = cfg["context.window"]
+        compaction_threshold: float = cfg["context.compaction_threshold"]
+        pruning_threshold: float = cfg["harness.pruning_threshold"]
+        keep_last: int = cfg["harness.keep_last"]
+        trigger_mode: str = cfg["context.trigger_tokens"]
+        reserve: int = cfg["context.response_reserve"]
+        available = int(window * cfg["context.token_budget_ratio"]) - reserve
+        target = window * compaction_threshold
+        messages, costs, groups, members, non_head = self.thread.messages, self.costs, self.groups, self.members, \
+            self.non_head
+        head, head_sorted, gone_at, covered, elided = self.head, self.head_sorted, self.gone_at, self.covered, \
+            self.elided
+        counter: TokenCounter = self.ctx.counter
+        recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in self.thread.summaries}
+        head_prefix = [0]
+        for k in head_sorted:
+            head_prefix.append(head_prefix[-1] + costs[k])
+
+        live: list[int] = []  # visible non-head messages not summarized or elided, in thread order
+        live_cost = 0
+        visible = 0  # non_head[:visible] are the messages up to the current request's last one
+        current: Summary | None = None
+        current_cost = 0
+        previous_recorded: int | None = None
+        previous_replayed: int | None = None
+        out: list[RequestAudit] = []
+        for ri, request in enumerate(self.requests):
+            last = self.index[request.after_message_id]
+            diagnostics: list[str] = []
+            if ri == 0:
+                trigger_source, trigger_tokens = None, None
+            elif trigger_mode == "recorded" and previous_recorded is not None:
+                trigger_source, trigger_tokens = "recorded", previous_recorded
+            else:
+                trigger_source, trigger_tokens = "estimated", previous_replayed
+            stats = context_stats(trigger_tokens or 0, window, compaction_threshold, pruning_threshold)
+
+            # Messages that came into view since the previous request.
+            upto = bisect_right(non_head, last)
+            for k in non_head[visible:upto]:
+                live.append(k)
+                live_cost += costs[k]
+            visible = upto
+
+            # The protected tail (the last keep_last visible messages still live) and its group partners.
+            tail = frozenset(k for k in non_head[max(0, visible - keep_last):visible] if gone_at[k] == NEVER) \
+                if keep_last > 0 else frozenset()
+            tail_groups = {groups[k] for k in tail}
+            partners = frozenset(
+                m for g in tail_groups for m in members[g]
+                if m <= last and m not in head and gone_at[m] == NEVER and m not in tail
+            )
+            protected = tail | partners
+
+            compaction: CompactionAudit | None = None
+            fixed_point = False
+            if stats.needs_compaction:
+                middle = [k for k in live if k not in protected]
+                if middle:
+                    span = [messages[k] for k in middle]
+                    summary = recorded_by_span.get((span[0].id, span[-1].id))
+                    if summary is None:
+                        if self.ctx.summarizer is None:
+                            raise ValueError(
+                                f"harness replay of thread {self.thread.id!r} must compact before request "
+                                f"{request.id!r} but no summarizer was given (pass one to simulate(summarizer=...))"
+                            )
+                        summary = self.ctx.summarizer.summarize(
+                            span, current, summary_id=f"harness-{request.id}", before_request_id=request.id
+                        )
+                    self.chain.append(summary)
+                    for k in middle:
+                        covered[k] = summary.id
+                        gone_at[k] = ri
+                    live = [k for k in live if k in protected]
+                    live_cost = sum(costs[k] for k in live)
+                    current = summary
+                    current_cost = text_cost(counter, context_summary_text(summary), PROFILE)
+                    compaction = CompactionAudit("token_threshold", summary.id, span[0].id, span[-1].id)
+                elif current is not None:
+                    fixed_point = True
+                    diagnostics.append("compaction: the middle is already one [Context Summary] (fixed point)")
+                else:
+                    diagnostics.append("compaction: nothing older than the protected tail to summarize")
+
+            if stats.needs_pruning:
+                middle = [k for k in live if k not in protected]
+                roles = ([Role.USER.value] if current is not None else []) + [messages[k].role.value for k in middle]
+                middle_costs = ([current_cost] if current is not None else []) + [costs[k] for k in middle]
+                middle_groups: list[Hashable] = (["summary"] if current is not None else []) + [groups[k]
+                                                                                                for k in middle]
+                offset = 1 if current is not None else 0
+                removals = plan_removals(roles, middle_costs, target, middle_groups)
+                for j, reason in removals.items():
+                    k = middle[j - offset]
+                    elided[k] = reason
+                    gone_at[k] = ri
+                remaining = sum(c for j, c in enumerate(middle_costs) if j not in removals)
+                if remaining >= target:
+                    diagnostics.append(
+                        f"pruning stopped at {remaining} middle tokens (target {target:g}): "
+                        "only user messages and the protected tail are left"
+                    )
+                if removals:
+                    live = [k for k in live if gone_at[k] == NEVER]
+                    live_cost = sum(costs[k] for k in live)
+
+            heads = bisect_right(head_sorted, last)
+            history_tokens = head_prefix[heads] + live_cost
+            summary_tokens = current_cost if current is not None else 0
+            prompt_tokens = self.system_tokens + self.tool_tokens + summary_tokens + history_tokens
+            failed = prompt_tokens > available
+            if failed:
+                diagnostics.append(
+                    f"the prompt needs {prompt_tokens} tokens, over the {available} available: "
+                    "the harness never cuts the protected tail"
+                )
+            counts = {"kept": heads + len(live), "summarized": len(covered), "excluded": len(elided)}
+            self._tails.append(tail)
+            self._partners.append(partners)
+            self._pruned_now.append(stats.needs_pruning)
+            self._current.append((current, current_cost) if current is not None else None)
+            out.append(RequestAudit(
+                ri, request.id, request.after_message_id, self.turns[last], "failed" if failed else "completed",
+                RequestError(Reason.TOKEN_BUDGET_EXCEEDED.value,
+                             f"prompt of {prompt_tokens} tokens exceeds the {available} available") if failed else None,
+                BudgetAudit(window, self.system_tokens, self.tool_tokens, summary_tokens, reserve, available,
+                            0 if failed else history_tokens, 0 if failed else prompt_tokens, request.prompt_tokens,
+                            trigger_source, trigger_tokens, 0, prompt_tokens if failed else None),
+                compaction,
+                (current.id,) if current is not None and not failed else (),
+                None,
+                (),
+                tuple(diagnostics),
+                {
+                    "usage_percent": stats.usage_percent,
+                    "needs_compaction": stats.needs_compaction,
+                    "needs_pruning": stats.needs_pruning,
+                    "compaction_fixed_point": fixed_point,
+                    "block_counts": {status: n for status, n in counts.items() if n},
+                },
+            ))
+            previous_recorded = request.prompt_tokens
+            previous_replayed = prompt_tokens  # a failed request still tells the harness its prompt size
+        self._timeline = out
+        return out
+
+    def audit(self, k: int) -> RequestAudit:
+        """Request `k` with every block, rebuilt from what the timeline remembered."""
+        agg = self.timeline()[k]
+        last = self.index[agg.after_message_id]
+        tail, partners, pruned_now, current = self._tails[k], self._partners[k], self._pruned_now[k], self._current[k]
+        failed = agg.failed
+        messages, costs, groups, turns, head, gone_at = (
+            self.thread.messages, self.costs, self.groups, self.turns, self.head, self.gone_at)
+        # Sent order: head system messages, the [Context Summary], then the live messages in thread order.
+        sent = self.head_sorted[: bisect_right(self.head_sorted, last)] + ([-1] if current is not None else [])
+        sent += [i for i in self.non_head[: bisect_right(self.non_head, last)] if gone_at[i] > k]
+        position = {i: p for p, i in enumerate(sent)}
+        blocks: list[BlockAudit] = []
+        for i in range(last + 1):
+            m = messages[i]
+            summary_id: str | None = None
+            is_protected = i in head or i in tail or i in partners
+            if i in head:
+                status, reason = BlockStatus.KEPT, Reason.SYSTEM
+            elif gone_at[i] <= k and i in self.covered:
+                status, reason, summary_id = BlockStatus.SUMMARIZED, Reason.SUMMARIZED, self.covered[i]
+            elif gone_at[i] <= k:
+                status, reason = BlockStatus.EXCLUDED, self.elided[i]
+            elif i in tail:
+                status, reason = BlockStatus.KEPT, Reason.KEEP_LAST
+            elif i in partners:
+                status, reason = BlockStatus.KEPT, Reason.PROTECTED_GROUP
+            elif pruned_now and m.role.value not in (Role.TOOL, Role.ASSISTANT):
+                status, reason = BlockStatus.KEPT, Reason.NOT_PRUNABLE
+            else:
+                status, reason = BlockStatus.KEPT, Reason.WITHIN_BUDGET
+            sent_position = position[i] if status is BlockStatus.KEPT and not failed else None
+            g = groups[i]
+            blocks.append(BlockAudit(
+                m.id, m.role.value, m.kind.value, turns[i], status, is_protected, reason, costs[i],
+                0 if sent_position is None else costs[i], sent_position, summary_id,
+                messages[g].id if g != i or m.tool_calls else None,
+            ))
+        if current is not None:
+            summary, cost = current
+            blocks.append(BlockAudit(None, Role.USER.value, SUMMARY_KIND, None, BlockStatus.KEPT, False,
+                                     Reason.CONTEXT_SUMMARY, cost, 0 if failed else cost,
+                                     None if failed else position[-1], summary.id))
+        stats = dict(agg.stats)
+        stats.pop("block_counts", None)
+        return replace(agg, blocks=tuple(blocks), stats=stats)

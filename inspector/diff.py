@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inspector.pipeline.audit import RequestAudit, Simulation
+from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +148,12 @@ def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
             continue
         if old.budget.prompt_tokens != req.budget.prompt_tokens:
             delta[req.index] = req.budget.prompt_tokens - old.budget.prompt_tokens
-        if not old.blocks or not req.blocks:
+        before_statuses, after_statuses = old.stats.get("block_statuses"), req.stats.get("block_statuses")
+        if before_statuses is not None and after_statuses is not None:
+            # Replays that list their non-excluded blocks (shifting): compare those maps only.
+            count = sum(1 for mid in before_statuses.keys() | after_statuses.keys()
+                        if before_statuses.get(mid, BlockStatus.EXCLUDED) != after_statuses.get(mid, BlockStatus.EXCLUDED))
+        elif not old.blocks or not req.blocks:
             # Timeline-level replays (long threads): blocks that changed status, from the counts
             # per status (exact when blocks move one way, as a config edit typically makes them).
             before, after = old.stats.get("block_counts"), req.stats.get("block_counts")

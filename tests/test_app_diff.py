@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given
@@ -145,3 +146,24 @@ def test_block_changes_matches_the_by_id_definition(pairs, base_extra, new_extra
     base, new = _request(0, base_blocks), _request(0, new_blocks)
     got = [(c.message_id, c.before, c.after) for c in block_changes(base, new)]
     assert got == _changes_by_id(base, new)
+
+
+def _without_statuses(sim: Simulation) -> Simulation:
+    requests = tuple(replace(r, stats={k: v for k, v in r.stats.items() if k != "block_statuses"})
+                     for r in sim.requests)
+    return replace(sim, requests=requests)
+
+
+def test_shifting_diff_from_the_non_excluded_maps_equals_the_block_by_block_diff():
+    from bench.generate import generate_thread
+
+    for thread in (*demo_threads(), generate_thread(300, seed=6)):
+        for strategy in ("truncate", "summarize", "vector-recall", "manual"):
+            base_config = Config.for_profile("shifting", {"context.strategy": strategy, "context.window": 4096})
+            base = run_simulation(thread, base_config)
+            new = run_simulation(thread, base_config.updated({"context.window": 3000}))
+            assert all("block_statuses" in r.stats for r in (*base.requests, *new.requests))
+            for before, after in ((base, new), (new, base)):  # blocks leave, then come back
+                fast = diff_simulations(before, after)
+                slow = diff_simulations(_without_statuses(before), _without_statuses(after))
+                assert fast.changed_blocks == slow.changed_blocks, (thread.id, strategy)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -290,3 +292,13 @@ def test_chained_summaries_quote_the_previous_narrative():
     second = summarizer.summarize(msgs[3:], first, summary_id="s2")
     assert _opening(first.summary) == _opening_by_definition(first.summary) != ""
     assert second.summary.startswith(f"Continuing from the previous summary (m0 to m2{_opening(first.summary)})")
+
+
+def test_sharing_features_reuses_the_scan_but_writes_summaries_afresh():
+    first = ExtractiveSummarizer()
+    msgs = [Message(f"m{i}", Role.USER, f"Please fix file{i}.py now.") for i in range(3)]
+    made = first.summarize(msgs, None, summary_id="s1")
+    second = first.sharing_features()
+    assert second._by_object is first._by_object and second._cache is first._cache
+    again = second.summarize(msgs, None, summary_id="s2")
+    assert second._spans is not first._spans and again == replace(made, id="s2")

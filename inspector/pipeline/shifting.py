@@ -677,8 +677,28 @@ def guarded_request_audit(setup: ReplaySetup, k: int, req, turn: int | None, blo
             "strategy_used": result.strategy_used,
             "shift_budget": setup.shift_budget,
             "blocks_tokens": result.total,
+            "block_statuses": not_excluded(audit_blocks),
+            "block_counts": message_block_counts(audit_blocks),
         },
     )
+
+
+def message_block_counts(blocks: Sequence[BlockAudit]) -> dict[str, int]:
+    """Status -> number of message blocks, as `RequestAudit.block_counts()` would count them
+    (kept in the stats so a diff against a timeline-only replay need not walk the blocks)."""
+    counts: dict[str, int] = {}
+    for b in blocks:
+        if b.message_id is not None:
+            counts[str(b.status)] = counts.get(str(b.status), 0) + 1
+    return counts
+
+
+def not_excluded(blocks: Sequence[BlockAudit]) -> dict[str, BlockStatus]:
+    """Message id -> status of every message block that is not excluded (the others are).
+
+    Kept in the audit's stats: shifting keeps a few dozen blocks of a long history, so two
+    replays of a request compare in the size of this map rather than of the thread (`diff`)."""
+    return {b.message_id: b.status for b in blocks if b.message_id is not None and b.status is not BlockStatus.EXCLUDED}
 
 
 def _audit_blocks(blocks: tuple[Block, ...], result, count: CountTokens, failed: bool) -> tuple[BlockAudit, ...]:

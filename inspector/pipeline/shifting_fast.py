@@ -392,6 +392,9 @@ class ShiftingReplayer:
                         "strategy_used": "truncate",
                         "shift_budget": budget,
                         "blocks_tokens": kept_total,
+                        "block_statuses": {msgs[i].id: BlockStatus.KEPT for i in kept},
+                        "block_counts": {status: n for status, n in (("kept", len(kept)),
+                                                                    ("excluded", end + 1 - len(kept))) if n},
                     },
                 )
             )

@@ -123,6 +123,47 @@ def bench_tui() -> None:
         print(f"TUI {key}: {big_value * 1000:.0f} ms (short thread {small_value * 1000:.0f} ms) {note}", flush=True)
 
 
+async def _measure_profiles(thread, edits: int = 7) -> dict[str, list[float]]:
+    """Switching the profile, then editing `context.window`, with the last request selected."""
+    out: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmpdir:
+        app = _app(thread, Path(tmpdir))
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(app, pilot)
+            for profile, windows in (("harness", range(150_000, 80_000, -10_000)), ("shifting", range(6_000, 9_500, 500))):
+                t0 = time.monotonic()
+                app.set_profile(profile)
+                await _settle(app, pilot)
+                assert app.view.config.profile == profile and app.request_index == len(app.view.requests) - 1
+                out[f"{profile}_switch"] = [app.panes_updated_at - t0]
+                times = []
+                for window in list(windows)[:edits]:
+                    t0 = time.monotonic()
+                    app.set_config_value("context.window", window)
+                    await _settle(app, pilot)
+                    assert app.view.config["context.window"] == window
+                    times.append(app.panes_updated_at - t0)
+                out[f"{profile}_edit"] = times
+    return out
+
+
+def bench_tui_profiles() -> None:
+    big = generate_thread(10_000)
+    small = generate_thread(100, seed=2)
+    ref, out = asyncio.run(_measure_profiles(small)), asyncio.run(_measure_profiles(big))
+    n, r = f"{len(big.messages):,} messages / {len(big.requests):,} requests", f"{len(small.messages)} messages"
+    for key, label in (("harness_switch", "switch to profile harness"),
+                       ("harness_edit", "config edit under harness (`context.window`)"),
+                       ("shifting_switch", "switch to profile shifting"),
+                       ("shifting_edit", "config edit under shifting (`context.window`)")):
+        big_value, small_value = statistics.median(out[key]), statistics.median(ref[key])
+        note = "last request selected" + (f"; median of {len(out[key])}, slowest {max(out[key]) * 1000:,.0f} ms"
+                                          if len(out[key]) > 1 else "")
+        RESULTS.append((f"TUI: {label} ({n})", f"{big_value * 1000:,.0f} ms", f"{r}: {small_value * 1000:,.0f} ms",
+                        f"{big_value / small_value:.1f}x the short thread", note))
+        print(f"TUI {key}: {big_value * 1000:.0f} ms (short thread {small_value * 1000:.0f} ms) {note}", flush=True)
+
+
 def bench_tui_memory(messages: int = 100_000) -> None:
     thread = generate_thread(messages, seed=5)
     tracemalloc.start()
@@ -148,6 +189,7 @@ def bench_tui_memory(messages: int = 100_000) -> None:
 
 if __name__ == "__main__":
     bench_tui()
+    bench_tui_profiles()
     bench_tui_memory()
     for row in RESULTS:
         print(row)

@@ -163,9 +163,10 @@ def bench_shifting() -> None:
 
 def bench_tui() -> None:
     from bench.bench_tui import bench_tui as run
-    from bench.bench_tui import bench_tui_memory
+    from bench.bench_tui import bench_tui_memory, bench_tui_profiles
 
     run()
+    bench_tui_profiles()
     bench_tui_memory()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -13,10 +14,16 @@ from inspector.model import Message, Role, Summary, ToolCall
 from inspector.summarizers import get_summarizer
 from inspector.summarizers.extractive import (
     _FRAMING,
+    _LISTING_RE,
+    _PATH_RE,
+    _SPACE_RE,
+    _URL_RE,
+    MAX_ERROR_SCAN_CHARS,
     MAX_FACTS,
     MAX_FILES,
     ExtractiveSummarizer,
     _clip,
+    _first_error_line,
     _opening,
     _sentences,
     find_paths,
@@ -302,3 +309,40 @@ def test_sharing_features_reuses_the_scan_but_writes_summaries_afresh():
     assert second._by_object is first._by_object and second._cache is first._cache
     again = second.summarize(msgs, None, summary_id="s2")
     assert second._spans is not first._spans and again == replace(made, id="s2")
+
+
+_ERROR_RE_AS_WRITTEN = re.compile(
+    r"^(?:FAILED|ERROR|E {2,}|Traceback|fatal:|panic:|error(?:\[\w+\])?:)"
+    r"|\b\w*(?:Error|Exception):\s"
+    r"|\b(?:failed:|No such file or directory|Permission denied|command not found|exited with code [1-9])"
+    r"|\b[1-9]\d* (?:failed|errors?)\b",
+)
+
+
+def _first_error_line_by_definition(output: str) -> str | None:
+    """Every line of the head and tail, in order, against the pattern as first written (no shortcut)."""
+    head = output[:MAX_ERROR_SCAN_CHARS]
+    tail = output[-MAX_ERROR_SCAN_CHARS:] if len(output) > MAX_ERROR_SCAN_CHARS else ""
+    for line in (head + "\n" + tail).splitlines():
+        line = line.strip()
+        if line and not _LISTING_RE.match(line) and _ERROR_RE_AS_WRITTEN.search(line):
+            return _clip(line, 160)
+    return None
+
+
+_output_text = st.lists(
+    st.one_of(st.sampled_from(["FAILED tests/x.py", "E   assert 1", "ValueError: bad", "ValueError:", "2 failed",
+                               "12: error: x", "  Traceback (most recent call last):", "\n", "\r\n", "\x1c", "\u2028",
+                               "ok", "xValueError: y", "é_Exception:\tz", "http://x.py/a.md", "see src/app.py.", " ", "error[E0425]: x", "\t"]),
+              st.text(max_size=12)),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=400)
+@given(_output_text)
+def test_error_line_shortcut_and_whitespace_and_url_fast_paths_change_nothing(text):
+    assert _first_error_line(text) == _first_error_line_by_definition(text)
+    assert _first_error_line(text * 80) == _first_error_line_by_definition(text * 80)  # head and tail
+    assert _clip(text, 10_000) == _SPACE_RE.sub(" ", text).strip()
+    assert find_paths(text) == [m.rstrip(".") for m in _PATH_RE.findall(_URL_RE.sub(" ", text))]

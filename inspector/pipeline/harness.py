@@ -41,6 +41,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from inspector.config import Config
@@ -131,10 +132,17 @@ class ContextStats:
         }
 
 
+@lru_cache(maxsize=64)
+def _as_written(threshold: float) -> tuple[int, int]:
+    """The threshold as the decimal it is written as (0.8 is 4/5), numerator and denominator."""
+    return Fraction(repr(float(threshold))).as_integer_ratio()
+
+
 def _at_least(tokens: int, window: int, threshold: float) -> bool:
     # Exact comparison of tokens / window against the threshold as written (0.8 is 4/5):
-    # float products such as 100 * 0.57 would move the boundary by one token.
-    return Fraction(tokens, window) >= Fraction(repr(float(threshold)))
+    # float products such as 100 * 0.57 would move the boundary by one token. window > 0.
+    numerator, denominator = _as_written(threshold)
+    return tokens * denominator >= numerator * window
 
 
 def context_stats(

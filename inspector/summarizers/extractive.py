@@ -53,9 +53,18 @@ _DONE_RE = re.compile(
 # An error report in tool output (pytest, tracebacks, shells, compilers), not code that mentions errors.
 _ERROR_RE = re.compile(
     r"^(?:FAILED|ERROR|E {2,}|Traceback|fatal:|panic:|error(?:\[\w+\])?:)"
-    r"|\b\w*(?:Error|Exception):\s"
+    r"|(?:Error|Exception):\s"  # = \b\w*(?:Error|Exception):\s for search(): a word start is always behind it
     r"|\b(?:failed:|No such file or directory|Permission denied|command not found|exited with code [1-9])"
     r"|\b[1-9]\d* (?:failed|errors?)\b",  # pytest's "1 failed, 3 passed"
+)
+# _ERROR_RE without its line anchor, searched once over the whole scanned text: any line that
+# _ERROR_RE matches holds a match of this one starting in it, so the lines before the first
+# match need no search of their own (most tool outputs have no match at all).
+_ERROR_ANYWHERE_RE = re.compile(
+    r"FAILED|ERROR|E {2,}|Traceback|fatal:|panic:|error(?:\[\w+\])?:"
+    r"|(?:Error|Exception):\s"
+    r"|\b(?:failed:|No such file or directory|Permission denied|command not found|exited with code [1-9])"
+    r"|\b[1-9]\d* (?:failed|errors?)\b",
 )
 _LISTING_RE = re.compile(r"^\s*\d+(?:→|\t|:\s)")  # numbered file listings (cat -n, Read tools)
 _USER_DECISION_RE = re.compile(
@@ -87,7 +96,7 @@ MAX_WORDS = 300
 
 
 def _clip(sentence: str, limit: int = MAX_SENTENCE_CHARS) -> str:
-    sentence = _SPACE_RE.sub(" ", sentence).strip()
+    sentence = " ".join(sentence.split())  # = _SPACE_RE.sub(" ", sentence).strip(): the same whitespace
     if len(sentence) <= limit:
         return sentence
     return sentence[: limit - 1].rstrip() + "…"
@@ -106,7 +115,8 @@ def _sentences(text: str) -> list[str]:
 
 def find_paths(text: str) -> list[str]:
     """File paths mentioned in `text`, in order of appearance (URLs are skipped)."""
-    text = _URL_RE.sub(" ", text)
+    if "://" in text:  # every URL has one
+        text = _URL_RE.sub(" ", text)
     return [match.rstrip(".") for match in _PATH_RE.findall(text)]
 
 
@@ -155,7 +165,17 @@ def _first_error_line(output: str) -> str | None:
     """The first error-report line in the head or tail of a tool output."""
     head = output[:MAX_ERROR_SCAN_CHARS]
     tail = output[-MAX_ERROR_SCAN_CHARS:] if len(output) > MAX_ERROR_SCAN_CHARS else ""
-    for line in (head + "\n" + tail).splitlines():
+    scanned = head + "\n" + tail
+    first = _ERROR_ANYWHERE_RE.search(scanned)
+    if first is None:
+        return None
+    lines = scanned.splitlines(keepends=True)
+    offset = skip = 0
+    for skip, line in enumerate(lines):  # noqa: B007 - `skip` is the candidate line's index
+        offset += len(line)
+        if offset > first.start():
+            break
+    for line in lines[skip:]:
         line = line.strip()
         if line and not _LISTING_RE.match(line) and _ERROR_RE.search(line):
             return _clip(line, 160)

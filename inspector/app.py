@@ -48,6 +48,7 @@ from widgets.threads import ThreadList
 from widgets.timeline import TimelineChart, compact_number
 
 DIFF_BLOCKS_SHOWN = 12  # changed blocks of the selected request listed in the diff panel
+PREPARE_CHUNK = 256  # messages the background summary scan handles between checks for cancellation
 DIFF_MOVES_SHOWN = 20  # compaction moves listed in the diff panel (the rest are counted)
 
 
@@ -318,6 +319,27 @@ class InspectorApp(App[None]):
             return
         self.call_from_thread(self._apply_view, view, keep_position=keep_position)
 
+    @work(thread=True, exclusive=True, group="prepare", exit_on_error=False, description="scan for summaries")
+    def _prepare_summaries_worker(self, thread: Thread, config: Config) -> None:
+        """In the background, let the summarizer scan the thread's messages (ExtractiveSummarizer.prepare),
+        a few hundred at a time so that a newer thread cancels it quickly."""
+        if self.simulator is not default_simulator or config["summarization.summarizer"] != "extractive":
+            return  # an LLM summarizer reads nothing ahead: it is paid per summary
+        from inspector.service import make_summarizer
+
+        try:
+            prepare = getattr(make_summarizer(config), "prepare", None)
+        except Exception:  # e.g. an LLM summarizer that cannot be built: nothing to prepare
+            return
+        if prepare is None:
+            return
+        worker = get_current_worker()
+        messages = thread.messages
+        for start in range(0, len(messages), PREPARE_CHUNK):
+            if worker.is_cancelled:
+                return
+            prepare(messages[start : start + PREPARE_CHUNK])
+
     def _set_threads(self, infos: list[ThreadInfo]) -> None:
         self.thread_infos = infos
         self.query_one(ThreadList).set_threads(infos, self.view.thread.id if self.view else None)
@@ -448,6 +470,7 @@ class InspectorApp(App[None]):
         self._show_request(all_tabs=True)
         if not same_thread:  # once the new thread is on screen (see inspector/gcpolicy.py)
             self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
+            self._prepare_summaries_worker(view.thread, view.config)
 
     @property
     def current_request(self) -> RequestAudit | None:

@@ -292,6 +292,13 @@ class ExtractiveSummarizer:
     _by_object: dict[int, tuple[Message, _Features]] | None = None
     _spans: dict[tuple, Summary] | None = None
 
+    def prepare(self, messages: Iterable[Message]) -> None:
+        """Scan `messages` ahead of any summary that may cover them. The app does this in the
+        background once a thread is shown, so the first what-if edit that compacts much of a
+        long thread (whose recorded summaries the baseline followed) writes summaries at once."""
+        for message in messages:
+            self._features(message)
+
     def sharing_features(self) -> ExtractiveSummarizer:
         """A summarizer that reuses this one's per-message features but none of its summaries:
         what a what-if replay in the app starts from (benchmarks use it to time that case)."""

@@ -1,4 +1,4 @@
-"""LongLivedObjects: freezing a long thread's objects, and undoing it."""
+"""Background housekeeping for long threads: freezing their objects (gcpolicy) and scanning them for summaries."""
 
 from __future__ import annotations
 
@@ -50,3 +50,17 @@ async def test_the_app_settles_a_long_thread_and_thaws_it_on_the_next_and_on_exi
         await settle(app, pilot)
         assert app.long_lived.settled
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
+
+
+async def test_the_app_scans_a_shown_thread_for_summaries_in_the_background(tmp_path):
+    """ExtractiveSummarizer.prepare runs over every message once the thread is shown."""
+    from inspector.screens.source import MemorySource
+    from inspector.service import make_summarizer
+    from tests.test_app_support import coding_thread, make_app, settle
+
+    thread = coding_thread("scan-me", turns=12)
+    app = make_app(tmp_path, MemorySource([thread]), thread_id="scan-me")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        summarizer = make_summarizer(app.view.config)
+        assert all(summarizer._by_object.get(id(m), (None,))[0] is m for m in app.view.thread.messages)

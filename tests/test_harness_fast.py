@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,3 +102,15 @@ def test_the_replay_object_uses_it_for_harness():
     ref, _ = replay_reference(thread, config, _ctx(ExtractiveSummarizer()))
     assert [r.timeline_json() for r in result.timeline] == [r.timeline_json() for r in ref]
     assert result.audit(len(ref) - 1).to_json() == ref[-1].to_json()
+
+
+def test_without_a_summarizer_it_fails_like_the_reference_only_when_it_must_compact():
+    from tests.test_harness import _chat_thread, _config
+
+    config = _config(**{"context.window": 100})
+    calm = _chat_thread([("r1", "u2", 10), ("r2", "u3", 10)])
+    no_summarizer = ReplayContext(TokenCounter(Chars4Tokenizer()), None)
+    assert len(HarnessReplayer(calm, config, no_summarizer).timeline()) == 2
+    pressed = _chat_thread([("r1", "u2", 95), ("r2", "u3", 10)])
+    with pytest.raises(ValueError, match="must compact before request 'r2' but no summarizer"):
+        HarnessReplayer(pressed, config, no_summarizer).timeline()

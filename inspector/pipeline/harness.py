@@ -367,6 +367,21 @@ def _head_indices(messages: Sequence[Message]) -> set[int]:
     return head
 
 
+def compaction_summary(thread: Thread, ctx: ReplayContext, span: list[Message], current: Summary | None,
+                       request, recorded_by_span: Mapping[tuple[str, str], Summary]) -> Summary:
+    """The summary that replaces `span` before `request`: the thread's recorded one for exactly
+    that span, else a new one chained to `current`."""
+    summary = recorded_by_span.get((span[0].id, span[-1].id))
+    if summary is not None:
+        return summary
+    if ctx.summarizer is None:
+        raise ValueError(
+            f"harness replay of thread {thread.id!r} must compact before request {request.id!r} "
+            "but no summarizer was given (pass one to simulate(summarizer=...))"
+        )
+    return ctx.summarizer.summarize(span, current, summary_id=f"harness-{request.id}", before_request_id=request.id)
+
+
 def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[RequestAudit], list[Summary]]:
     """Replay every request of `thread` under the harness policy; see the module docstring."""
     window: int = config["context.window"]
@@ -437,16 +452,7 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
         if stats.needs_compaction:
             if middle:
                 span = [messages[k] for k in middle]
-                summary = recorded_by_span.get((span[0].id, span[-1].id))
-                if summary is None:
-                    if ctx.summarizer is None:
-                        raise ValueError(
-                            f"harness replay of thread {thread.id!r} must compact before request {request.id!r} "
-                            "but no summarizer was given (pass one to simulate(summarizer=...))"
-                        )
-                    summary = ctx.summarizer.summarize(
-                        span, current, summary_id=f"harness-{request.id}", before_request_id=request.id
-                    )
+                summary = compaction_summary(thread, ctx, span, current, request, recorded_by_span)
                 chain.append(summary)
                 for k in middle:
                     covered[k] = summary.id

@@ -29,6 +29,7 @@ from inspector.pipeline.harness import (
     PROFILE,
     SUMMARY_KIND,
     _head_indices,
+    compaction_summary,
     context_stats,
     context_summary_text,
     plan_removals,
@@ -135,16 +136,7 @@ class HarnessReplayer:
                 middle = [k for k in live if k not in protected]
                 if middle:
                     span = [messages[k] for k in middle]
-                    summary = recorded_by_span.get((span[0].id, span[-1].id))
-                    if summary is None:
-                        if self.ctx.summarizer is None:
-                            raise ValueError(
-                                f"harness replay of thread {self.thread.id!r} must compact before request "
-                                f"{request.id!r} but no summarizer was given (pass one to simulate(summarizer=...))"
-                            )
-                        summary = self.ctx.summarizer.summarize(
-                            span, current, summary_id=f"harness-{request.id}", before_request_id=request.id
-                        )
+                    summary = compaction_summary(self.thread, self.ctx, span, current, request, recorded_by_span)
                     self.chain.append(summary)
                     for k in middle:
                         covered[k] = summary.id

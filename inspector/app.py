@@ -757,10 +757,14 @@ class InspectorApp(App[None]):
 
     # config reset / save ------------------------------------------------------------------------------
 
-    def action_reset_config(self) -> None:
-        if self.view is not None and self.view.is_what_if:
+    async def action_reset_config(self) -> None:
+        if self.view is None:
+            return
+        if self.view.is_what_if:
             self.replay(self.view.baseline_config)
-            self.notify("config reset to the baseline", timeout=2)
+        else:  # nothing applied, but the form may hold text that never was: show the baseline again
+            await self.query_one(ConfigForm).load(self.view.config, self.view.baseline_config)
+        self.notify("config reset to the baseline", timeout=2)
 
     def action_save_config(self) -> None:
         if self.view is None:

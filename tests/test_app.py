@@ -239,6 +239,27 @@ async def test_invalid_value_shows_one_line_error_and_does_not_replay(tmp_path):
         assert plain(app.query_one("#cfg-context-compaction-threshold-error", Static)).strip() == ""
 
 
+async def test_reset_clears_text_that_was_never_applied(tmp_path):
+    """Garbage typed into a field is not an edit (nothing replays), but reset must still bring
+    the form back to the baseline values, errors gone."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        field = app.query_one("#cfg-context-compaction-threshold", Input)
+        field.focus()
+        field.value = "0.7/oops"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert not app.view.is_what_if
+        assert "must be a number" in plain(app.query_one("#cfg-context-compaction-threshold-error", Static))
+        app.set_focus(None)
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert field.value == "0.75"
+        assert plain(app.query_one("#cfg-context-compaction-threshold-error", Static)).strip() == ""
+
+
 async def test_selects_switch_profile_and_strategy(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -604,3 +625,22 @@ async def test_live_toggle_stops_polling(tmp_path):
         app.poll_live()
         await settle(app, pilot)
         assert len(app.view.requests) == 6
+
+
+async def test_budget_explains_a_recorded_count_above_a_transcript_without_system_prompt(tmp_path):
+    from dataclasses import replace as replace_field
+
+    from inspector.screens.source import MemorySource
+    from tests.test_app_support import coding_thread
+
+    agent = replace_field(coding_thread("agent", turns=3), system_prompt="")  # like a Claude Code transcript
+    app = make_app(tmp_path, MemorySource([agent, coding_thread("own", turns=3)]), thread_id="agent")
+    note = "the thread holds no system prompt or tool definitions"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        request = app.current_request
+        assert request.budget.recorded_prompt_tokens > request.budget.prompt_tokens
+        assert note in plain(app.query_one(BudgetView))
+        app.load_thread("own")  # a system prompt of its own: the gap is not that
+        await settle(app, pilot)
+        assert note not in plain(app.query_one(BudgetView))

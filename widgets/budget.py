@@ -191,6 +191,11 @@ class BudgetView(Static):
         if b.recorded_prompt_tokens is not None and b.prompt_tokens:
             recorded += f"  ({(b.prompt_tokens - b.recorded_prompt_tokens):+,} replayed vs recorded)"
         facts.add_row("Prompt (recorded)", recorded)
+        if (b.recorded_prompt_tokens is not None and b.recorded_prompt_tokens > b.prompt_tokens
+                and b.system_tokens == 0 and b.tool_tokens == 0):
+            # Agent transcripts (Claude Code, Codex) keep the conversation, not the agent's own prompt.
+            facts.add_row("", Text("the thread holds no system prompt or tool definitions; the recorded "
+                                   "count includes the agent's own", style="dim"))
         facts.add_row("History budget", f"{b.available:,}")
         facts.add_row("History sent", f"{b.history_tokens:,}")
         if self.threshold is not None:

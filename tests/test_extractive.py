@@ -333,13 +333,14 @@ def _first_error_line_by_definition(output: str) -> str | None:
 _output_text = st.lists(
     st.one_of(st.sampled_from(["FAILED tests/x.py", "E   assert 1", "ValueError: bad", "ValueError:", "2 failed",
                                "12: error: x", "  Traceback (most recent call last):", "\n", "\r\n", "\x1c", "\u2028",
-                               "ok", "xValueError: y", "é_Exception:\tz", "http://x.py/a.md", "see src/app.py.", " ", "error[E0425]: x", "\t"]),
+                               "ok", "xValueError: y", "é_Exception:\tz", "http://x.py/a.md", "/usr/bin/python3", "~/.config/x.toml",
+                               "../a/b.c", "README.md:", "a/b/", ".", "/", "x.y.z", "\u00a0src/é.py", "see src/app.py.", " ", "error[E0425]: x", "\t"]),
               st.text(max_size=12)),
     max_size=60,
 ).map("".join)
 
 
-@settings(max_examples=400)
+@settings(max_examples=600)
 @given(_output_text)
 def test_error_line_shortcut_and_whitespace_and_url_fast_paths_change_nothing(text):
     assert _first_error_line(text) == _first_error_line_by_definition(text)

@@ -31,6 +31,10 @@ _PATH_RE = re.compile(
     rf"|[\w-][\w.-]*\.(?:{_KNOWN_EXTENSIONS})"  # README.md
     r")(?![\w/-])"
 )
+# No path match spans whitespace, and every alternative needs a "/" or a ".": only the
+# whitespace-delimited runs holding one can hold a path (and the boundaries at a run's ends
+# behave as whitespace would). The possessive run start keeps the search linear.
+_PATH_CANDIDATE_RE = re.compile(r"(?<!\S)[^\s/.]*+[/.]\S*")
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 _SPACE_RE = re.compile(r"\s+")
@@ -117,7 +121,7 @@ def find_paths(text: str) -> list[str]:
     """File paths mentioned in `text`, in order of appearance (URLs are skipped)."""
     if "://" in text:  # every URL has one
         text = _URL_RE.sub(" ", text)
-    return [match.rstrip(".") for match in _PATH_RE.findall(text)]
+    return [match.rstrip(".") for run in _PATH_CANDIDATE_RE.findall(text) for match in _PATH_RE.findall(run)]
 
 
 class _Recent:

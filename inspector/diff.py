@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inspector.frozen import fast_frozen_init
 from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
 
 
@@ -26,6 +27,7 @@ class CompactionMove:
         return self.new_index - self.base_index
 
 
+@fast_frozen_init  # a profile switch on a long thread changes every block of the selected request
 @dataclass(frozen=True, slots=True)
 class BlockChange:
     request_index: int

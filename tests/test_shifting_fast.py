@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -494,3 +495,32 @@ def test_fenwick_first_reaching_matches_a_linear_scan():
             assert tree.first_reaching(need) == next(i for i, s in enumerate(sums) if s >= need)
         assert tree.prefix(-1) == 0
     assert math.isclose(Fenwick(0).total, 0)
+
+
+def test_timeline_and_audit_k_equal_the_full_run():
+    """The app's path (timeline without blocks, `audit(k)` from checkpoints and changes) against `run()`."""
+    from inspector.pipeline.shifting_fast import CHECKPOINT_EVERY
+
+    thread = generate_thread(1_200, seed=8)
+    for window in (8192, 3000, 60_000):
+        config = Config.for_profile("shifting", {"context.window": window})
+        counter = TokenCounter(Chars4Tokenizer())
+        full, _ = ShiftingReplayer(thread, config, ReplayContext(counter, None)).run()
+        fast = ShiftingReplayer(thread, config, ReplayContext(counter, None))
+        timeline = fast.timeline()
+        assert len(full) > 2 * CHECKPOINT_EVERY and all(not r.blocks for r in timeline)
+        assert [r.timeline_json() for r in timeline] == [r.timeline_json() for r in full]
+        assert [replace(r, blocks=()) for r in full] == timeline
+        for k in (*range(0, len(full), 37), CHECKPOINT_EVERY, CHECKPOINT_EVERY + 1, len(full) - 1):
+            assert fast.audit(k) == full[k]
+
+
+def test_the_replay_object_builds_shifting_blocks_on_demand():
+    from inspector.pipeline import replay as make_replay
+
+    thread = generate_thread(400, seed=9)
+    config = Config.for_profile("shifting")
+    result = make_replay(thread, config, counter=TokenCounter(Chars4Tokenizer()))
+    full, _ = replay(thread, config, ReplayContext(TokenCounter(Chars4Tokenizer()), None))
+    assert all(not r.blocks for r in result.timeline)
+    assert list(result.simulation(blocks=True).requests) == full

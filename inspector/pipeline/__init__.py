@@ -77,8 +77,8 @@ def simulate(
 class Replay:
     """A replay that answers the timeline at once and builds block lists on demand.
 
-    iris and harness use their linear-time replayers (`IrisReplayer`, `HarnessReplayer`);
-    shifting replays in full (`ShiftingReplayer` builds every block incrementally).
+    Each profile's replayer (`IrisReplayer`, `HarnessReplayer`, `ShiftingReplayer`) gives
+    the timeline at once, in about linear time, and one request's blocks on `audit(k)`.
     """
 
     def __init__(self, thread: Thread, config: Config, ctx: ReplayContext) -> None:
@@ -87,23 +87,15 @@ class Replay:
         self.ctx = ctx
         self.notices: list[str] = []  # e.g. a tokenizer fallback, said by the layer above
         self._audits: dict[int, RequestAudit] = {}
-        if config.profile in ("iris", "harness"):
-            if config.profile == "iris":
-                from inspector.pipeline.iris import IrisReplayer as Replayer
-            else:
-                from inspector.pipeline.harness_fast import HarnessReplayer as Replayer
-
-            self._fast: object | None = Replayer(thread, config, ctx)
-            self.timeline: tuple[RequestAudit, ...] = tuple(self._fast.timeline())  # type: ignore[attr-defined]
-            self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)  # type: ignore[attr-defined]
+        if config.profile == "iris":
+            from inspector.pipeline.iris import IrisReplayer as Replayer
+        elif config.profile == "harness":
+            from inspector.pipeline.harness_fast import HarnessReplayer as Replayer
         else:
-            self._fast = None
-            from inspector.pipeline import shifting as module
-
-            requests, summaries = module.replay(thread, config, ctx)
-            self.timeline = tuple(requests)
-            self.summaries = tuple(summaries)
-            self._audits = dict(enumerate(requests))
+            from inspector.pipeline.shifting_fast import ShiftingReplayer as Replayer
+        self._fast = Replayer(thread, config, ctx)
+        self.timeline: tuple[RequestAudit, ...] = tuple(self._fast.timeline())
+        self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)
 
     def __len__(self) -> int:
         return len(self.timeline)
@@ -112,7 +104,7 @@ class Replay:
         """Request `index` with its full block list."""
         hit = self._audits.get(index)
         if hit is None:
-            hit = self._fast.audit(index)  # type: ignore[union-attr]
+            hit = self._fast.audit(index)
             if len(self._audits) > 64:
                 self._audits.clear()
             self._audits[index] = hit

@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 from bisect import bisect_right, insort
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from inspector.config import Config
 from inspector.model import Kind, Message, Role, Summary, Thread, effective_requests, tool_groups
@@ -36,6 +37,9 @@ from inspector.pipeline.shifting import (
     guarded_request_audit,
     protection_of,
 )
+
+CHECKPOINT_EVERY = 128
+"""`audit(k)` starts from the rows of request k - k % CHECKPOINT_EVERY, kept whole."""
 
 
 class Fenwick:
@@ -201,6 +205,55 @@ class ShiftingReplayer:
         except Exception:  # unknown: the guard reports it and falls back
             builtin = False
         self.fast = self.unique_ids and not setup.interceptors and builtin
+        self.chain: list[Summary] = []  # what the summarize strategy sent (Replay's `summaries`)
+        self._timeline: list[RequestAudit] | None = None
+        self._full: list[RequestAudit] | None = None  # every audit with its blocks (the guarded paths)
+        self._changes: list[list[tuple[int, BlockAudit]]] = []  # per request: the rows it (re)assigned
+        self._index: dict[str, int] | None = None
+        self._checkpoints: dict[int, tuple[BlockAudit, ...]] = {}  # every CHECKPOINT_EVERY-th request's rows
+
+    def timeline(self) -> list[RequestAudit]:
+        """Every request's audit; for the built-in truncate without their block lists, which
+        `audit(k)` rebuilds from the rows each request changed (the app's path: a long thread's
+        block lists are millions of references, and walking them cost more than the replay)."""
+        if self._timeline is None:
+            if self.requests and self.fast:
+                self._timeline = self._without_collection(lambda: self._truncate(materialize=False))[0]
+            else:
+                self._full, self.chain = self.run()
+                self._timeline = self._full
+        return self._timeline
+
+    def audit(self, k: int) -> RequestAudit:
+        """Request `k` with every block."""
+        timeline = self.timeline()
+        if self._full is not None:
+            return self._full[k]
+        agg = timeline[k]
+        if self._index is None:
+            self._index = self.thread.message_index()
+        # Every message up to the request's last one was assigned a row when it came into view:
+        # start from the rows of the last checkpoint at or before k and apply the changes since.
+        start = k - k % CHECKPOINT_EVERY
+        rows: list[BlockAudit | None] = list(self._checkpoints[start])
+        rows.extend([None] * (self._index[agg.after_message_id] + 1 - len(rows)))
+        for changes in self._changes[start + 1 : k + 1]:
+            for i, row in changes:
+                rows[i] = row
+        return replace(agg, blocks=tuple(rows))  # type: ignore[arg-type]
+
+    @staticmethod
+    def _without_collection(build: Callable[[], tuple[list[RequestAudit], list[Summary]]]):
+        # The audits hold millions of references in tuples of shared rows; a generational
+        # collection in the middle would walk them all again and again (about half the time).
+        # Nothing here makes reference cycles, so collection waits until the end.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return build()
+        finally:
+            if paused:
+                gc.enable()
 
     def run(self) -> tuple[list[RequestAudit], list[Summary]]:
         if not self.requests:
@@ -213,16 +266,7 @@ class ShiftingReplayer:
             )
         if not self.fast:
             return self._guarded()
-        # The audits hold millions of references in tuples of shared rows; a generational
-        # collection in the middle would walk them all again and again (about half the time).
-        # Nothing here makes reference cycles, so collection waits until the end.
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            return self._truncate()
-        finally:
-            if paused:
-                gc.enable()
+        return self._without_collection(self._truncate)
 
     # --- any strategy: the host guard on incrementally built blocks --------------------
 
@@ -255,7 +299,9 @@ class ShiftingReplayer:
 
     # --- built-in truncate: the guard's result computed directly -----------------------
 
-    def _truncate(self) -> tuple[list[RequestAudit], list[Summary]]:
+    def _truncate(self, materialize: bool = True) -> tuple[list[RequestAudit], list[Summary]]:
+        """The built-in truncate, request by request. `materialize=False` leaves each audit's
+        blocks empty and records, per request, the rows it assigned (for `audit(k)`)."""
         setup = self.setup
         msgs = self.thread.messages
         index = self.thread.message_index()
@@ -331,12 +377,14 @@ class ShiftingReplayer:
                 if is_unremovable[i] or contribution[i][0] > cut:
                     kept.append(i)
             kept_set = set(kept)
+            changed: list[tuple[int, BlockAudit]] = []
             for i in (*previous_kept, *dirty):
                 if i not in kept_set:
                     row = excluded_rows.get(i)
                     if row is None:
                         row = excluded_rows[i] = self._excluded_row(prefix, i, costs[i])
                     rows[i] = row
+                    changed.append((i, row))
             for position, i in enumerate(kept):
                 row = kept_rows.get(i)
                 if failed:
@@ -345,6 +393,11 @@ class ShiftingReplayer:
                 elif row is None or row.position != position:
                     row = kept_rows[i] = BlockAudit(*kept_args[i], costs[i], position, None, row.group if row else prefix.grouped(i))
                 rows[i] = row
+                changed.append((i, row))
+            if not materialize:
+                self._changes.append(changed)
+                if k % CHECKPOINT_EVERY == 0:
+                    self._checkpoints[k] = tuple(rows)
             previous_kept = kept
 
             if failed:
@@ -385,7 +438,7 @@ class ShiftingReplayer:
                     compaction=None,
                     summaries_injected=(),
                     protect_turns=None,
-                    blocks=tuple(rows),
+                    blocks=tuple(rows) if materialize else (),
                     diagnostics=diagnostics,
                     stats={
                         "strategy": setup.strategy,

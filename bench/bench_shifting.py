@@ -245,6 +245,16 @@ def bench_replay() -> None:
     RESULTS.append((f"shifting: replay {len(big.messages):,} messages / {len(big.requests):,} requests",
                     f"ShiftingReplayer: {big_s * 1000:,.0f} ms", "-", "-", "full audits, every block of every request"))
     print(f"shifting replay 10k: {big_s:.3f} s", flush=True)
+    timeline_s = median_time(lambda: ShiftingReplayer(big, config, big_ctx).timeline(), 5)
+    replayer = ShiftingReplayer(big, config, big_ctx)
+    replayer.timeline()
+    last = len(big.requests) - 1
+    one_s = median_time(lambda: replayer.audit(last), 5)
+    RESULTS.append((f"shifting: timeline of {len(big.messages):,} messages / {len(big.requests):,} requests",
+                    f"ShiftingReplayer.timeline: {timeline_s * 1000:,.0f} ms",
+                    f"run (every block of every request): {big_s * 1000:,.0f} ms", f"{big_s / timeline_s:,.1f}x",
+                    f"the app's path; one request's blocks (the last, audit(k)): {one_s * 1000:,.1f} ms"))
+    print(f"shifting timeline 10k: {timeline_s:.3f} s, audit(last) {one_s * 1000:.1f} ms", flush=True)
 
     small = generate_thread(1_000)
     small_ctx = ctx(small)

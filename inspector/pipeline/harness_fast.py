@@ -84,10 +84,9 @@ class HarnessReplayer:
         reserve: int = cfg["context.response_reserve"]
         available = int(window * cfg["context.token_budget_ratio"]) - reserve
         target = window * compaction_threshold
-        messages, costs, groups, members, non_head = self.thread.messages, self.costs, self.groups, self.members, \
-            self.non_head
-        head, head_sorted, gone_at, covered, elided = self.head, self.head_sorted, self.gone_at, self.covered, \
-            self.elided
+        messages, costs, groups, members = self.thread.messages, self.costs, self.groups, self.members
+        non_head, head, head_sorted = self.non_head, self.head, self.head_sorted
+        gone_at, covered, elided = self.gone_at, self.covered, self.elided
         counter: TokenCounter = self.ctx.counter
         recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in self.thread.summaries}
         head_prefix = [0]
@@ -121,8 +120,9 @@ class HarnessReplayer:
             visible = upto
 
             # The protected tail (the last keep_last visible messages still live) and its group partners.
-            tail = frozenset(k for k in non_head[max(0, visible - keep_last):visible] if gone_at[k] == NEVER) \
-                if keep_last > 0 else frozenset()
+            tail = frozenset()
+            if keep_last > 0:
+                tail = frozenset(k for k in non_head[max(0, visible - keep_last) : visible] if gone_at[k] == NEVER)
             tail_groups = {groups[k] for k in tail}
             partners = frozenset(
                 m for g in tail_groups for m in members[g]
@@ -156,8 +156,8 @@ class HarnessReplayer:
                 middle = [k for k in live if k not in protected]
                 roles = ([Role.USER.value] if current is not None else []) + [messages[k].role.value for k in middle]
                 middle_costs = ([current_cost] if current is not None else []) + [costs[k] for k in middle]
-                middle_groups: list[Hashable] = (["summary"] if current is not None else []) + [groups[k]
-                                                                                                for k in middle]
+                middle_groups: list[Hashable] = ["summary"] if current is not None else []
+                middle_groups += [groups[k] for k in middle]
                 offset = 1 if current is not None else 0
                 removals = plan_removals(roles, middle_costs, target, middle_groups)
                 for j, reason in removals.items():

@@ -472,6 +472,8 @@ class IrisReplayer:
         self.summary_cost: dict[str, int] = {}
         self.states: list[_RequestState] = []
         self._timeline: list[RequestAudit] | None = None
+        self._budget_keys = (config["context.window"], config["context.token_budget_ratio"],
+                             config["context.response_reserve"])
 
     def _fit(self, cur: int | None, history_lo: int, end: int, protect: int, available: int):
         """(ok, loaded_lo, shield_lo, history_tokens, needed) for one fallback attempt.
@@ -525,7 +527,6 @@ class IrisReplayer:
         window, ratio = cfg["context.window"], cfg["context.token_budget_ratio"]
         reserve, n_protect = cfg["context.response_reserve"], cfg["context.prune_protect_turns"]
         max_injected, guard = cfg["summarization.max_injected"], cfg["summarization.threshold"]
-        self._budget_keys = (window, ratio, reserve)
         recorded_trigger = cfg["context.trigger_tokens"] == "recorded"
         compact_at = window * cfg["context.compaction_threshold"]  # should_compact_on_tokens, inlined
         budget_tokens = math.floor(window * ratio)

@@ -367,6 +367,27 @@ def _head_indices(messages: Sequence[Message]) -> set[int]:
     return head
 
 
+def trigger_reading(request_index: int, mode: str, previous_recorded: int | None,
+                    previous_replayed: int | None) -> tuple[str | None, int | None]:
+    """(source, tokens) the thresholds read: the previous request's recorded prompt size when
+    `mode` is "recorded" and it has one, else its replayed size; nothing for the first request."""
+    if request_index == 0:
+        return None, None
+    if mode == "recorded" and previous_recorded is not None:
+        return "recorded", previous_recorded
+    return "estimated", previous_replayed
+
+
+def pruning_stopped_note(remaining: int, target: float) -> str:
+    return (f"pruning stopped at {remaining} middle tokens (target {target:g}): "
+            "only user messages and the protected tail are left")
+
+
+def over_budget_note(prompt_tokens: int, available: int) -> str:
+    return (f"the prompt needs {prompt_tokens} tokens, over the {available} available: "
+            "the harness never cuts the protected tail")
+
+
 def compaction_summary(thread: Thread, ctx: ReplayContext, span: list[Message], current: Summary | None,
                        request, recorded_by_span: Mapping[tuple[str, str], Summary]) -> Summary:
     """The summary that replaces `span` before `request`: the thread's recorded one for exactly
@@ -429,12 +450,8 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
         diagnostics: list[str] = []
 
         # 1. The measurement the thresholds read: the previous request's prompt size.
-        if request_index == 0:
-            trigger_source, trigger_tokens = None, None
-        elif trigger_mode == "recorded" and previous_recorded is not None:
-            trigger_source, trigger_tokens = "recorded", previous_recorded
-        else:
-            trigger_source, trigger_tokens = "estimated", previous_replayed
+        trigger_source, trigger_tokens = trigger_reading(request_index, trigger_mode, previous_recorded,
+                                                         previous_replayed)
         stats = context_stats(trigger_tokens or 0, window, compaction_threshold, pruning_threshold)
 
         # 2. Head, protected tail (+ group partners), middle.
@@ -479,10 +496,7 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
                 elided[middle[j - offset]] = reason
             remaining = sum(c for j, c in enumerate(middle_costs) if j not in removals)
             if remaining >= target:
-                diagnostics.append(
-                    f"pruning stopped at {remaining} middle tokens (target {target:g}): "
-                    "only user messages and the protected tail are left"
-                )
+                diagnostics.append(pruning_stopped_note(remaining, target))
             middle = [k for k in middle if k not in elided]
 
         # 5. Sent order, token totals, blocks.
@@ -495,10 +509,7 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
         failed = prompt_tokens > available
         position = {k: p for p, k in enumerate(sent_messages)}
         if failed:
-            diagnostics.append(
-                f"the prompt needs {prompt_tokens} tokens, over the {available} available: "
-                "the harness never cuts the protected tail"
-            )
+            diagnostics.append(over_budget_note(prompt_tokens, available))
 
         blocks: list[BlockAudit] = []
         for k in range(last + 1):

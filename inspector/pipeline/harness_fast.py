@@ -32,7 +32,10 @@ from inspector.pipeline.harness import (
     compaction_summary,
     context_stats,
     context_summary_text,
+    over_budget_note,
     plan_removals,
+    pruning_stopped_note,
+    trigger_reading,
 )
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
@@ -104,12 +107,7 @@ class HarnessReplayer:
         for ri, request in enumerate(self.requests):
             last = self.index[request.after_message_id]
             diagnostics: list[str] = []
-            if ri == 0:
-                trigger_source, trigger_tokens = None, None
-            elif trigger_mode == "recorded" and previous_recorded is not None:
-                trigger_source, trigger_tokens = "recorded", previous_recorded
-            else:
-                trigger_source, trigger_tokens = "estimated", previous_replayed
+            trigger_source, trigger_tokens = trigger_reading(ri, trigger_mode, previous_recorded, previous_replayed)
             stats = context_stats(trigger_tokens or 0, window, compaction_threshold, pruning_threshold)
 
             # Messages that came into view since the previous request.
@@ -166,10 +164,7 @@ class HarnessReplayer:
                     gone_at[k] = ri
                 remaining = sum(c for j, c in enumerate(middle_costs) if j not in removals)
                 if remaining >= target:
-                    diagnostics.append(
-                        f"pruning stopped at {remaining} middle tokens (target {target:g}): "
-                        "only user messages and the protected tail are left"
-                    )
+                    diagnostics.append(pruning_stopped_note(remaining, target))
                 if removals:
                     live = [k for k in live if gone_at[k] == NEVER]
                     live_cost = sum(costs[k] for k in live)
@@ -180,10 +175,7 @@ class HarnessReplayer:
             prompt_tokens = self.system_tokens + self.tool_tokens + summary_tokens + history_tokens
             failed = prompt_tokens > available
             if failed:
-                diagnostics.append(
-                    f"the prompt needs {prompt_tokens} tokens, over the {available} available: "
-                    "the harness never cuts the protected tail"
-                )
+                diagnostics.append(over_budget_note(prompt_tokens, available))
             counts = {"kept": heads + len(live), "summarized": len(covered), "excluded": len(elided)}
             self._tails.append(tail)
             self._partners.append(partners)

@@ -344,9 +344,9 @@ def held_calls(records: Sequence[Record]) -> dict[str, int]:
     out: dict[str, int] = {}
     for number, rec in records:
         message = rec.get("message")
-        if rec.get("type") == "assistant" and isinstance(message, Mapping) and isinstance(message.get("id"), str):
-            if message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), Mapping):
-                out.setdefault(message["id"], number)
+        if (rec.get("type") == "assistant" and isinstance(message, Mapping) and isinstance(message.get("id"), str)
+                and message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), Mapping)):
+            out.setdefault(message["id"], number)
     return out
 
 

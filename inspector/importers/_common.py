@@ -35,6 +35,8 @@ class Coverage:
     results_imported: int = 0
     compactions: int = 0
     compactions_imported: int = 0
+    calls_unbilled: int = 0
+    """Model calls the file records without any token counts (nothing to import: said, not a loss)."""
 
     @property
     def complete(self) -> bool:
@@ -42,7 +44,8 @@ class Coverage:
             self.calls, self.results, self.compactions)
 
     def line(self) -> str:
-        return (f"{self.file}: model calls {self.calls_imported}/{self.calls} with billed tokens, "
+        unbilled = f" (+{self.calls_unbilled} the file records no tokens for)" if self.calls_unbilled else ""
+        return (f"{self.file}: model calls {self.calls_imported}/{self.calls} with billed tokens{unbilled}, "
                 f"tool results {self.results_imported}/{self.results}, "
                 f"compactions {self.compactions_imported}/{self.compactions}")
 

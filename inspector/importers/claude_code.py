@@ -71,6 +71,7 @@ class _Group:
             return []
         out: list[int] = []
         seen: set[int] = set()
+        gaps: list[str] = []  # found walking back; reported in file order
         current: int | None = self.conversation[-1]
         while current is not None:
             if current in seen:
@@ -95,8 +96,9 @@ class _Group:
                 continue
             current = self._before(current, seen)
             if current is not None:
-                skipped.append(f"{self.name}:{number}: {what} {link!r} is not in the file; the chain continues "
-                               f"with line {self.records[current][0]} (the record before it in file order)")
+                gaps.append(f"{self.name}:{number}: {what} {link!r} is not in the file; the chain continues "
+                            f"with line {self.records[current][0]} (the record before it in file order)")
+        skipped.extend(reversed(gaps))
         out.sort()
         return out
 

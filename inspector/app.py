@@ -25,7 +25,7 @@ from inspector.controllers.files import FileWriter, export_payload
 from inspector.controllers.live import LiveTail
 from inspector.controllers.navigation import find_request, is_compaction, is_failure
 from inspector.controllers.panes import PaneUpdater
-from inspector.controllers.replay import ReplayController
+from inspector.controllers.replay import ReplayController, switch_profile
 from inspector.gcpolicy import LongLivedObjects
 from inspector.model import ThreadInfo
 from inspector.pipeline.audit import RequestAudit
@@ -227,7 +227,7 @@ class InspectorApp(App[None]):
             return
         config = self.view.config
         if key == "context.strategy" and config.profile != "shifting":
-            config = config.with_profile("shifting")
+            config = switch_profile(config, "shifting", self.view.thread)
         try:
             self.replay(config.updated({key: value}))
         except ConfigError as exc:
@@ -235,7 +235,7 @@ class InspectorApp(App[None]):
 
     def set_profile(self, profile: str) -> None:
         if self.view is not None and profile != self.view.config.profile:
-            self.replay(self.view.config.with_profile(profile))
+            self.replay(switch_profile(self.view.config, profile, self.view.thread))
 
     @on(ConfigForm.Edited)
     def _config_edited(self, event: ConfigForm.Edited) -> None:
@@ -372,7 +372,7 @@ class InspectorApp(App[None]):
 
     def action_save_config(self) -> None:
         if self.view is not None:
-            self.files.save_config(self.view.config)
+            self.files.save_config(self.view)
 
     def export_payload(self) -> dict[str, Any] | None:
         return export_payload(self.view, self.current_request)

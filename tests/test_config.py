@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.config import DEFAULTS, KEY_SPECS, PROFILE_KEYS, PROFILES, Config, ConfigError, coerce, parse_set, parse_toml
+from inspector.config import (
+    DEFAULTS,
+    KEY_SPECS,
+    PROFILE_KEYS,
+    PROFILES,
+    Config,
+    ConfigError,
+    coerce,
+    parse_set,
+    parse_toml,
+)
 from inspector.service import load_config, save_config
 
 

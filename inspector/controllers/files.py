@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.config import Config
+from inspector.config import Config, ConfigError
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState
 from widgets.safe import safe_line
@@ -42,19 +42,25 @@ class FileWriter:
     def _run(self, work: Any, description: str) -> None:
         self.app.run_worker(work, thread=True, group="io", exit_on_error=False, description=description)
 
-    def save_config(self, config: Config) -> None:
-        self._run(partial(self._save_config_work, config), "save config")
+    def save_config(self, view: ViewState) -> None:
+        """Add the view's edits to the config file (never the thread's own window)."""
+        self._run(partial(self._save_config_work, view.config, view.baseline_config, view.thread.window),
+                  "save config")
 
-    def _save_config_work(self, config: Config) -> None:
-        from inspector.service import save_config
+    def _save_config_work(self, config: Config, baseline: Config, thread_window: int | None) -> None:
+        from inspector.service import save_edits
 
         app = self.app
         try:
-            path = save_config(config, self.config_file)
-        except OSError as exc:
-            app.call_from_thread(app.notify, safe_line(f"cannot save config: {exc}", 200), severity="error")
+            saved = save_edits(config, baseline, self.config_file, thread_window=thread_window)
+        except (OSError, ConfigError) as exc:
+            app.call_from_thread(app.notify, safe_line(f"cannot save config: {exc}", 300), severity="error")
             return
-        app.call_from_thread(app.notify, f"config saved to {path}", timeout=4)
+        what = ", ".join(saved.saved) if saved.saved else "no edits"
+        message = f"config saved to {saved.path}: {what}"
+        if saved.skipped:
+            message += f" (not saved: {', '.join(saved.skipped)}, this thread's own)"
+        app.call_from_thread(app.notify, message, timeout=6)
 
     def export(self, payload: dict[str, Any]) -> None:
         self._run(partial(self._export_work, payload), "export audit")

@@ -26,6 +26,15 @@ PREPARE_CHUNK = 256  # messages the background summary scan handles between chec
 ENGINE = "engine"  # the worker group of loads and replays (the live tail waits while one runs)
 
 
+def switch_profile(config: Config, profile: str, thread: Thread) -> Config:
+    """`config` under another profile, keeping the user's edits and the thread's own window (a 200K
+    thread stays 200K under shifting, whose default window is 8K)."""
+    switched = config.with_profile(profile)
+    if thread.window and switched["context.window"] != config["context.window"]:
+        switched = switched.updated({"context.window": config["context.window"]})
+    return switched
+
+
 class ReplayController:
     """Loads and replays threads for `app` in worker threads."""
 
@@ -129,9 +138,15 @@ class ReplayController:
             app.call_from_thread(app.show_failure, f"cannot load thread {safe_line(thread_id, 60)}: {exc}")
             return
         baseline_config = self.baseline_config(thread)
-        config = self.carried_config(app.view, baseline_config)
+        overrides: tuple[str, ...] = ()
+        if self.fixed_config is None:
+            from inspector.service import file_overrides
+
+            overrides = file_overrides(baseline_config, self.config_file)
+        config = self.carried_config(app.view, thread, baseline_config)
         try:
-            view = build_view(thread, baseline_config, config, self.simulator, data_version=version)
+            view = build_view(thread, baseline_config, config, self.simulator, data_version=version,
+                              file_overrides=overrides)
         except Exception as exc:
             app.call_from_thread(app.show_failure, f"replay failed: {exc}")
             return
@@ -140,16 +155,18 @@ class ReplayController:
         app.call_from_thread(app.show_view, view, keep_position=keep_position)
 
     @staticmethod
-    def carried_config(previous: ViewState | None, baseline_config: Config) -> Config:
-        """The user's edits of the previous view, carried over to a new (or reloaded) thread's baseline."""
-        if previous is None or not previous.is_what_if:
+    def carried_config(previous: ViewState | None, thread: Thread, baseline_config: Config) -> Config:
+        """The user's edits of the previous view when `thread` is that view's thread reloaded (live tail);
+        another thread opens under its own baseline (a reserve edited for a 200K window is no reserve for
+        a 2K one)."""
+        if previous is None or not previous.is_what_if or previous.thread.id != thread.id:
             return baseline_config
         changes = {k: new for k, (_old, new) in previous.config.changed_keys(previous.baseline_config).items()
                    if new is not None}
         try:
             base = baseline_config
             if previous.config.profile != baseline_config.profile:
-                base = baseline_config.with_profile(previous.config.profile)
+                base = switch_profile(baseline_config, previous.config.profile, thread)
             return base.updated(changes)
         except ConfigError:
             return baseline_config

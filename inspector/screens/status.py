@@ -41,8 +41,12 @@ class StatusLine(Static):
         if live:
             line.append("  ● live", style="#87d787")
         line.append("\n")
+        if view.file_overrides:
+            line.append("config file: ", style="bold #ffaf5f")
+            line.append(", ".join(f"{k} {view.baseline_config.values.get(k)}" for k in view.file_overrides))
+            line.append(" · ")
         if view.diff is None:
-            line.append("baseline config", style="dim")
+            line.append("defaults + config file" if view.file_overrides else "baseline config", style="dim")
         else:
             changes = view.config.changed_keys(view.baseline_config)
             line.append("what-if: ", style="bold #ffd75f")

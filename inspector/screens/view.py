@@ -67,6 +67,7 @@ class ViewState:
     positions: dict[str, int] = field(default_factory=dict, repr=False)  # message id -> index in the thread
     replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
     baseline_replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
+    file_overrides: tuple[str, ...] = ()  # keys of the baseline that come from the config file, not the defaults
 
     def audit(self, index: int) -> RequestAudit:
         """Request `index` with its full block list (built on demand for long threads)."""
@@ -151,6 +152,7 @@ def build_view(
     baseline: Replay | FullReplay | None = None,
     data_version: tuple | None = None,
     previous: ViewState | None = None,
+    file_overrides: tuple[str, ...] | None = None,
 ) -> ViewState:
     """Replay under the baseline (unless given; it follows the thread's recorded compactions)
     and, when it differs, under `config`; diff the two timelines."""
@@ -181,6 +183,7 @@ def build_view(
         partners=previous.partners if same_thread else tool_partners(thread),
         replay=current,
         baseline_replay=baseline,
+        file_overrides=(previous.file_overrides if same_thread and file_overrides is None else file_overrides or ()),
     )
 
 

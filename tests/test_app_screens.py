@@ -170,3 +170,25 @@ async def test_demo_threads_open_under_their_own_profile(tmp_path):
             app.load_thread(thread_id)
             await settle(app, pilot)
             assert (thread_id, app.view.config.profile) == (thread_id, profile)
+
+
+# 4. Free ---------------------------------------------------------------------------------------------------
+
+def _legend_row(text: str, label: str) -> list[str]:
+    line = next(line for line in text.splitlines() if label in line)
+    return line.split(label, 1)[1].split()
+
+
+async def test_free_is_window_minus_prompt_minus_reserve_and_pruning_savings_sit_beside_it(tmp_path):
+    app = make_app(tmp_path, thread_id=OVERFLOW_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        index = max(range(len(app.view.requests)), key=lambda i: app.view.requests[i].budget.pruned_savings)
+        app.jump_to_request(index)
+        await pilot.pause()
+        b = app.current_request.budget
+        assert not app.current_request.failed and b.pruned_savings > b.window - b.prompt_tokens > 0
+        text = plain(app.query_one("#budget-view", Static))
+        free = b.window - b.prompt_tokens - b.response_reserve
+        assert _legend_row(text, "Free")[0] == f"{free:,}"
+        assert _legend_row(text, "Saved by pruning (not sent)")[0] == f"{b.pruned_savings:,}"

@@ -192,3 +192,30 @@ async def test_free_is_window_minus_prompt_minus_reserve_and_pruning_savings_sit
         free = b.window - b.prompt_tokens - b.response_reserve
         assert _legend_row(text, "Free")[0] == f"{free:,}"
         assert _legend_row(text, "Saved by pruning (not sent)")[0] == f"{b.pruned_savings:,}"
+
+
+# 5. the timeline's lines and axis --------------------------------------------------------------------------
+
+async def test_timeline_line_is_the_prompt_ceiling_no_completed_bar_rises_above_it(tmp_path):
+    for thread_id in (WALKTHROUGH_ID, ROLEPLAY_ID, HARNESS_ID, OVERFLOW_ID):
+        app = make_app(tmp_path, thread_id=thread_id)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            chart = app.query_one(TimelineChart)
+            for i, request in enumerate(app.view.requests):
+                app.jump_to_request(i)
+                if not request.failed:
+                    assert request.budget.prompt_tokens <= chart.scale.budget, (thread_id, i)
+            label = plain(app.query_one("#timeline-label", Static))
+            assert "prompt ceiling" in label and "─ budget" not in label
+
+
+async def test_timeline_y_axis_has_zero_and_ticks(tmp_path):
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        chart = app.query_one(TimelineChart)
+        gutters = [chart.render_line(y).text[:7] for y in range(chart.size.height - 1)]
+        assert gutters[-1].strip() == "0┤"
+        labelled = [g for g in gutters if g.endswith("┤")]
+        assert len(labelled) >= 4 and any(g.endswith("│") for g in gutters)

@@ -105,7 +105,7 @@ class TimelineLabel(Static):
             if scale.threshold:
                 label.append(f"  ─ threshold {compact_number(scale.threshold)}", style="#d7af00")
             if scale.budget is not None:
-                label.append(f"  ─ budget {compact_number(scale.budget)}", style="#5faf5f")
+                label.append(f"  ─ prompt ceiling {compact_number(scale.budget)}", style="#5faf5f")
             if overview_per is not None:
                 label.append(f"  overview: {overview_per} request{'' if overview_per == 1 else 's'} per column",
                              style="bold #87afd7")

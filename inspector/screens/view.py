@@ -202,11 +202,21 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
     return points
 
 
+def prompt_ceiling(profile: str, request: RequestAudit) -> int:
+    """The largest prompt the profile sends at `request`. Iris budgets the history alone (window x ratio -
+    reserve - system - tools - summaries), so its ceiling adds those back; harness and shifting budget the
+    whole prompt (`available` is already the prompt's ceiling)."""
+    b = request.budget
+    if profile == "iris":
+        return b.available + b.system_tokens + b.tool_tokens + b.summary_tokens
+    return b.available
+
+
 def timeline_scale(view: ViewState, request: RequestAudit | None) -> TimelineScale:
     config = view.config
     window = request.budget.window if request is not None else int(config["context.window"])
     threshold = None
     if config.profile in ("iris", "harness"):
         threshold = int(window * float(config["context.compaction_threshold"]))
-    budget = request.budget.available if request is not None else None
+    budget = prompt_ceiling(config.profile, request) if request is not None else None
     return TimelineScale(window=window, budget=budget, threshold=threshold)

@@ -369,10 +369,11 @@ def _count(cov: Coverage, name: str, records: Sequence[Record], thread: Thread |
             skipped.append(f"{name}:{number}: model call {mid} not imported ({_why(number, off)})")
     paired: set[str] = set()
     called: set[str] = set()
+    unpaired: set[str] = set()
     for m in thread.messages if thread is not None else ():
         called.update(c.id for c in m.tool_calls)
-        if m.role is Role.TOOL and m.tool_call_id in called:
-            paired.add(str(m.tool_call_id))
+        if m.role is Role.TOOL:
+            (paired if m.tool_call_id in called else unpaired).add(str(m.tool_call_id))
     seen: set[str] = set()
     for number, rec in records:
         if rec.get("type") != "user":
@@ -384,6 +385,9 @@ def _count(cov: Coverage, name: str, records: Sequence[Record], thread: Thread |
             cov.results += 1
             if use in paired:
                 cov.results_imported += 1
+            elif use in unpaired:
+                skipped.append(f"{name}:{number}: tool result for {use} answers no tool call of the thread "
+                               "(its call is not in the file)")
             else:
                 skipped.append(f"{name}:{number}: tool result for {use} not imported ({_why(number, off)})")
     summaries = {s.meta.get("boundary_uuid") for s in thread.summaries} if thread is not None else set()

@@ -420,3 +420,15 @@ def test_codex_desktop_prompts_come_from_user_message_events():
     _, full = parse_text(as_text(lines_of(CODEX)), CODEX)
     users = [m.content for m in full.threads[0].messages if m.role is Role.USER]
     assert users.count("show tools") == 1
+
+
+def test_an_event_prompt_next_to_a_context_item_is_still_the_prompt():
+    recs = lines_of(DESKTOP)
+    first = next(i for i, r in enumerate(recs) if r["payload"].get("type") == "user_message")
+    context = {"timestamp": recs[first]["timestamp"], "type": "response_item",
+               "payload": {"type": "message", "role": "user", "content": [
+                   {"type": "input_text", "text": "<environment_context><cwd>/x</cwd></environment_context>"}]}}
+    prompts = [r["payload"]["message"] for r in recs if r["payload"].get("type") == "user_message"]
+    _, result = parse_text(as_text(recs[:first] + [context] + recs[first:]), DESKTOP)
+    users = [m.content for m in result.threads[0].messages if m.role is Role.USER]
+    assert users == ["<environment_context><cwd>/x</cwd></environment_context>", *prompts]

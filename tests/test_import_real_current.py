@@ -341,6 +341,23 @@ def counts_batched_per_turn(recs: list[dict]) -> list[dict]:
     return out
 
 
+def like_0_60(recs: list[dict]) -> list[dict]:
+    """What a real 0.60.1 rollout looks like: a turn context before every call, the previous count
+    repeated and an empty count before the call's own count, the count before the call's items."""
+    out: list[dict] = []
+    previous = None
+    for r in counts_before_calls(recs):
+        if is_count(r):
+            out.append({"timestamp": r["timestamp"], "type": "turn_context", "payload": {"model": "gpt-5.1-codex"}})
+            if previous is not None:
+                out.append(previous)
+            out.append({"timestamp": r["timestamp"], "type": "event_msg",
+                        "payload": {"type": "token_count", "info": None, "rate_limits": {}}})
+            previous = r
+        out.append(r)
+    return out
+
+
 def ghost_snapshots(recs: list[dict]) -> list[dict]:
     out = []
     for r in recs:
@@ -351,7 +368,7 @@ def ghost_snapshots(recs: list[dict]) -> list[dict]:
     return out
 
 
-@pytest.mark.parametrize("variant", [None, counts_before_calls, counts_batched_per_turn, ghost_snapshots])
+@pytest.mark.parametrize("variant", [None, counts_before_calls, counts_batched_per_turn, like_0_60, ghost_snapshots])
 def test_codex_token_counts_bill_their_own_call_in_every_order(variant):
     recs = lines_of(CODEX)
     truth = codex_truth(recs)

@@ -13,7 +13,8 @@ How a file becomes threads (built on the records' links, not on line positions):
   assistant record belongs to the message, and every `tool_result` answering one of its calls
   belongs to the thread, whichever sibling carries it. The records kept are then read in file
   order (children are always written after their parents). Lines of other branches (rewinds)
-  are listed in `meta["off_chain_lines"]`.
+  are listed in `meta["off_chain_lines"]`. A tree that never joins the main conversation (its own
+  root: a fresh context in the same file) becomes the thread `<sessionId>/context-<root uuid>`.
 - Sub-agents: `isSidechain` records become their own threads: per `agentId` (CLI 2.1.x,
   `<session>/subagents/agent-<id>.jsonl`, id `<sessionId>/agent-<agentId>`) or per root line
   (older layout, id `<sessionId>/sidechain-<root uuid>`); `agent_progress` records of the main
@@ -21,7 +22,7 @@ How a file becomes threads (built on the records' links, not on line positions):
   and, where it can be told, `meta["parent_tool_use_id"]` (the Task call: `toolUseResult.agentId`,
   `parentToolUseID`, or the prompt).
 - What each record becomes is `_claude_builder`'s job; what the file holds against what was
-  imported is `coverage` (one line per file in the import summary, a warning per item lost).
+  imported is `_claude_coverage` (one line per file in the import summary, a warning per item lost).
 - Non-conversation record types are counted in `meta["other_lines"]`; a `summary` line gives the
   title of the chain its `leafUuid` ends (else of the main thread).
 """
@@ -33,7 +34,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from inspector.importers._claude_builder import SYNTHETIC_MODEL, Builder, prompt_tokens
+from inspector.importers._claude_builder import Builder, prompt_tokens
+from inspector.importers._claude_coverage import blocks_of as _blocks
+from inspector.importers._claude_coverage import count as _count
 from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
 from inspector.model import Role, Thread
 
@@ -166,14 +169,6 @@ def _message_id(rec: Mapping[str, Any]) -> str | None:
     message = rec.get("message")
     mid = message.get("id") if isinstance(message, Mapping) else None
     return mid if isinstance(mid, str) else None
-
-
-def _blocks(rec: Mapping[str, Any], kind: str, key: str) -> list[str]:
-    message = rec.get("message")
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if not isinstance(content, list):
-        return []
-    return [str(b.get(key)) for b in content if isinstance(b, Mapping) and b.get("type") == kind and b.get(key)]
 
 
 def _agent_progress_records(records: Sequence[Record]) -> dict[str, list[Record]]:
@@ -392,71 +387,3 @@ def _build(records: list[Record], thread_id: str, name: str, skipped: list[str],
         summaries=tuple(builder.summaries),
         meta=meta,
     )
-
-
-def held_calls(records: Sequence[Record]) -> dict[str, int]:
-    """message.id -> line of each model call the records hold (usage given, not `<synthetic>`)."""
-    out: dict[str, int] = {}
-    for number, rec in records:
-        message = rec.get("message")
-        if (rec.get("type") == "assistant" and isinstance(message, Mapping) and isinstance(message.get("id"), str)
-                and message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), Mapping)):
-            out.setdefault(message["id"], number)
-    return out
-
-
-def _count(cov: Coverage, name: str, records: Sequence[Record], threads: Sequence[Thread | None],
-           left: Sequence[int], skipped: list[str]) -> None:
-    """Add what `records` hold and what of it `threads` kept to `cov`; a warning per item lost."""
-    off = set(left)
-    kept = [t for t in threads if t is not None]
-    requests = {r.id: r for t in kept for r in t.requests}
-    calls = held_calls(records)
-    cov.calls += len(calls)
-    for mid, number in calls.items():
-        request = requests.get(mid)
-        if request is not None and request.prompt_tokens is not None:
-            cov.calls_imported += 1
-        elif request is not None:
-            skipped.append(f"{name}:{number}: model call {mid} has no token counts in its usage")
-        else:
-            skipped.append(f"{name}:{number}: model call {mid} not imported ({_why(number, off)})")
-    paired: set[str] = set()
-    called: set[str] = set()
-    unpaired: set[str] = set()
-    for thread in kept:
-        called = set()
-        for m in thread.messages:
-            called.update(c.id for c in m.tool_calls)
-            if m.role is Role.TOOL:
-                (paired if m.tool_call_id in called else unpaired).add(str(m.tool_call_id))
-    seen: set[str] = set()
-    for number, rec in records:
-        if rec.get("type") != "user":
-            continue
-        for use in _blocks(rec, "tool_result", "tool_use_id"):
-            if use in seen:
-                continue
-            seen.add(use)
-            cov.results += 1
-            if use in paired:
-                cov.results_imported += 1
-            elif use in unpaired:
-                skipped.append(f"{name}:{number}: tool result for {use} answers no tool call of the thread "
-                               "(its call is not in the file)")
-            else:
-                skipped.append(f"{name}:{number}: tool result for {use} not imported ({_why(number, off)})")
-    summaries = {s.meta.get("boundary_uuid") for t in kept for s in t.summaries}
-    for number, rec in records:
-        if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
-            cov.compactions += 1
-            if rec.get("uuid") in summaries:
-                cov.compactions_imported += 1
-            else:
-                skipped.append(f"{name}:{number}: compaction not imported as a summary ({_why(number, off)})")
-
-
-def _why(number: int, off: set[int]) -> str:
-    if number in off:
-        return "on a branch the session left: a rewind, or a link the file lost"
-    return "its record could not be placed in the thread"

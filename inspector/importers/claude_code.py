@@ -34,7 +34,8 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from inspector.importers._common import ParseResult, Progress, first_line, flatten_blocks, iter_jsonl
+from inspector.content import flatten_blocks
+from inspector.importers._common import ParseResult, Progress, first_line, iter_jsonl
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 
 CONVERSATION_TYPES = ("user", "assistant", "system")

@@ -25,7 +25,7 @@ from inspector.pipeline.audit import (
     RequestAudit,
     RequestError,
 )
-from inspector.pipeline.harness import (
+from inspector.pipeline.profiles.harness.stages import (
     FIXED_POINT_NOTE,
     NOTHING_TO_COMPACT_NOTE,
     PROFILE,

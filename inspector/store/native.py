@@ -163,7 +163,8 @@ class Store:
 
             m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
             query = (
-                select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n, s.c.n)
+                select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n, s.c.n,
+                       ThreadRow.meta["import_gaps"])
                 .outerjoin(m, m.c.thread_id == ThreadRow.id)
                 .outerjoin(r, r.c.thread_id == ThreadRow.id)
                 .outerjoin(s, s.c.thread_id == ThreadRow.id)
@@ -176,8 +177,9 @@ class Store:
                     ThreadInfo(
                         id=tid, title=title or "", source=source or "", messages=nm or 0, requests=nr or 0,
                         summaries=ns or 0, updated_at=updated, derived_requests=derived.get(tid, 0),
+                        import_gaps=gaps if isinstance(gaps, dict) and gaps else None,
                     )
-                    for tid, title, source, updated, nm, nr, ns in rows
+                    for tid, title, source, updated, nm, nr, ns, gaps in rows
                 ]
 
     @staticmethod

@@ -1,4 +1,5 @@
-"""The help screen: every key binding of the app and its panes."""
+"""The help screen: every key binding of the app and its panes, then what the statuses, marks and reason
+codes on screen mean."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from widgets.budget import STATUS_STYLES
+from widgets.meanings import MARKS, REASON_MEANINGS, STATUS_MEANINGS, plain_meaning
 
 # (keys, what they do) for bindings that live on widgets rather than on the app.
 PANE_KEYS: tuple[tuple[str, str], ...] = (
@@ -31,8 +35,9 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 90; height: 80%; border: round $primary; background: $surface; padding: 0 1;
+        width: 100; max-width: 100%; height: 90%; border: round $primary; background: $surface; padding: 0 1;
     }
+    HelpScreen #help-meanings { margin-top: 1; }
     """
     BINDINGS = [
         Binding("escape", "dismiss", "Close"),
@@ -48,6 +53,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(self.render_table(), id="help-table")
+            yield Static(self.render_meanings(), id="help-meanings")
 
     def render_table(self) -> Table:
         table = Table(title="context-inspector: keys", title_style="bold", expand=True, box=None, padding=(0, 2))
@@ -66,4 +72,23 @@ class HelpScreen(ModalScreen[None]):
         table.add_section()
         table.add_row(Text("ctrl+p"), Text("command palette: jump to a thread or request, switch profile or "
                                            "strategy, export the selected audit as JSON"))
+        return table
+
+    @staticmethod
+    def render_meanings() -> Table:
+        """Statuses, marks and reason codes: what the panes' words and symbols mean."""
+        table = Table(title="What the screen shows", title_style="bold", expand=True, box=None, padding=(0, 2))
+        table.add_column("Mark", style="bold", no_wrap=True)
+        table.add_column("Meaning")
+        table.add_row(Text("Statuses", style="bold #87afd7"), Text("of a block in a request (Blocks, Budget)", style="dim"))
+        for status, meaning in STATUS_MEANINGS.items():
+            table.add_row(Text(status, style=STATUS_STYLES.get(status, "")), Text(meaning))
+        table.add_section()
+        table.add_row(Text("Marks", style="bold #87afd7"), Text(""))
+        for mark, where, meaning in MARKS:
+            table.add_row(Text(mark), Text(f"{where}: {plain_meaning(meaning)}"))
+        table.add_section()
+        table.add_row(Text("Reasons", style="bold #87afd7"), Text("why a block has its status (Blocks)", style="dim"))
+        for code, meaning in REASON_MEANINGS.items():
+            table.add_row(Text(code, style="#d0d0d0"), Text(plain_meaning(meaning)))
         return table

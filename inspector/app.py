@@ -65,6 +65,7 @@ class InspectorApp(App[None]):
         Binding("2", "show_tab('blocks')", "Blocks", show=False),
         Binding("3", "show_tab('summaries')", "Summaries", show=False),
         Binding("4", "show_tab('config')", "Config", show=False),
+        Binding("5", "show_tab('step')", "Since N-1", show=False),
         Binding("t,escape", "focus_timeline", "Timeline", show=False),
         Binding("slash", "focus_filter", "Filter threads", show=False),
         Binding("b", "toggle_threads", "Thread list", show=False),

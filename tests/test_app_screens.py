@@ -370,7 +370,7 @@ def test_readme_marks_and_reason_tables_match_the_app():
     marks = readme[readme.index("### Marks"):]
     table = re.findall(r"^\| `?([^|`]+?)`? \| ([^|]+) \| (.+) \|$", marks[:marks.index("\n#")], re.M)
     assert [(m.strip(), w.strip(), meaning.strip()) for m, w, meaning in table if m != "mark"] == list(MARKS)
-    assert "lock" not in readme
+    assert "lock mark" not in readme and "⚑" in readme
 
 
 # 8. scanning blocks and requests ------------------------------------------------------------------------

@@ -370,7 +370,7 @@ def test_readme_marks_and_reason_tables_match_the_app():
     marks = readme[readme.index("### Marks"):]
     table = re.findall(r"^\| `?([^|`]+?)`? \| ([^|]+) \| (.+) \|$", marks[:marks.index("\n#")], re.M)
     assert [(m.strip(), w.strip(), meaning.strip()) for m, w, meaning in table if m != "mark"] == list(MARKS)
-    assert "lock mark" not in readme and "⚑" in readme
+    assert "the lock mark" not in readme and "(and ⚑ in the TUI)" in readme
 
 
 # 8. scanning blocks and requests ------------------------------------------------------------------------

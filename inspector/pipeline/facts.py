@@ -309,10 +309,10 @@ MAX_INSTRUCTION_CHARS = 400
 
 
 def _blank_wrappers(text: str) -> str:
-    """Harness wrappers replaced by spaces of the same length (offsets stay valid)."""
+    """Harness wrappers replaced by as many newlines (offsets stay valid, no fact spans one)."""
     if "<" not in text:
         return text
-    return _WRAPPER_RE.sub(lambda m: " " * len(m.group(0)), text)
+    return _WRAPPER_RE.sub(lambda m: "\n" * len(m.group(0)), text)
 
 
 def sentences(text: str) -> Iterator[tuple[int, str]]:

@@ -175,3 +175,11 @@ def test_facts_follow_the_messages_and_a_prefix_gives_a_prefix(messages):
 def test_every_fact_of_the_span_comes_from_one_of_its_messages(messages):
     everything = {fact_key(f) for m in messages for f in message_facts(m)}
     assert {fact_key(f) for f in extract_facts(messages)} == everything
+
+
+def test_every_fact_kind_is_documented_in_the_readme():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## What a compaction lost", 1)[1].split("\n## ", 1)[0]
+    assert [k.value for k in FactKind if f"| `{k.value}` |" not in section] == []

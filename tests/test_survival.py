@@ -120,3 +120,27 @@ def test_a_recorded_summary_is_judged_on_its_own_text():
     assert kept == {(P, "src/mod1.py"), (P, "tests/fixture1.json"), (R, "Never touch tests/fixture1.json")}
     lost = {f.text for f in loss.lost()}
     assert {"src/mod2.py", "pytest -q tests/test_1.py", "FAILED tests/test_2.py::test_case - KeyError: 'k2'", "check_2"} <= lost
+
+
+class _Full:
+    """A replay given as a finished Simulation (what the app wraps a full simulation in)."""
+
+    def __init__(self, sim) -> None:
+        self.sim = sim
+
+    def simulation(self, *, blocks: bool = True):
+        return self.sim
+
+    def audit(self, index: int):
+        return self.sim.requests[index]
+
+
+def test_the_reference_replay_and_the_fast_one_lose_the_same_facts():
+    from inspector.pipeline import simulate
+
+    thread = _thread()
+    for profile in ("iris", "harness"):
+        config = Config.for_profile(profile, {"context.window": 1000, "context.compaction_threshold": 0.5})
+        fast = compaction_losses(thread, replay(thread, config, summarizer=ExtractiveSummarizer()))
+        reference = compaction_losses(thread, _Full(simulate(thread, config, summarizer=ExtractiveSummarizer())))
+        assert fast and fast == reference

@@ -105,15 +105,16 @@ def probe(thread: Thread, replay: ReplayLike, texts: Sequence[str]) -> tuple[Pro
         return ()
     normalised = {m.id: message_text(m) for m in thread.messages}
     holders = [{mid for mid, text in normalised.items() if n.in_message(text)} for n in needles]
+    timeline = replay.simulation(blocks=False)
     summaries: dict[str, Summary] = {s.id: s for s in thread.summaries}
-    summaries.update({s.id: s for s in replay.summaries})
+    summaries.update({s.id: s for s in timeline.summaries})
     summary_text: dict[str, str] = {}
     system = normalise(thread.system_prompt) if thread.system_prompt else ""
     index = thread.message_index()
     earliest = min((index[m] for h in holders for m in h), default=None)
     sightings: list[list[Sighting]] = [[] for _ in needles]
 
-    for request in replay.timeline:
+    for request in timeline.requests:
         if request.failed:
             for out in sightings:
                 out.append(Sighting(request.index, request.request_id, ABSENT, None, None, "failed"))

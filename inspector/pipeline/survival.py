@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from inspector.model import Message, Summary, Thread
-from inspector.pipeline.audit import BlockStatus, RequestAudit
+from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
 from inspector.pipeline.facts import KINDS, Fact, FactKind, extract_facts
 from inspector.pipeline.textmatch import contains, normalise, number_form, path_forms
 
 
 class ReplayLike(Protocol):
-    """What survival and probes read from a replay (`inspector.pipeline.Replay` is one)."""
+    """What survival and probes read from a replay (`inspector.pipeline.Replay` is one): the
+    timeline and the summary chain (`simulation(blocks=False)`), one request's blocks on demand."""
 
-    timeline: Sequence[RequestAudit]
-    summaries: Sequence[Summary]
+    def simulation(self, *, blocks: bool = True) -> Simulation: ...
 
     def audit(self, index: int) -> RequestAudit: ...
 
@@ -144,11 +144,12 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
                       extract: Callable[[Sequence[Message]], tuple[Fact, ...]] = extract_facts,
                       ) -> tuple[CompactionLoss, ...]:
     """Every compaction of `replay`, in request order, with the fate of its span's facts."""
+    timeline = replay.simulation(blocks=False)
     by_id = {s.id: s for s in thread.summaries}
-    by_id.update({s.id: s for s in replay.summaries})
+    by_id.update({s.id: s for s in timeline.summaries})
     messages = {m.id: m for m in thread.messages}
     out: list[CompactionLoss] = []
-    for request in replay.timeline:
+    for request in timeline.requests:
         compaction = request.compaction
         if compaction is None or compaction.summary_id not in by_id:
             continue

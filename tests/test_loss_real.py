@@ -18,8 +18,15 @@ REAL = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real"
 if not REAL.is_dir():  # CI lays shared/ beside the clone; the demo data has gzipped copies
     REAL = Path(__file__).resolve().parents[1] / "inspector" / "demo_data"
 KINDS = ("path", "command", "error", "identifier", "url", "number", "instruction")
-# The files whose every message the importer keeps today (the 2.1.x files join when it does).
-FILES = ["claude-code-session-with-compaction.jsonl"]
+FILES = [
+    "claude-code-session-with-compaction.jsonl",
+    "claude-code-2.1.7-parallel-tools-3-compactions.jsonl",
+    "claude-code-2.1.17-stop-hook-progress.jsonl",
+    "claude-code-2.1.19-auto-and-manual-compaction.jsonl",
+    "claude-code-2.1.37-progress-records.jsonl",
+]
+if REAL.name == "demo_data":  # without shared/, the one compacted session the demo data carries
+    FILES = FILES[:1]
 
 
 def _real(name: str) -> Path:

@@ -144,3 +144,30 @@ def test_the_reference_replay_and_the_fast_one_lose_the_same_facts():
         fast = compaction_losses(thread, replay(thread, config, summarizer=ExtractiveSummarizer()))
         reference = compaction_losses(thread, _Full(simulate(thread, config, summarizer=ExtractiveSummarizer())))
         assert fast and fast == reference
+
+
+def test_summary_spans_of_the_fast_replayers_are_what_their_audits_mark_summarized():
+    from inspector.pipeline.survival import covered_ids
+
+    thread = _thread()
+    recorded = Summary("rec-1", "u1", "t2", "recorded", before_request_id="r4")
+    with_recorded = Thread(thread.id, messages=thread.messages, requests=thread.requests, summaries=(recorded,))
+    cases = [
+        (thread, "iris", {"context.window": 1000, "context.compaction_threshold": 0.5}, False),
+        (thread, "iris", {"context.window": 1000, "context.compaction_threshold": 0.3,
+                          "context.prune_protect_turns": 0}, False),
+        (with_recorded, "iris", {"context.window": 100_000}, True),
+        (thread, "harness", {"context.window": 1000, "context.compaction_threshold": 0.5}, False),
+        (thread, "harness", {"context.window": 1000, "context.compaction_threshold": 0.3,
+                             "harness.pruning_threshold": 0.35, "harness.keep_last": 1}, False),
+    ]
+    for subject, profile, values, follow in cases:
+        result = replay(subject, Config.for_profile(profile, values), summarizer=ExtractiveSummarizer(),
+                        follow_recorded=follow)
+        spans = result.summary_spans()
+        compactions = [r for r in result.timeline if r.compaction is not None]
+        assert compactions and spans is not None
+        by_id = {s.id: s for s in result.summaries}
+        for request in compactions:
+            summary = by_id[request.compaction.summary_id]
+            assert spans[summary.id] == covered_ids(result.audit(request.index), summary, subject), (profile, values)

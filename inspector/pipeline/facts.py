@@ -142,7 +142,8 @@ _EXTENSIONS = (
 KNOWN_EXTENSIONS = frozenset(_EXTENSIONS.split())
 
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>\"'`()\[\]{}]+", re.IGNORECASE)
-_PATH_RUN_RE = re.compile(r"[\w./~+@-]+")
+# A maximal run of path characters holding a "/" or a "." (the possessive start keeps it linear).
+_PATH_RUN_RE = re.compile(r"(?<![\w./~+@-])[\w~+@-]*+[./][\w./~+@-]*")
 _EXT_RE = re.compile(r"\.([A-Za-z][A-Za-z0-9]{0,9})$")
 
 
@@ -178,8 +179,8 @@ def find_paths(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for match in _PATH_RUN_RE.finditer(text):
         run = match.group(0)
-        if ("/" not in run and "." not in run) or text[match.start() - 1:match.start()] == "<":
-            continue  # no path without "/" or "."; "</tag>" closes markup
+        if text[match.start() - 1:match.start()] == "<":
+            continue  # "</tag>" closes markup
         path = _path_of_run(run)
         if path is not None:
             out.append((match.start() + match.group(0).find(path), path))
@@ -187,6 +188,8 @@ def find_paths(text: str) -> list[tuple[int, str]]:
 
 
 def find_urls(text: str) -> list[tuple[int, str]]:
+    if "://" not in text:  # every URL has one
+        return []
     return [(m.start(), m.group(0).rstrip(".,;:!?")) for m in _URL_RE.finditer(text)]
 
 
@@ -196,6 +199,11 @@ _ERROR_LINE_RE = re.compile(
     r"|\b(?:No such file or directory|Permission denied|command not found)\b"
     r"|\b[1-9]\d* failed\b",
 )
+# Every line _ERROR_LINE_RE matches holds a match of this one: most outputs need no line loop.
+_ERROR_ANYWHERE_RE = re.compile(
+    r"FAILED|ERROR|E {2,}|Traceback \(most recent call last\)|fatal:|panic:|error(?:\[\w+\])?:"
+    r"|(?:Error|Exception):\s|No such file or directory|Permission denied|command not found|[1-9]\d* failed"
+)
 _LISTING_RE = re.compile(r"^\s*\d+(?:→|\t|:\s)")
 _TEST_ID_RE = re.compile(r"(?<![\w/.-])[\w./-]*\w\.py::[\w:\[\]./-]*[\w\]]")
 MAX_ERROR_CHARS = 300
@@ -203,14 +211,15 @@ MAX_ERROR_CHARS = 300
 
 def find_errors(text: str, *, output: bool) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
-    if output:
+    if output and _ERROR_ANYWHERE_RE.search(text):
         offset = 0
         for line in text.splitlines(keepends=True):
             stripped = line.strip()
             if stripped and not _LISTING_RE.match(line) and _ERROR_LINE_RE.search(stripped):
                 out.append((offset + line.find(stripped), stripped[:MAX_ERROR_CHARS].rstrip()))
             offset += len(line)
-    out.extend((m.start(), m.group(0)) for m in _TEST_ID_RE.finditer(text))
+    if "::" in text:
+        out.extend((m.start(), m.group(0)) for m in _TEST_ID_RE.finditer(text))
     return out
 
 

@@ -20,7 +20,8 @@ from inspector.pipeline.textmatch import contains, normalise, number_form, path_
 
 class ReplayLike(Protocol):
     """What survival and probes read from a replay (`inspector.pipeline.Replay` is one): the
-    timeline and the summary chain (`simulation(blocks=False)`), one request's blocks on demand."""
+    timeline and the summary chain (`simulation(blocks=False)`), one request's blocks on demand,
+    and optionally `summary_spans()` (each summary's messages without building blocks)."""
 
     def simulation(self, *, blocks: bool = True) -> Simulation: ...
 
@@ -148,13 +149,15 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
     by_id = {s.id: s for s in thread.summaries}
     by_id.update({s.id: s for s in timeline.summaries})
     messages = {m.id: m for m in thread.messages}
+    known = getattr(replay, "summary_spans", None)
+    spans = (known() if callable(known) else None) or {}
     out: list[CompactionLoss] = []
     for request in timeline.requests:
         compaction = request.compaction
         if compaction is None or compaction.summary_id not in by_id:
             continue
         summary = by_id[compaction.summary_id]
-        ids = covered_ids(replay.audit(request.index), summary, thread)
+        ids = spans.get(summary.id) or covered_ids(replay.audit(request.index), summary, thread)
         facts = extract([messages[i] for i in ids if i in messages])
         out.append(CompactionLoss(summary.id, summary.source, request.index, request.request_id, ids,
                                   judge(facts, summary.injected_text())))

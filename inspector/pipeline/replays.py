@@ -64,6 +64,12 @@ class Replay:
             self._audits[index] = hit
         return hit
 
+    def summary_spans(self) -> dict[str, tuple[str, ...]] | None:
+        """Summary id -> the messages its compaction replaced, where the profile's replayer knows them
+        without building blocks (iris, harness); None otherwise (read them from `audit(k)`)."""
+        spans = getattr(self._fast, "summary_spans", None)
+        return spans() if callable(spans) else None
+
     def simulation(self, *, blocks: bool = True) -> Simulation:
         requests = tuple(self.audit(k) for k in range(len(self))) if blocks else self.timeline
         return Simulation(

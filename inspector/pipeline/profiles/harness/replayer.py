@@ -202,6 +202,15 @@ class HarnessReplayer:
         self._timeline = out
         return out
 
+    def summary_spans(self) -> dict[str, tuple[str, ...]]:
+        """Summary id -> ids of the messages its compaction replaced (what `audit(k)` marks summarized
+        by it), without building any request's blocks."""
+        self.timeline()
+        out: dict[str, list[str]] = {}
+        for i in sorted(self.covered):
+            out.setdefault(self.covered[i], []).append(self.thread.messages[i].id)
+        return {sid: tuple(ids) for sid, ids in out.items()}
+
     def audit(self, k: int) -> RequestAudit:
         """Request `k` with every block, rebuilt from what the timeline remembered."""
         agg = self.timeline()[k]

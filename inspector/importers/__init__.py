@@ -19,7 +19,7 @@ naming its line, and the file's threads carry `meta["import_gaps"]` (listed as i
 Bad input never stops the other files and never loses a whole thread for one bad item: invalid
 UTF-8 is decoded line by line with U+FFFD (each line reported), JSON nested deeper than
 `_common.MAX_DEPTH` is refused with a one-line error, and every parsed thread is repaired by
-`_sanitize.sanitize_thread` (repeated ids renamed, NUL characters replaced, impossible token
+`inspector.sanitize.sanitize_thread` (repeated ids renamed, NUL characters replaced, impossible token
 counts dropped, dangling or looping summary links cut), each repair one `file: thread X: reason`
 warning. A whole file that cannot be imported is one line in `ImportReport.errors`.
 """
@@ -37,8 +37,8 @@ from typing import Any
 
 from inspector.importers import anthropic, claude_code, codex, native, openai, swe_agent
 from inspector.importers._common import Coverage, FormatError, ParseResult, decode_json
-from inspector.importers._sanitize import sanitize_thread
 from inspector.importers.native import export_native
+from inspector.sanitize import sanitize_thread
 from inspector.store import StoreError
 
 ImportError_ = FormatError

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from inspector.importers._common import Coverage, ParseResult, Progress, first_line, flatten_blocks, iter_jsonl
+from inspector.content import flatten_blocks
+from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 
 ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")

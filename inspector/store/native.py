@@ -57,6 +57,9 @@ class Store:
         self.engine = engine
         self.url = url
         self.read_only = read_only
+        self.schema_version = SCHEMA_VERSION
+        self._request_columns = list(RequestRow.__table__.columns)
+        """What a request row holds here (a version-1 store, viewed read-only, lacks the cache columns)."""
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -116,6 +119,7 @@ class Store:
         with self.engine.connect() as conn:
             versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version))]
         found = max(versions) if versions else None
+        self.schema_version = found if found is not None else 0
         if found is not None and found < SCHEMA_VERSION and not self.read_only and all(
             v in UPGRADES for v in range(found, SCHEMA_VERSION)
         ):
@@ -124,6 +128,11 @@ class Store:
                     for statement in UPGRADES[version]:
                         conn.execute(sql_text(statement))
                 conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now_iso()))
+            self.schema_version = SCHEMA_VERSION
+            return
+        if found == 1 and self.read_only:  # viewing never writes: read it as it is, without the cache columns
+            self._request_columns = [c for c in RequestRow.__table__.columns
+                                     if c.name not in ("cache_read_tokens", "cache_write_tokens")]
             return
         if found != SCHEMA_VERSION:
             if found is not None and found < SCHEMA_VERSION:
@@ -243,7 +252,8 @@ class Store:
                 requests = tuple(
                     convert.request_from_row(row)
                     for row in conn.execute(
-                        select(RequestRow).where(RequestRow.thread_id == thread_id).order_by(RequestRow.seq)
+                        select(*self._request_columns).where(RequestRow.thread_id == thread_id)
+                        .order_by(RequestRow.seq)
                     ).mappings()
                 )
                 summaries = tuple(

@@ -15,7 +15,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 SCHEMA_VERSION = 2
 """Bump on any change to these tables; `Store.open` refuses other versions with a clear message
-(version 1, without the requests' cache columns, is upgraded in place when opened for writing)."""
+(version 1, without the requests' cache columns, is read as it is when viewed and upgraded in place
+when opened for writing)."""
 
 
 class Base(DeclarativeBase):

@@ -186,6 +186,12 @@ def test_a_session_folder_brings_its_sub_agent_files(tmp_path: Path):
         assert [c.line() for c in report.coverage] == [
             "turn-2.jsonl: model calls 11/11 with billed tokens, tool results 14/14, compactions 0/0",
             "agent-a485154.jsonl: model calls 6/6 with billed tokens, tool results 20/20, compactions 0/0"]
+    # The sub-agent file named alone afterwards is the same file as the session brought: it replaces.
+    with Store.open(str(tmp_path / f"{folder.name}.sqlite"), read_only=False) as store:
+        again = import_paths([agent_file], store)
+        ids = store.thread_ids()
+    assert again.replaced == again.threads == [f"{session_recs[-1]['sessionId']}/agent-a485154"]
+    assert len(ids) == 2 and not any("~" in i for i in ids)
 
 
 # ---- synthetic variants of the real files: the importer follows links, not lines ------------------------

@@ -21,8 +21,8 @@
   a turn's counts do not all touch a call (written apart) and the turn (between user messages,
   turn contexts and task starts) has as many calls as counts, the k-th count belongs to the k-th
   call. A count that matches no call is a warning naming its line.
-- A `compacted` line becomes a recorded Summary (`payload.message`, else the last item of the
-  `replacement_history`) covering every message since the previous one, before the next
+- A `compacted` line becomes a recorded Summary (`payload.message`, else the last message of the
+  `replacement_history`; none where the provider kept it encrypted, `meta["summary_encrypted"]`) covering every message since the previous one, before the next
   request; the `replacement_history` (what Codex kept after compacting) goes to its meta.
 - `ghost_snapshot` (Codex's undo snapshots) and other known non-conversation items and events
   are counted in `meta["other_lines"]`, silently; an unknown response item is a warning.
@@ -322,10 +322,13 @@ def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: A
     coverage_ok = st.covered_from < len(st.messages)
     history = payload.get("replacement_history")
     kept: list[dict[str, Any]] = []
+    encrypted = False
     for item in history if isinstance(history, list) else []:
         if isinstance(item, Mapping):
             kept.append({"type": item.get("type"), "role": item.get("role"), "content": _text(item)})
-    text = str(payload.get("message") or "") or (kept[-1]["content"] if kept else "")
+            encrypted |= item.get("type") in ("compaction", "compaction_summary") and bool(item.get("encrypted_content"))
+    texts = [k["content"] for k in kept if k["content"] and k["type"] == "message"]
+    text = str(payload.get("message") or "") or (texts[-1] if texts and not encrypted else "")
     if not coverage_ok:
         skipped.append(f"{name}:{number}: compaction with no messages before it")
         return
@@ -337,7 +340,8 @@ def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: A
             summary=text,
             previous_summary_id=st.summaries[-1].id if st.summaries else None,
             created_at=timestamp,
-            meta={"line": number, "replacement_history_items": len(kept), "replacement_history": kept},
+            meta={"line": number, "replacement_history_items": len(kept), "replacement_history": kept,
+                  **({"summary_encrypted": True} if encrypted else {})},
         )
     )
     st.summary_next[len(st.summaries) - 1] = len(st.messages)

@@ -74,7 +74,9 @@ def test_the_bad_corpus_imports_the_same_on_every_backend(db_url, tmp_path: Path
     run("import", *(str(tmp_path / p.name) for p in files), "--db", str(reference))
     listing = json.loads(run("threads", "--db", db_url, "--json").stdout)
     assert listing == json.loads(run("threads", "--db", str(reference), "--json").stdout)
-    assert len(listing) == 14
+    sessions = [p for p in files if p.suffix == ".jsonl" and '"sessionId": "bad-session"' in p.read_text("utf-8", "replace")]
+    assert len(sessions) == 8  # eight files of one Claude Code session id: eight threads, never one
+    assert len(listing) == 21 and sum(1 for i in listing if i["id"].startswith("bad-session")) == 8
     for info in listing:
         here = run("simulate", "--thread", info["id"], "--db", db_url, "--json")
         there = run("simulate", "--thread", info["id"], "--db", str(reference), "--json")

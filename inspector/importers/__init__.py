@@ -438,11 +438,11 @@ def import_paths(
     grand = sum(sizes)
     done_before = 0
     known = _known_sources(store)
-    consumed: set[Path] = set()
-    agents = [f for f in files if is_subagent_file(f)]
-    for path, size in [*((f, s) for f, s in zip(files, sizes, strict=True) if not is_subagent_file(f)),
-                       *((f, 0) for f in agents)]:
-        if path in consumed:
+    consumed: set[str] = set()
+    pairs = list(zip(files, sizes, strict=True))  # sessions first: a sub-agent file comes with its session
+    for path, size in [*(p for p in pairs if not is_subagent_file(p[0])), *(p for p in pairs if is_subagent_file(p[0]))]:
+        if _resolved(str(path)) in consumed:
+            done_before += size
             continue
         _import_one(path, store, fmt, progress, (done_before, size, grand), now, known, consumed, report)
         done_before += size
@@ -452,7 +452,7 @@ def import_paths(
 
 
 def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | None, span: tuple[int, int, int],
-                now: str | None, known: dict[str, tuple[str, str]], consumed: set[Path],
+                now: str | None, known: dict[str, tuple[str, str]], consumed: set[str],
                 report: ImportReport) -> None:
     name = str(path)
     decode_warnings: list[str] = []
@@ -488,7 +488,7 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
         report.errors.append(f"{name}: internal error while importing ({type(exc).__name__}: {detail}); "
                              "please report it")
         return
-    consumed.update(p for p, _ in companions)
+    consumed.update(_resolved(str(p)) for p, _ in companions)
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     result.skipped[:0] = decode_warnings
     result.threads = _keep_apart(result.threads, path, sha, known, store, result.skipped)

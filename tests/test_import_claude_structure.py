@@ -213,3 +213,22 @@ def test_import_dir_takes_every_session_with_its_sub_agents_and_one_progress_tot
     total = sum(f.stat().st_size for f in project.rglob("*.jsonl"))
     assert {t for _, _, t in calls} == {total} and calls[-1][1] == total
     assert [d for _, d, _ in calls] == sorted(d for _, d, _ in calls)
+
+
+def test_cli_2_0_agent_files_beside_the_sessions_come_with_the_session_they_name(tmp_path: Path):
+    from inspector.importers import import_paths
+    from inspector.store import Store
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "s-a.jsonl").write_text("\n".join(json.dumps(dict(r, sessionId="s-a")) for r in parallel_session()))
+    for agent, session in (("77", "s-a"), ("88", "s-z")):
+        records = [dict(user(f"x{agent}", None, "look"), isSidechain=True, agentId=agent, sessionId=session),
+                   dict(assistant(f"y{agent}", f"x{agent}", f"msg-{agent}", [{"type": "text", "text": "ok"}]),
+                        isSidechain=True, agentId=agent, sessionId=session)]
+        (project / f"agent-{agent}.jsonl").write_text("\n".join(json.dumps(r) for r in records))
+    with Store.open(str(tmp_path / "store.sqlite"), create=True) as store:
+        report = import_paths([project], store)
+        assert sorted(store.thread_ids()) == ["s-a", "s-a/agent-77", "s-z/agent-88"]
+    assert [Path(f).name for f in report.files] == ["s-a.jsonl", "agent-77.jsonl", "agent-88.jsonl"]
+    assert report.errors == [] and report.skipped == []

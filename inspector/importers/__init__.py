@@ -29,6 +29,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -290,20 +291,45 @@ def _replace_thread(thread: Any, **changes: Any) -> Any:
 
 
 def is_subagent_file(path: Path) -> bool:
-    return path.parent.name == "subagents" and _logical_name(path.name).startswith("agent-") and \
-        _logical_name(path.name).endswith(".jsonl")
+    """A Claude Code sub-agent transcript by its name: `agent-<id>.jsonl` (in `subagents/` from CLI
+    2.1, beside the sessions in 2.0)."""
+    name = _logical_name(path.name)
+    return name.startswith("agent-") and name.endswith(".jsonl")
 
 
-def subagent_files(session: Path) -> list[Path]:
-    """A Claude Code session's sub-agent files: `<session>/subagents/agent-*.jsonl` (CLI 2.1.x) and
-    `subagents/agent-*.jsonl` beside it (kept only where they name the session's id, checked when read)."""
+def subagent_files(session: Path) -> list[tuple[Path, bool]]:
+    """(file, whether it is in the session's own folder) for every sub-agent file that may be a
+    Claude Code session's: `<session>/subagents/agent-*.jsonl` (CLI 2.1), `subagents/agent-*.jsonl`
+    and `agent-*.jsonl` beside it (CLI 2.0; those are kept only where they name the session's id)."""
     stem = _logical_name(session.name)
     stem = stem[: -len(".jsonl")] if stem.endswith(".jsonl") else stem
-    found: list[Path] = []
-    for folder in (session.parent / stem / "subagents", session.parent / "subagents"):
-        if folder.is_dir():
-            found.extend(sorted(f for f in folder.iterdir() if f.is_file() and is_subagent_file(f)))
+    found: list[tuple[Path, bool]] = []
+    for folder, own in ((session.parent / stem / "subagents", True), (session.parent / "subagents", False),
+                        (session.parent, False)):
+        try:
+            if folder.is_dir():
+                found.extend((f, own) for f in sorted(folder.iterdir()) if f.is_file() and is_subagent_file(f)
+                             and f != session)
+        except OSError:
+            continue
     return found
+
+
+_SESSION_ID = re.compile(r'"sessionId"\s*:\s*"([^"\\]{1,200})"')
+
+
+def _head_session(path: Path, cache: dict[Path, str | None]) -> str | None:
+    """The first `sessionId` in the first 64 KB of `path` (remembered for the run)."""
+    if path not in cache:
+        try:
+            opener = gzip.open if path.name.lower().endswith(".gz") else open
+            with opener(path, "rb") as handle:
+                head = handle.read(65536).decode("utf-8", "replace")
+        except (OSError, EOFError, zlib.error):
+            head = ""
+        match = _SESSION_ID.search(head)
+        cache[path] = match.group(1) if match else None
+    return cache[path]
 
 
 def _expand(paths: Iterable[str | Path]) -> list[Path]:
@@ -320,29 +346,21 @@ def _expand(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def _session_id(text: str) -> str | None:
-    for line in text.splitlines()[:50]:
-        try:
-            value = decode_json(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
-            return value["sessionId"]
-    return None
-
-
-def _companions(path: Path, text: str, warnings: list[str]) -> list[tuple[Path, str]]:
-    """The sub-agent files of Claude Code session `path` that name its session id, read."""
-    session = _session_id(text)
+def _companions(path: Path, text: str, warnings: list[str], cache: dict[Path, str | None]) -> list[tuple[Path, str]]:
+    """The sub-agent files of Claude Code session `path` (text `text`), read: those in its own folder
+    unless they name another session, those beside it only where they name one of its session ids."""
+    sessions = set(_SESSION_ID.findall(text))
     out: list[tuple[Path, str]] = []
-    for agent in subagent_files(path):
+    for agent, own in subagent_files(path):
+        named = _head_session(agent, cache)
+        if not (named in sessions or (own and named is None)):
+            continue
         try:
             agent_text = read_text(agent, warnings)
         except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             warnings.append(f"{agent}: sub-agent file cannot be read ({' '.join(str(exc).split())})")
             continue
-        if session is None or _session_id(agent_text) in (session, None):
-            out.append((agent, agent_text))
+        out.append((agent, agent_text))
     return out
 
 
@@ -404,7 +422,7 @@ def _brought_by(agent: Path, session: Path) -> bool:
     if not is_subagent_file(agent):
         return False
     try:
-        return agent.resolve() in {f.resolve() for f in subagent_files(session)}
+        return agent.resolve() in {f.resolve() for f, _ in subagent_files(session)}
     except OSError:
         return False
 
@@ -439,12 +457,13 @@ def import_paths(
     done_before = 0
     known = _known_sources(store)
     consumed: set[str] = set()
+    heads: dict[Path, str | None] = {}
     pairs = list(zip(files, sizes, strict=True))  # sessions first: a sub-agent file comes with its session
     for path, size in [*(p for p in pairs if not is_subagent_file(p[0])), *(p for p in pairs if is_subagent_file(p[0]))]:
         if _resolved(str(path)) in consumed:
             done_before += size
             continue
-        _import_one(path, store, fmt, progress, (done_before, size, grand), now, known, consumed, report)
+        _import_one(path, store, fmt, progress, (done_before, size, grand), now, known, consumed, report, heads)
         done_before += size
     if progress is not None and grand:
         progress("", grand, grand)
@@ -453,7 +472,7 @@ def import_paths(
 
 def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | None, span: tuple[int, int, int],
                 now: str | None, known: dict[str, tuple[str, str]], consumed: set[str],
-                report: ImportReport) -> None:
+                report: ImportReport, heads: dict[Path, str | None]) -> None:
     name = str(path)
     decode_warnings: list[str] = []
     try:
@@ -478,7 +497,7 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
     try:
         used = fmt if fmt != "auto" else detect_format_text(name, text)
         if used == "claude-code" and not is_subagent_file(path):
-            companions = _companions(path, text, decode_warnings)
+            companions = _companions(path, text, decode_warnings, heads)
         used, result = parse_text(text, name, used, file_progress, [(str(p), t) for p, t in companions])
     except FormatError as exc:
         report.errors.append(str(exc))

@@ -1,8 +1,8 @@
 """Importers: transcript files -> threads in the store.
 
 `import_paths(paths, store)` imports files (directories are walked for *.json, *.jsonl,
-*.traj and their .gz copies; a Claude Code session's sub-agent files, `subagents/agent-*.jsonl`
-beside it or in `<session>/subagents/`, are imported with it, not on their own). Thread ids are
+*.traj and their .gz copies; a Claude Code session's sub-agent files, in `<session>/subagents/`
+or `agent-*.jsonl` beside it naming its session id, are imported with it, not on their own). Thread ids are
 deterministic (session id, file stem, record id), so importing a file again replaces its
 threads instead of duplicating them, and the import record says which were replaced. A thread
 id that another file already gave (`a/chat.json` and `b/chat.json`, two Claude Code files of one

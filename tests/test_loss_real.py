@@ -226,3 +226,33 @@ def test_loss_all_prints_the_per_kind_survival_table(real_db):
         assert (int(facts.replace(",", "")), int(survived.replace(",", "")), int(lost.replace(",", ""))) == (
             expected["facts"], expected["survived"], expected["lost"])
     assert sum(data["totals"][k]["facts"] for k in KINDS) > 0
+
+
+def test_loss_on_a_codex_compaction_commands_against_an_independent_count(tmp_path):
+    """The real Codex rollout with a `compacted` record put after its line 60: the recorded summary's
+    command rows against the function calls' first command lines, read here from the JSONL."""
+    lines = _lines(_real("codex-rollout.jsonl"))
+    message = "Checked `git status --short` and AGENTS.md; next: set the default compaction to 90 in an env var."
+    compacted = json.dumps({"timestamp": json.loads(lines[59])["timestamp"], "type": "compacted",
+                            "payload": {"message": message}})
+    path = tmp_path / "rollout-compacted.jsonl"
+    path.write_text("\n".join([*lines[:60], compacted, *lines[60:]]) + "\n", encoding="utf-8")
+    db = str(tmp_path / "codex.sqlite")
+    assert CliRunner().invoke(main, ["import", str(path), "--db", db]).exit_code == 0
+    (row,) = json.loads(CliRunner().invoke(main, ["threads", "--db", db, "--json"]).output)
+    result = CliRunner().invoke(main, ["loss", "--thread", row["id"], "--db", db, "--json"])
+    assert result.exit_code == 0, result.output
+    (compaction,) = json.loads(result.output)["compactions"]
+    assert compaction["source"] == "recorded" and compaction["summary_id"] == "compacted-L61"
+    expected: dict[str, bool] = {}
+    for line in lines[:60]:
+        payload = json.loads(line).get("payload", {})
+        if payload.get("type") == "function_call":
+            arguments = json.loads(payload["arguments"])
+            command = arguments.get("cmd") or arguments.get("command")
+            if isinstance(command, str) and command.strip():
+                first = command.strip().splitlines()[0].strip()
+                expected.setdefault(first, first.lower() in message.lower())
+    commands = {f["text"]: f["survived"] for f in compaction["facts"] if f["kind"] == "command"}
+    assert commands == expected
+    assert commands["git status --short"] is True and sum(commands.values()) == 1

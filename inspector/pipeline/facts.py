@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -414,6 +414,12 @@ def _keyed_facts(message: Message) -> tuple[tuple[Fact, tuple[str, str]], ...]:
         _cache.clear()
     _cache[id(message)] = (message, facts)
     return facts
+
+
+def prepare(messages: Iterable[Message]) -> None:
+    """Extract (and remember) the facts of `messages` ahead of the spans that will need them."""
+    for message in messages:
+        _keyed_facts(message)
 
 
 def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:

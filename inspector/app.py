@@ -35,6 +35,7 @@ from inspector.screens.layout import main_layout
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DiffPanel, StatusLine
 from inspector.screens.view import Simulator, ViewState, default_simulator, timeline_points, timeline_scale
+from widgets.blocks import BlocksView
 from widgets.config_form import ConfigForm
 from widgets.safe import safe_line, safe_text
 from widgets.summaries import SummariesView
@@ -50,6 +51,8 @@ class InspectorApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "context-inspector"
     COMMANDS = App.COMMANDS | {InspectorCommands}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]  # classes app.tcss sizes by
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -64,6 +67,7 @@ class InspectorApp(App[None]):
         Binding("2", "show_tab('blocks')", "Blocks", show=False),
         Binding("3", "show_tab('summaries')", "Summaries", show=False),
         Binding("4", "show_tab('config')", "Config", show=False),
+        Binding("5", "show_tab('step')", "Since N-1", show=False),
         Binding("t,escape", "focus_timeline", "Timeline", show=False),
         Binding("slash", "focus_filter", "Filter threads", show=False),
         Binding("b", "toggle_threads", "Thread list", show=False),
@@ -345,6 +349,16 @@ class InspectorApp(App[None]):
                 fields.first().focus()
         else:
             self.query_one(TimelineChart).focus()
+
+    def action_open_block(self, index: int) -> None:
+        """Open block `index` of the selected request in the Blocks pane (the Budget's largest blocks)."""
+        request = self.current_request
+        if request is None or not 0 <= index < len(request.blocks):
+            return
+        self.query_one(TabbedContent).active = "blocks"
+        self.panes.refresh_tab("blocks")
+        self.query_one(BlocksView).select_block(index)
+        self.query_one("#blocks-table").focus()
 
     def action_focus_timeline(self) -> None:
         self.query_one(TimelineChart).focus()

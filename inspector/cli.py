@@ -108,8 +108,12 @@ def threads_command(db: str | None, as_json: bool) -> None:
         return
     from inspector.textsafe import safe_line
 
-    rows = [(i.id, i.source, str(i.messages), str(i.requests), str(i.summaries), i.title) for i in infos]
+    rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""), str(i.summaries),
+             i.title) for i in infos]
     _print_table(("ID", "SOURCE", "MSGS", "REQS", "SUMS", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
+    if any(i.incomplete for i in infos):
+        click.echo("! incomplete import: the source file holds model calls, tool results or compactions this "
+                   "thread lacks (the import warnings name them)")
 
 
 @main.command("import")

@@ -33,6 +33,7 @@ class TimelinePoint:
     failed: bool
     changed: bool = False        # differs from the baseline replay
     recorded_compaction: bool = False  # the app itself compacted before this request (recorded summary)
+    recorded_event: bool = False  # the app changed its context in place before this request (e.g. cleared tool results)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +161,7 @@ class TimelineChart(Widget, can_focus=True):
                     failed=any(p.failed for p in chunk),
                     changed=any(p.changed for p in chunk),
                     recorded_compaction=any(p.recorded_compaction for p in chunk),
+                    recorded_event=any(p.recorded_event for p in chunk),
                 ))
             self._buckets = (size, out)
         return self._buckets[1]
@@ -321,6 +323,8 @@ class TimelineChart(Widget, can_focus=True):
                 char, style = "◆", styles["compaction"]
             elif point.recorded_compaction:
                 char, style = "◇", styles["compaction"]
+            elif point.recorded_event:
+                char, style = "○", styles["compaction"]
             else:
                 char, style = "─", styles["axis"]
             segments.append(Segment(char.ljust(col_w, "─" if char == "─" else " "), style))

@@ -25,7 +25,7 @@ from inspector.pipeline.audit import (
     RequestAudit,
     RequestError,
 )
-from inspector.pipeline.harness import (
+from inspector.pipeline.profiles.harness.stages import (
     FIXED_POINT_NOTE,
     NOTHING_TO_COMPACT_NOTE,
     PROFILE,
@@ -179,7 +179,7 @@ class HarnessReplayer:
             self._current.append((current, current_cost) if current is not None else None)
             out.append(RequestAudit(
                 ri, request.id, request.after_message_id, self.turns[last], "failed" if failed else "completed",
-                RequestError(Reason.TOKEN_BUDGET_EXCEEDED.value,
+                RequestError("TOKEN_BUDGET_EXCEEDED",
                              f"prompt of {prompt_tokens} tokens exceeds the {available} available") if failed else None,
                 BudgetAudit(window, self.system_tokens, self.tool_tokens, summary_tokens, reserve, available,
                             0 if failed else history_tokens, 0 if failed else prompt_tokens, request.prompt_tokens,

@@ -256,3 +256,25 @@ def test_loss_on_a_codex_compaction_commands_against_an_independent_count(tmp_pa
     commands = {f["text"]: f["survived"] for f in compaction["facts"] if f["kind"] == "command"}
     assert commands == expected
     assert commands["git status --short"] is True and sum(commands.values()) == 1
+
+
+def test_probe_follows_a_user_instruction_through_the_real_compaction(real_db):
+    name = "claude-code-session-with-compaction.jsonl"
+    thread = _thread_of(real_db, name)
+    text = "don't overcomplicate"
+    records = [json.loads(line) for line in _lines(_real(name))]
+    said = [r["uuid"] for r in records if r.get("type") == "user" and not r.get("isCompactSummary")
+            and text in json.dumps(r.get("message", {}).get("content"))]
+    summary = next(r for r in records if r.get("isCompactSummary"))
+    assert text in json.dumps(summary["message"]["content"]).lower()  # the recorded summary kept it
+    result = CliRunner().invoke(main, ["probe", "--thread", thread, "--db", real_db, text, "--json"])
+    assert result.exit_code == 0, result.output
+    (found,) = json.loads(result.output)["probes"]
+    assert found["messages"] == said and found["lost_at"] is None
+    data = json.loads(CliRunner().invoke(main, ["loss", "--thread", thread, "--db", real_db, "--json"]).output)
+    (compaction,) = data["compactions"]
+    seen = [r["visibility"] for r in found["requests"]]
+    first = seen.index("verbatim")
+    at = compaction["request_index"]
+    assert set(seen[:first]) == {"absent"} and set(seen[first:at]) == {"verbatim"}
+    assert {r["summary_id"] for r in found["requests"][at:]} == {compaction["summary_id"]}

@@ -263,6 +263,7 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
     """What each compaction lost: the facts of its span and whether its summary kept them."""
     from inspector.lossreport import loss_json, loss_lines
     from inspector.pipeline.survival import compaction_losses
+    from inspector.textsafe import safe_line
 
     overrides = _overrides(sets)
     threads = _load_threads(db, thread_id, every)
@@ -277,13 +278,17 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
                 raise _fail(exc) from None
             message = " ".join(str(exc).split()) or exc.__class__.__name__
             errors.append({"thread_id": thread.id, "error": message})
-            click.echo(f"error: thread {thread.id}: {message}", err=True)
+            click.echo(f"error: thread {safe_line(thread.id, 80)}: {safe_line(message, 300)}", err=True)
     if as_json:
         click.echo(json.dumps(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors),
                               indent=2, ensure_ascii=False))
+        if errors and len(errors) == len(threads):
+            sys.exit(1)
         return
-    for line in loss_lines(losses, threads=len(threads), limit=limit or None):
+    for line in loss_lines(losses, threads=len(threads), limit=limit or None, failed=len(errors)):
         click.echo(line)
+    if errors and len(errors) == len(threads):
+        sys.exit(1)
 
 
 @main.command("probe")

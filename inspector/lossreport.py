@@ -36,9 +36,10 @@ def survival_lines(table: Mapping[FactKind, KindCount]) -> list[str]:
             for r in rows]
 
 
-def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, limit: int | None = 10) -> list[str]:
+def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, limit: int | None = 10,
+               failed: int = 0) -> list[str]:
     """Each compaction (with its thread id) and the facts it lost, then the totals per kind.
-    `limit`: lost facts listed per kind and compaction (None: all)."""
+    `limit`: lost facts listed per kind and compaction (None: all); `failed`: threads not replayed."""
     out: list[str] = []
     for thread_id, loss in losses:
         out.append(
@@ -60,10 +61,11 @@ def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, li
         out.append("")
     noun = "compaction" if len(losses) == 1 else "compactions"
     tnoun = "thread" if threads == 1 else "threads"
+    unreplayed = f"; {failed} of them could not be replayed (see the errors above)" if failed else ""
     if not losses:
-        out.append(f"no compactions in this replay ({threads} {tnoun})")
+        out.append(f"no compactions in this replay ({threads} {tnoun}{unreplayed})")
         return out
-    out.append(f"survival per kind over {len(losses)} {noun} in {threads} {tnoun}:")
+    out.append(f"survival per kind over {len(losses)} {noun} in {threads} {tnoun}{unreplayed}:")
     out.extend("  " + line for line in survival_lines(survival_table(loss for _, loss in losses)))
     return out
 

@@ -278,3 +278,19 @@ def test_probe_follows_a_user_instruction_through_the_real_compaction(real_db):
     at = compaction["request_index"]
     assert set(seen[:first]) == {"absent"} and set(seen[first:at]) == {"verbatim"}
     assert {r["summary_id"] for r in found["requests"][at:]} == {compaction["summary_id"]}
+
+
+def test_loss_all_reports_the_threads_it_could_not_replay_and_the_others(real_db):
+    # A what-if that needs new summaries from the Anthropic API, with no key: every thread that compacts fails.
+    args = ["loss", "--all", "--db", real_db, "--set", "summarization.summarizer=anthropic",
+            "--set", "context.compaction_threshold=0.5"]
+    result = CliRunner().invoke(main, [*args, "--json"])
+    data = json.loads(result.stdout)
+    threads = json.loads(CliRunner().invoke(main, ["threads", "--db", real_db, "--json"]).output)
+    assert data["threads"] == [t["id"] for t in threads]
+    assert data["errors"] and all("ANTHROPIC_API_KEY" in e["error"] for e in data["errors"])
+    assert {e["thread_id"] for e in data["errors"]} == {t["id"] for t in threads if t["summaries"]}
+    assert result.exit_code == (1 if len(data["errors"]) == len(threads) else 0)
+    assert sum(1 for line in result.stderr.splitlines() if line.startswith("error: thread ")) == len(data["errors"])
+    text = CliRunner().invoke(main, args).stdout
+    assert f"{len(data['errors'])} of them could not be replayed" in text

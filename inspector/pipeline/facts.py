@@ -163,7 +163,8 @@ def _path_of_run(run: str) -> str | None:
         last = run.rsplit("/", 1)[-1]
         if _EXT_RE.search(last) and last[0] != ".":
             return run
-        if run.startswith(("/", "~/", "./", "../")) and len(parts) >= 2 - run.startswith("/"):
+        anchored = run.startswith("/") or (run.startswith(("~/", "./", "../")) and len(parts) >= 2)
+        if anchored:
             return run if len(run) > 2 else None
         return run if len(parts) >= 3 else None
     ext = _EXT_RE.search(run)

@@ -71,13 +71,16 @@ def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, li
 
 
 def loss_json(losses: Sequence[tuple[str, CompactionLoss]], *, profile: str | None, thread_ids: Sequence[str],
-              errors: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
+              errors: Sequence[Mapping[str, str]] = (), profiles: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`profile`: the one asked for (None: each thread's default); `profiles`: thread id -> the one replayed."""
     table = survival_table(loss for _, loss in losses)
+    profiles = profiles or {}
     return {
         "format": LOSS_FORMAT,
         "profile": profile,
         "threads": list(thread_ids),
-        "compactions": [{"thread_id": tid, **loss.to_json()} for tid, loss in losses],
+        "compactions": [{"thread_id": tid, "profile": profiles.get(tid, profile), **loss.to_json()}
+                        for tid, loss in losses],
         "totals": {str(k): c.to_json() for k, c in table.items()},
         "errors": list(errors),
     }

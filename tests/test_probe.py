@@ -202,6 +202,7 @@ def test_seed_loss_command_json(tmp_path, summary, survived):
     assert data["format"] == "context-inspector/loss-v1" and data["threads"] == ["seed06"]
     (compaction,) = data["compactions"]
     assert compaction["summary_id"] == "s06" and compaction["source"] == "recorded"
+    assert compaction["profile"] == "iris" and data["profile"] is None
     assert compaction["facts"] == [
         {"kind": "instruction", "text": CORRECTION06, "message_id": "m1", "survived": survived},
         {"kind": "path", "text": "test_parser.py", "message_id": "m3", "survived": survived},

@@ -263,27 +263,34 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
     """What each compaction lost: the facts of its span and whether its summary kept them."""
     from inspector.lossreport import loss_json, loss_lines
     from inspector.pipeline.survival import compaction_losses
+    from inspector.textsafe import safe_line
 
     overrides = _overrides(sets)
     threads = _load_threads(db, thread_id, every)
     losses: list = []
+    profiles: dict[str, str] = {}
     errors: list[dict[str, str]] = []
     for thread in threads:
         try:
-            _, result = _replay_for(thread, profile, overrides)
+            config, result = _replay_for(thread, profile, overrides)
+            profiles[thread.id] = config.profile
             losses.extend((thread.id, loss) for loss in compaction_losses(thread, result))
         except (ConfigError, ValueError, RuntimeError) as exc:
             if not every:
                 raise _fail(exc) from None
             message = " ".join(str(exc).split()) or exc.__class__.__name__
             errors.append({"thread_id": thread.id, "error": message})
-            click.echo(f"error: thread {thread.id}: {message}", err=True)
+            click.echo(f"error: thread {safe_line(thread.id, 80)}: {safe_line(message, 300)}", err=True)
     if as_json:
-        click.echo(json.dumps(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors),
-                              indent=2, ensure_ascii=False))
+        click.echo(json.dumps(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors,
+                                        profiles=profiles), indent=2, ensure_ascii=False))
+        if errors and len(errors) == len(threads):
+            sys.exit(1)
         return
-    for line in loss_lines(losses, threads=len(threads), limit=limit or None):
+    for line in loss_lines(losses, threads=len(threads), limit=limit or None, failed=len(errors)):
         click.echo(line)
+    if errors and len(errors) == len(threads):
+        sys.exit(1)
 
 
 @main.command("probe")

@@ -96,6 +96,12 @@ class Request:
     model: str | None = None
     created_at: str | None = None
     derived: bool = False
+    # What the provider reported beside the prompt size, where it did (None: not reported).
+    # cache_read: prompt tokens served from the prompt cache; cache_write: prompt tokens written
+    # to it (Anthropic's cache_creation; OpenAI has none); output: the response's tokens.
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    output_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

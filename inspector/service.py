@@ -64,11 +64,82 @@ def load_config(
     return Config.for_profile(chosen, values)
 
 
+_PRICES: dict[tuple, Any] = {}
+
+
+def _price_overrides(path: Path) -> Mapping[str, Any] | None:
+    import tomllib
+
+    if not path.is_file():
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return data.get("prices")
+
+
+def load_prices(path: Path | None = None):
+    """The shipped price table (`inspector/prices.toml`) with the config file's `[prices]` applied.
+
+    Remembered per config file and modification time (every replay asks)."""
+    from importlib.resources import files
+
+    from inspector.pipeline.pricing import PriceError, parse_prices
+
+    path = path or config_path()
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    key = (str(path), stamp)
+    if key in _PRICES:
+        return _PRICES[key]
+    table = parse_prices(files("inspector").joinpath("prices.toml").read_text(encoding="utf-8"), "prices.toml")
+    if stamp is not None:
+        overrides = _price_overrides(path)
+        if overrides is not None:
+            if not isinstance(overrides, Mapping):
+                raise ConfigError(f"{path}: prices must be a table")
+            try:
+                table = table.with_overrides(overrides, str(path))
+            except PriceError as exc:
+                raise ConfigError(str(exc)) from None
+    _PRICES.clear()
+    _PRICES[key] = table
+    return table
+
+
+def _prices_toml(overrides: Mapping[str, Any]) -> str:
+    """The `[prices]` section back as TOML (save_config keeps the user's price overrides)."""
+    import json
+
+    lines = ["[prices]"]
+    tables = []
+    for name, value in overrides.items():
+        if isinstance(value, Mapping):
+            tables.append((name, value))
+        else:
+            lines.append(f"{name} = {json.dumps(value)}")
+    for name, value in tables:
+        lines.append("")
+        lines.append(f"[prices.{json.dumps(name)}]")
+        lines.extend(f"{k} = {json.dumps(v)}" for k, v in value.items())
+    return "\n".join(lines) + "\n"
+
+
 def save_config(config: Config, path: Path | None = None) -> Path:
     path = path or config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = config.to_toml()
+    try:
+        overrides = _price_overrides(path)
+    except ConfigError:
+        overrides = None
+    if overrides:
+        text = text.rstrip("\n") + "\n\n" + _prices_toml(overrides)
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(config.to_toml(), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return path
 
@@ -144,6 +215,7 @@ def run_replay(thread: Thread, config: Config, *, baseline: bool = False) -> Rep
         counter=counter,
         summarizer=make_summarizer(config),
         follow_recorded=baseline,
+        prices=load_prices(),
     )
     if notice:
         result.notices.append(notice)

@@ -50,6 +50,11 @@ def prompt_tokens(usage: Any) -> int | None:
     return sum(counts) if counts else None
 
 
+def _usage_count(usage: Any, key: str) -> int | None:
+    value = usage.get(key) if isinstance(usage, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _walk(leaf: str, records: Mapping[str, tuple[int, dict]], name: str = "",
           skipped: list[str] | None = None) -> list[tuple[int, dict]]:
     """Root-to-leaf chain ending at `leaf`, following parentUuid, else logicalParentUuid.
@@ -218,6 +223,9 @@ class _Builder:
                     prompt_tokens=prompt_tokens(message.get("usage")),
                     model=message.get("model"),
                     created_at=rec.get("timestamp"),
+                    cache_read_tokens=_usage_count(message.get("usage"), "cache_read_input_tokens"),
+                    cache_write_tokens=_usage_count(message.get("usage"), "cache_creation_input_tokens"),
+                    output_tokens=_usage_count(message.get("usage"), "output_tokens"),
                 )
             )
             self._resolve_before_request()

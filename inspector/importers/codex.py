@@ -66,6 +66,11 @@ class _State:
         return message
 
 
+def _count(usage: Mapping, key: str) -> int | None:
+    value = usage.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult:
     result = ParseResult()
     st = _State()
@@ -140,6 +145,8 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
                     prompt_tokens=last.get("input_tokens") if isinstance(last.get("input_tokens"), int) else None,
                     model=st.model,
                     created_at=timestamp,
+                    cache_read_tokens=_count(last, "cached_input_tokens"),
+                    output_tokens=_count(last, "output_tokens"),
                 )
             )
             if st.summary_waiting is not None:

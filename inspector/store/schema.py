@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bump on any change to these tables; `Store.open` refuses other versions with a clear message."""
 
 
@@ -85,6 +85,10 @@ class RequestRow(Base):
     prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     model: Mapped[str | None] = mapped_column(String(255), nullable=True)
     created_at: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    # Schema 2: what the provider reported about the prompt cache and the response.
+    cache_read_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cache_write_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    output_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class SummaryRow(Base):

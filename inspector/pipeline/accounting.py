@@ -1,0 +1,200 @@
+"""What a replay costs: the prompt cache of every request, priced, recorded beside replayed.
+
+Pure. `account(...)` runs the cache model of `cache.py` over a replay's timeline and returns
+one `RequestCost` per request; `with_cost` puts it into the request's budget (simulate JSON:
+`budget.cache_read_tokens`, `cache_write_tokens`, `cache_break`, `cost`, `recorded_cost`,
+`recorded_cache_read_tokens`, `recorded_cache_write_tokens`, `cost_split`).
+
+Token units: the cache is simulated in the replay's own counts and scaled to the request's
+billed prompt size, `billed_prompt_tokens` (the calibrated count where the replay has one,
+else the replayed count: the one place that chooses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from inspector.model import Request, Role, Thread, effective_requests
+from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit
+from inspector.pipeline.cache import (
+    Block,
+    CacheRules,
+    Prompt,
+    Run,
+    RunTable,
+    parse_time,
+    prompt_from_audit,
+    rules_for,
+    simulate_cache,
+)
+from inspector.pipeline.pricing import CostSplit, PriceTable, request_cost
+
+
+def billed_prompt_tokens(budget: BudgetAudit) -> int:
+    """The prompt size the provider would bill: calibrated where the replay has it, else replayed."""
+    calibrated = getattr(budget, "calibrated_prompt_tokens", None)
+    return calibrated if isinstance(calibrated, int) else budget.prompt_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class RequestCost:
+    recorded_cache_read: int | None
+    recorded_cache_write: int | None
+    cache_read: int | None
+    cache_write: int | None
+    brk: CacheBreak | None
+    cost: CostSplit | None
+    recorded_cost: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadCost:
+    """A replay's totals (cost None when some sent request has no price)."""
+
+    requests: int
+    compactions: int
+    failures: int
+    prompt_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cache_breaks: int
+    cost: float | None
+    recorded_cost: float | None
+
+    @property
+    def cache_read_share(self) -> float | None:
+        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+
+def _iris_prompts(fast) -> tuple[list[Prompt | None], RunTable]:
+    """The iris fast replayer's prompts as runs of messages: no block lists are built."""
+    memo = fast.ctx.counter.__dict__.setdefault("_cache_run_tables", {})
+    hit = memo.get(id(fast.costs))
+    if hit is not None and hit[0] is fast.costs:
+        table = hit[1]
+    else:
+        table = RunTable([m.id for m in fast.msgs], fast.is_tool, fast.costs, fast.pruned_costs)
+        if len(memo) >= 4:
+            memo.clear()
+        memo[id(fast.costs)] = (fast.costs, table)
+    lead = fast.base_system + fast.tool_tokens
+    first = fast.first_turn_index
+    out: list[Prompt | None] = []
+    for st in fast.states:
+        if st.failed:
+            out.append(None)
+            continue
+        pre_n = min(st.end + 1, first)
+        segments: list = [Block(("lead", lead), lead, None, None, "lead")]
+        tokens = lead
+        if pre_n:
+            segments.append(Run(0, pre_n, 0, 0))
+            tokens += table.cost(0, pre_n, 0)
+        position = pre_n
+        for s in fast.chain[st.injected_from:st.chain_len]:
+            cost = fast.summary_cost[s.id]
+            segments.append(Block(("s", "summary", s.id, cost), cost, position, None, "summary"))
+            tokens += cost
+            position += 1
+        if st.loaded_lo <= st.end:
+            segments.append(Run(st.loaded_lo, st.end + 1, st.shield_lo, position))
+            tokens += table.cost(st.loaded_lo, st.end + 1, st.shield_lo)
+        out.append(Prompt(tuple(segments), tokens))
+    return out, table
+
+
+def replay_prompts(fast, timeline: Sequence[RequestAudit], audit) -> tuple[list[Prompt | None], RunTable | None]:
+    """Every request's prompt: from the iris replayer's state, else from each request's blocks."""
+    from inspector.pipeline.iris import IrisReplayer
+
+    if type(fast) is IrisReplayer and len(fast.states) == len(timeline):
+        return _iris_prompts(fast)
+    return [None if r.failed else prompt_from_audit(audit(r.index)) for r in timeline], None
+
+
+def _output_tokens(thread: Thread, requests: Sequence[Request], counter) -> list[int]:
+    """Recorded output tokens, else the replayed count of the assistant message the request produced."""
+    index = thread.message_index()
+    msgs = thread.messages
+    out: list[int] = []
+    for r in requests:
+        if r.output_tokens is not None:
+            out.append(r.output_tokens)
+            continue
+        i = index.get(r.after_message_id, -2) + 1
+        reply = msgs[i] if 0 < i < len(msgs) else None
+        out.append(counter.count(reply.text_for_count()) if reply is not None and reply.role is Role.ASSISTANT else 0)
+    return out
+
+
+def _recorded_cost(r: Request, price, rules: CacheRules) -> float | None:
+    if r.prompt_tokens is None or price is None:
+        return None
+    known = r.cache_read_tokens is not None or (rules.writes and r.cache_write_tokens is not None)
+    if not known:
+        return None  # the provider said nothing about the cache: the split is unknown
+    read = r.cache_read_tokens or 0
+    write = r.cache_write_tokens or 0
+    return request_cost(price, prompt=r.prompt_tokens, cache_read=read, cache_write=write,
+                        output=r.output_tokens or 0, one_hour=rules.one_hour).total
+
+
+def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
+            table: RunTable | None, prices: PriceTable | None, counter,
+            rules: CacheRules | None = None) -> list[RequestCost]:
+    """One `RequestCost` per request of the timeline."""
+    rules = rules or rules_for(thread)
+    by_id = {r.id: r for r in effective_requests(thread)}
+    requests = [by_id.get(a.request_id) or Request(a.request_id, a.after_message_id) for a in timeline]
+    times = [parse_time(r.created_at) for r in requests]
+    order = thread.message_index()
+    results = simulate_cache(timeline, prompts, times, rules, table, order)
+    outputs = _output_tokens(thread, requests, counter)
+    out: list[RequestCost] = []
+    for audit, req, res, output in zip(timeline, requests, results, outputs, strict=True):
+        price = prices.lookup(req.model) if prices is not None else None
+        recorded = _recorded_cost(req, price, rules)
+        if audit.failed:
+            out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, 0, 0, None,
+                                   CostSplit(0.0, 0.0, 0.0, 0.0) if price is not None else None, recorded))
+            continue
+        replayed = audit.budget.prompt_tokens
+        billed = billed_prompt_tokens(audit.budget)
+        read = round(res.read * billed / replayed) if replayed else 0
+        write = min(billed - read, round(res.write * billed / replayed)) if replayed else 0
+        brk = res.brk
+        if brk is not None and replayed:
+            brk = replace(brk, lost_tokens=round(brk.lost_tokens * billed / replayed))
+        cost = None
+        if price is not None:
+            cost = request_cost(price, prompt=billed, cache_read=read, cache_write=write, output=output,
+                                one_hour=rules.one_hour)
+        out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, read, write, brk, cost, recorded))
+    return out
+
+
+def with_cost(audit: RequestAudit, c: RequestCost) -> RequestAudit:
+    """The audit with its cache and cost in the budget."""
+    budget = replace(audit.budget, recorded_cache_read_tokens=c.recorded_cache_read,
+                     recorded_cache_write_tokens=c.recorded_cache_write, cache_read_tokens=c.cache_read,
+                     cache_write_tokens=c.cache_write, cache_break=c.brk,
+                     cost=None if c.cost is None else c.cost.total, recorded_cost=c.recorded_cost,
+                     cost_split=c.cost)
+    return replace(audit, budget=budget)
+
+
+def totals(timeline: Sequence[RequestAudit], costs: Sequence[RequestCost]) -> ThreadCost:
+    prompt = read = write = breaks = 0
+    cost: float | None = 0.0
+    recorded: float | None = 0.0
+    for a, c in zip(timeline, costs, strict=True):
+        if not a.failed:
+            prompt += billed_prompt_tokens(a.budget)
+            read += c.cache_read or 0
+            write += c.cache_write or 0
+            breaks += c.brk is not None
+        cost = None if cost is None or c.cost is None else cost + c.cost.total
+        recorded = None if recorded is None or c.recorded_cost is None else recorded + c.recorded_cost
+    return ThreadCost(len(timeline), sum(1 for a in timeline if a.compaction is not None),
+                      sum(1 for a in timeline if a.failed), prompt, read, write, breaks, cost, recorded)

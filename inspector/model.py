@@ -96,12 +96,14 @@ class Request:
     model: str | None = None
     created_at: str | None = None
     derived: bool = False
-    # What the provider reported beside the prompt size, where it did (None: not reported).
-    # cache_read: prompt tokens served from the prompt cache; cache_write: prompt tokens written
-    # to it (Anthropic's cache_creation; OpenAI has none); output: the response's tokens.
     cache_read_tokens: int | None = None
+    """Of `prompt_tokens`, what the provider reported read from its prompt cache (Claude Code
+    `cache_read_input_tokens`, Codex `cached_input_tokens`), where it did."""
     cache_write_tokens: int | None = None
+    """Of `prompt_tokens`, what the provider reported written to its cache (`cache_creation_input_tokens`)."""
     output_tokens: int | None = None
+    """The response's tokens as the provider reported them (Claude Code `output_tokens`, Codex
+    `output_tokens`), where it did."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from inspector.pipeline.cache import (
     prompt_from_audit,
     rules_for,
     simulate_cache,
+    with_lead_extra,
 )
 from inspector.pipeline.pricing import CostSplit, PriceTable, request_cost
 
@@ -35,6 +36,12 @@ def billed_prompt_tokens(budget: BudgetAudit) -> int:
     """The prompt size the provider would bill: calibrated where the replay has it, else replayed."""
     calibrated = getattr(budget, "calibrated_prompt_tokens", None)
     return calibrated if isinstance(calibrated, int) else budget.prompt_tokens
+
+
+def unaccounted_tokens(budget: BudgetAudit) -> int:
+    """Of the billed prompt, the agent's own part that the transcript lacks (0 where not calibrated)."""
+    value = getattr(budget, "unaccounted_tokens", None)
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +135,14 @@ def _output_tokens(thread: Thread, requests: Sequence[Request], counter) -> list
     return out
 
 
+def _lead_extra(budget: BudgetAudit, replayed: int, billed: int) -> int:
+    """The unaccounted tokens in replayed units (billed = unaccounted + ratio x replayed)."""
+    extra = unaccounted_tokens(budget)
+    if not extra or not replayed or billed <= extra:
+        return 0
+    return round(extra * replayed / (billed - extra))
+
+
 def _recorded_cost(r: Request, price, rules: CacheRules) -> float | None:
     if r.prompt_tokens is None or price is None:
         return None
@@ -149,7 +164,11 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
     requests = [by_id.get(a.request_id) or Request(a.request_id, a.after_message_id) for a in timeline]
     times = [parse_time(r.created_at) for r in requests]
     order = thread.message_index()
-    results = simulate_cache(timeline, prompts, times, rules, table, order)
+    billed = [billed_prompt_tokens(a.budget) for a in timeline]
+    # The agent's own prefix (system prompt, tools) sits in the leading block, in replayed units.
+    prompts = [p if p is None else with_lead_extra(p, _lead_extra(a.budget, p.tokens, b))
+               for a, p, b in zip(timeline, prompts, billed, strict=True)]
+    results = simulate_cache(timeline, prompts, times, rules, table, order, billed)
     outputs = _output_tokens(thread, requests, counter)
     out: list[RequestCost] = []
     for audit, req, res, output in zip(timeline, requests, results, outputs, strict=True):
@@ -159,18 +178,13 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
             out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, 0, 0, None,
                                    CostSplit(0.0, 0.0, 0.0, 0.0) if price is not None else None, recorded))
             continue
-        replayed = audit.budget.prompt_tokens
-        billed = billed_prompt_tokens(audit.budget)
-        read = round(res.read * billed / replayed) if replayed else 0
-        write = min(billed - read, round(res.write * billed / replayed)) if replayed else 0
-        brk = res.brk
-        if brk is not None and replayed:
-            brk = replace(brk, lost_tokens=round(brk.lost_tokens * billed / replayed))
+        size = billed_prompt_tokens(audit.budget)
         cost = None
         if price is not None:
-            cost = request_cost(price, prompt=billed, cache_read=read, cache_write=write, output=output,
+            cost = request_cost(price, prompt=size, cache_read=res.read, cache_write=res.write, output=output,
                                 one_hour=rules.one_hour)
-        out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, read, write, brk, cost, recorded))
+        out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, res.read, res.write, res.brk, cost,
+                               recorded))
     return out
 
 

@@ -245,7 +245,7 @@ def match(a: Prompt, b: Prompt, table: RunTable | None) -> _Match:
 
 @dataclass(frozen=True, slots=True)
 class CacheResult:
-    """One request's prompt cache, in the replay's own token counts."""
+    """One request's prompt cache, in billed tokens."""
 
     read: int
     write: int
@@ -272,10 +272,11 @@ def _cached_length(rules: CacheRules, tokens: int) -> int:
     return rules.min_tokens + (tokens - rules.min_tokens) // rules.step * rules.step
 
 
-def _readable(rules: CacheRules, m: _Match) -> int:
+def _readable(rules: CacheRules, m: _Match, ratio: float) -> int:
+    """Billed tokens a request can read from one entry (`ratio`: billed tokens per replayed token)."""
     if rules.provider == "openai":
-        return _cached_length(rules, m.common)
-    return _cached_length(rules, m.common if m.a_done else m.lead)
+        return _cached_length(rules, round(m.common * ratio))
+    return _cached_length(rules, round((m.common if m.a_done else m.lead) * ratio))
 
 
 def _cause(audit: RequestAudit, div: _Divergence, order: dict[str, int]) -> str:
@@ -295,18 +296,32 @@ def _cause(audit: RequestAudit, div: _Divergence, order: dict[str, int]) -> str:
     return "what_if_edit"
 
 
+def with_lead_extra(prompt: Prompt, extra: int) -> Prompt:
+    """The prompt with `extra` tokens in its leading block (the agent's own system prompt and tools
+    that the transcript does not hold), the block's key unchanged."""
+    if not extra or not prompt.segments or type(prompt.segments[0]) is not Block:
+        return prompt
+    lead = prompt.segments[0]
+    return Prompt((lead._replace(tokens=lead.tokens + extra), *prompt.segments[1:]), prompt.tokens + extra)
+
+
 def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
                    times: Sequence[float | None], rules: CacheRules, table: RunTable | None,
-                   order: dict[str, int]) -> list[CacheResult]:
-    """Cache reads, writes and breaks of every request, in order."""
-    entries: list[list] = []  # [prompt, last use time]
+                   order: dict[str, int], billed: Sequence[int] | None = None) -> list[CacheResult]:
+    """Cache reads, writes and breaks of every request, in order.
+
+    `billed`: each request's billed prompt size; the results are scaled to it from the prompt's
+    own token count (None: results in the prompts' own counts)."""
+    entries: list[list] = []  # [prompt, last use time, billed tokens]
     previous: list | None = None  # the entry of the previous request that sent something
     out: list[CacheResult] = []
     life = rules.lifetime
-    for audit, prompt, t in zip(audits, prompts, times, strict=True):
+    for k, (audit, prompt, t) in enumerate(zip(audits, prompts, times, strict=True)):
         if prompt is None:
             out.append(CacheResult(0, 0, None))
             continue
+        size = prompt.tokens if billed is None else billed[k]
+        ratio = size / prompt.tokens if prompt.tokens else 1.0
         best, best_entry = 0, None
         prev_match = None
         for entry in entries:
@@ -315,13 +330,13 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
             if entry is previous:
                 prev_match = (m, alive)
             if alive:
-                got = _readable(rules, m)
+                got = min(size, _readable(rules, m, ratio))
                 if got > best:
                     best, best_entry = got, entry
         brk = None
         if prev_match is not None:
             m, alive = prev_match
-            cached_before = _cached_length(rules, previous[0].tokens)
+            cached_before = _cached_length(rules, previous[2])
             lost = cached_before - best
             if cached_before and lost > 0:
                 if m.divergence is not None and not m.a_done:
@@ -331,9 +346,9 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
                     brk = CacheBreak("lifetime_expired", None, None, lost)
         if best_entry is not None:
             best_entry[1] = t if t is not None else best_entry[1]
-        write = prompt.tokens - best if rules.writes else 0
+        write = size - best if rules.writes else 0
         out.append(CacheResult(best, write, brk))
-        previous = [prompt, t]
+        previous = [prompt, t, size]
         entries.append(previous)
         if len(entries) > MAX_ENTRIES:
             entries.sort(key=lambda e: -math.inf if e[1] is None else e[1])

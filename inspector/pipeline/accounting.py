@@ -180,10 +180,19 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
             continue
         size = billed_prompt_tokens(audit.budget)
         cost = None
+        brk = res.brk
         if price is not None:
             cost = request_cost(price, prompt=size, cache_read=res.read, cache_write=res.write, output=output,
                                 one_hour=rules.one_hour)
-        out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, res.read, res.write, res.brk, cost,
+            if brk is not None:
+                # What the lost prefix costs more than reading it: written again (Anthropic), or
+                # sent uncached (OpenAI).
+                rewrite = request_cost(price, prompt=brk.lost_tokens, cache_read=0,
+                                       cache_write=brk.lost_tokens if rules.writes else 0, output=0,
+                                       one_hour=rules.one_hour).total
+                reread = brk.lost_tokens * price.cache_read / 1_000_000
+                brk = replace(brk, cost=rewrite - reread)
+        out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, res.read, res.write, brk, cost,
                                recorded))
     return out
 

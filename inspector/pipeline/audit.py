@@ -102,16 +102,18 @@ class CacheBreak:
     `position` is the first changed block's place in the prompt (None: the system prompt and
     tool definitions, or the whole prompt when the cache lifetime expired); `message_id` the
     changed message (None for synthetic blocks); `lost_tokens` the previous prompt's tokens
-    that were cached and must now be written again."""
+    that were cached and must now be written again; `cost` what that costs more than reading
+    them (None without a price)."""
 
     cause: str
     position: int | None
     message_id: str | None
     lost_tokens: int
+    cost: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"cause": self.cause, "position": self.position, "message_id": self.message_id,
-                "lost_tokens": self.lost_tokens}
+                "lost_tokens": self.lost_tokens, "cost": None if self.cost is None else round(self.cost, 6)}
 
 
 @fast_frozen_init

@@ -26,7 +26,8 @@ SESSIONS = ("claude-code-session-with-compaction.jsonl", "claude-code-2.1.7-para
 
 
 def recorded_usage(path: Path) -> dict[str, dict]:
-    """message.id -> its usage, main chain and sub-agents alike (first line of each id)."""
+    """message.id -> its usage, main chain and sub-agents alike. The lines of one call repeat its
+    usage with the output count so far: the prompt figures of the first, the largest output count."""
     out: dict[str, dict] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -35,8 +36,12 @@ def recorded_usage(path: Path) -> dict[str, dict]:
         msg = rec.get("message")
         if rec.get("type") != "assistant" or not isinstance(msg, dict) or msg.get("model") == "<synthetic>":
             continue
-        if isinstance(msg.get("usage"), dict) and msg.get("id") not in out:
-            out[msg["id"]] = msg["usage"]
+        if isinstance(msg.get("usage"), dict):
+            if msg.get("id") not in out:
+                out[msg["id"]] = dict(msg["usage"])
+            else:
+                seen = out[msg["id"]]
+                seen["output_tokens"] = max(seen["output_tokens"], msg["usage"]["output_tokens"])
     return out
 
 
@@ -64,6 +69,7 @@ def test_the_imported_requests_carry_the_recorded_cache_reads_and_writes(replays
     usage = recorded_usage(FIXTURES / name)
     sim = replays[name].simulation(blocks=False)
     checked = 0
+    imported = {q.id: q for q in replays[name].thread.requests}
     for r in sim.requests:
         u = usage.get(r.request_id)
         if u is None:
@@ -73,6 +79,7 @@ def test_the_imported_requests_carry_the_recorded_cache_reads_and_writes(replays
         assert r.budget.recorded_cache_write_tokens == u["cache_creation_input_tokens"]
         assert r.budget.recorded_prompt_tokens == (u["input_tokens"] + u["cache_creation_input_tokens"]
                                                    + u["cache_read_input_tokens"])
+        assert imported[r.request_id].output_tokens == u["output_tokens"]
     assert checked == len(sim.requests) > 0
 
 

@@ -156,6 +156,44 @@ def sweep_all(db_url: str, thread_ids: Sequence[str], profile: str | None, overr
     return [r for r in totals if r is not None], errors
 
 
+METRICS: dict[str, str] = {
+    "cost": "cost ($)",
+    "prompt_tokens": "billed prompt tokens",
+    "cache_read_share": "cache-read share",
+    "cache_breaks": "cache breaks",
+    "compactions": "compactions",
+    "failures": "failed requests",
+    "facts_lost": "facts lost",
+}
+
+
+def metric(row: SweepRow, name: str) -> float | None:
+    """The value of one of `METRICS` in a row (None where unknown)."""
+    value = row.cache_read_share if name == "cache_read_share" else getattr(row, name)
+    return None if value is None else float(value)
+
+
+def default_values(key: str, value: Any, count: int = 10) -> list[Any]:
+    """A range to sweep around the current value: ratios in (0, 1], counts and sizes from half to double."""
+    from inspector.config import KEY_SPECS
+
+    spec = KEY_SPECS[key]
+    if spec.type is float and spec.check(0.5) is None and spec.check(1.5) is not None:  # a ratio in (0, 1]
+        lo = max(0.05, round(value - 0.25, 2))
+        hi = min(1.0, round(value + 0.2, 2))
+        step = (hi - lo) / (count - 1)
+        out = sorted({round(lo + i * step, 3) for i in range(count)} | {value})
+    elif spec.type is int:
+        lo, hi = max(0, value // 2), max(value * 2, value + count - 1)
+        step = max(1, (hi - lo) // (count - 1))
+        out = sorted({lo + i * step for i in range(count)} | {value})
+    elif spec.type is float:
+        out = sorted({round(value * (0.5 + i * (1.5 / (count - 1))), 3) for i in range(count)} | {value})
+    else:
+        raise ConfigError(f"{key} is not a number: a sweep needs numeric values")
+    return [v for v in out if spec.check(v) is None]
+
+
 def iter_table(rows: Sequence[SweepRow]) -> Iterator[tuple[str, ...]]:
     """The text table's cells, one tuple per row (keys first)."""
     for row in rows:

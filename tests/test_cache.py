@@ -194,3 +194,23 @@ def test_a_prompt_is_a_prefix_of_itself_and_rules_describe_themselves():
     assert m.a_done and m.common == p.tokens and m.divergence is None
     assert "lifetime 5 min" in CacheRules("anthropic", 300).describe()
     assert "1 h" in CacheRules("anthropic", 3600).describe()
+
+
+def test_openai_usage_becomes_requests_with_cached_tokens():
+    import json
+
+    from inspector.importers import parse_text
+
+    doc = {"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "You help."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello",
+         "usage": {"prompt_tokens": 2000, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 1536}}},
+        {"role": "user", "content": "and?"},
+        {"role": "assistant", "content": "more"}]}
+    _fmt, result = parse_text(json.dumps(doc), "chat.json")
+    [thread] = result.threads
+    first, second = thread.requests
+    assert (first.prompt_tokens, first.cache_read_tokens, first.output_tokens, first.model) == (2000, 1536, 7, "gpt-4o")
+    assert (second.prompt_tokens, second.cache_read_tokens) == (None, None)
+    assert [r.after_message_id for r in thread.requests] == [thread.messages[0].id, thread.messages[2].id]

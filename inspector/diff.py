@@ -137,6 +137,14 @@ def _dollars(value: float) -> str:
     return f"{sign}${abs(value):,.2f}" if abs(value) >= 0.005 or value == 0 else f"{sign}${abs(value):.4f}"
 
 
+def cost_delta_of_totals(base, new) -> CostDelta | None:
+    """The bill's change from two replays' `accounting.ThreadCost` (None where either has none)."""
+    if base is None or new is None:
+        return None
+    return CostDelta(base.prompt_tokens, new.prompt_tokens, dict(base.breaks_by_cause or {}),
+                     dict(new.breaks_by_cause or {}), base.cost, new.cost, base.break_cost, new.break_cost)
+
+
 def cost_delta(base: Simulation, new: Simulation) -> CostDelta | None:
     """The whole thread's bill in each replay; None when neither carries the cache model."""
     def tally(sim: Simulation):

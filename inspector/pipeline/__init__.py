@@ -135,11 +135,15 @@ class Replay:
             self._audits[index] = hit
         return hit
 
-    def simulation(self, *, blocks: bool = True) -> Simulation:
+    def simulation(self, *, blocks: bool = True, priced: bool = True) -> Simulation:
+        """Every request (with blocks, or the timeline); `priced=False` leaves the timeline's budgets
+        without the cache and cost (the app reads those per request and as `cost_totals`)."""
         if blocks:
             requests = tuple(self.audit(k) for k in range(len(self)))
-        else:
+        elif priced:
             requests = tuple(self._priced(a) for a in self.timeline)
+        else:
+            requests = self.timeline
         return Simulation(
             thread_id=self.thread.id,
             profile=self.config.profile,

@@ -13,7 +13,8 @@ else the replayed count: the one place that chooses).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from operator import attrgetter
 
 from inspector.model import Request, Role, Thread, effective_requests
 from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit
@@ -68,6 +69,8 @@ class ThreadCost:
     cache_breaks: int
     cost: float | None
     recorded_cost: float | None
+    breaks_by_cause: dict[str, int] | None = None
+    break_cost: float | None = None  # what the breaks cost more than reading the lost tokens
 
     @property
     def cache_read_share(self) -> float | None:
@@ -86,23 +89,33 @@ def _iris_prompts(fast) -> tuple[list[Prompt | None], RunTable]:
             memo.clear()
         memo[id(fast.costs)] = (fast.costs, table)
     lead = fast.base_system + fast.tool_tokens
+    lead_block = Block(("lead", lead), lead, None, None, "lead")
     first = fast.first_turn_index
+    pre_runs: dict[int, tuple[Run, int]] = {}
+    summaries: dict[tuple[str, int], Block] = {}  # one block per summary and place, shared by the prompts
     out: list[Prompt | None] = []
     for st in fast.states:
         if st.failed:
             out.append(None)
             continue
         pre_n = min(st.end + 1, first)
-        segments: list = [Block(("lead", lead), lead, None, None, "lead")]
+        segments: list = [lead_block]
         tokens = lead
         if pre_n:
-            segments.append(Run(0, pre_n, 0, 0))
-            tokens += table.cost(0, pre_n, 0)
+            pre = pre_runs.get(pre_n)
+            if pre is None:
+                pre = pre_runs[pre_n] = (Run(0, pre_n, 0, 0), table.cost(0, pre_n, 0))
+            segments.append(pre[0])
+            tokens += pre[1]
         position = pre_n
         for s in fast.chain[st.injected_from:st.chain_len]:
-            cost = fast.summary_cost[s.id]
-            segments.append(Block(("s", "summary", s.id, cost), cost, position, None, "summary"))
-            tokens += cost
+            block = summaries.get((s.id, position))
+            if block is None:
+                cost = fast.summary_cost[s.id]
+                block = summaries[(s.id, position)] = Block(("s", "summary", s.id, cost), cost, position, None,
+                                                             "summary")
+            segments.append(block)
+            tokens += block.tokens
             position += 1
         if st.loaded_lo <= st.end:
             segments.append(Run(st.loaded_lo, st.end + 1, st.shield_lo, position))
@@ -121,7 +134,22 @@ def replay_prompts(fast, timeline: Sequence[RequestAudit], audit) -> tuple[list[
 
 
 def _output_tokens(thread: Thread, requests: Sequence[Request], counter) -> list[int]:
-    """Recorded output tokens, else the replayed count of the assistant message the request produced."""
+    """Recorded output tokens, else the replayed count of the assistant message the request produced.
+
+    No config key changes them: remembered per thread and counter (every edit replays the thread)."""
+    memo = counter.__dict__.setdefault("_cache_outputs", {})
+    key = (id(thread.messages), id(thread.requests))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests and len(hit[2]) == len(requests):
+        return hit[2]
+    out = _count_outputs(thread, requests, counter)
+    if len(memo) >= 4:
+        memo.clear()
+    memo[key] = (thread.messages, thread.requests, out)
+    return out
+
+
+def _count_outputs(thread: Thread, requests: Sequence[Request], counter) -> list[int]:
     index = thread.message_index()
     msgs = thread.messages
     out: list[int] = []
@@ -155,15 +183,41 @@ def _recorded_cost(r: Request, price, rules: CacheRules) -> float | None:
                         output=r.output_tokens or 0, one_hour=rules.one_hour).total
 
 
+@dataclass(frozen=True, slots=True)
+class _ThreadFacts:
+    """What no config key changes, remembered per thread and counter (every edit replays the thread)."""
+
+    rules: CacheRules
+    requests: dict[str, Request]
+    times: dict[str, float | None]
+    order: dict[str, int]
+
+
+def _thread_facts(thread: Thread, counter) -> _ThreadFacts:
+    memo = counter.__dict__.setdefault("_cache_thread_facts", {})
+    key = (id(thread.messages), id(thread.requests), thread.source)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests:
+        return hit[2]
+    requests = {r.id: r for r in effective_requests(thread)}
+    facts = _ThreadFacts(rules_for(thread), requests, {r.id: parse_time(r.created_at) for r in requests.values()},
+                         thread.message_index())
+    if len(memo) >= 4:
+        memo.clear()
+    memo[key] = (thread.messages, thread.requests, facts)
+    return facts
+
+
 def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
             table: RunTable | None, prices: PriceTable | None, counter,
             rules: CacheRules | None = None) -> list[RequestCost]:
     """One `RequestCost` per request of the timeline."""
-    rules = rules or rules_for(thread)
-    by_id = {r.id: r for r in effective_requests(thread)}
+    facts = _thread_facts(thread, counter)
+    rules = rules or facts.rules
+    by_id = facts.requests
     requests = [by_id.get(a.request_id) or Request(a.request_id, a.after_message_id) for a in timeline]
-    times = [parse_time(r.created_at) for r in requests]
-    order = thread.message_index()
+    times = [facts.times.get(r.id) for r in requests]
+    order = facts.order
     billed = [billed_prompt_tokens(a.budget) for a in timeline]
     # The agent's own prefix (system prompt, tools) sits in the leading block, in replayed units.
     prompts = [p if p is None else with_lead_extra(p, _lead_extra(a.budget, p.tokens, b))
@@ -197,27 +251,47 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
     return out
 
 
+COST_FIELDS = ("recorded_cache_read_tokens", "recorded_cache_write_tokens", "cache_read_tokens",
+               "cache_write_tokens", "cache_break", "cost", "recorded_cost", "cost_split")
+_BUDGET_NAMES = tuple(f.name for f in fields(BudgetAudit))
+_REQUEST_NAMES = tuple(f.name for f in fields(RequestAudit))
+# Every request of a long thread is priced on each edit: the audits are rebuilt positionally
+# (C-level attribute reads) when the cost fields are the budget's last ones, else with replace().
+_FAST = _BUDGET_NAMES[-len(COST_FIELDS):] == COST_FIELDS
+_budget_head = attrgetter(*_BUDGET_NAMES[:-len(COST_FIELDS)])
+_request_values = attrgetter(*_REQUEST_NAMES)
+_BUDGET_AT = _REQUEST_NAMES.index("budget")
+
+
 def with_cost(audit: RequestAudit, c: RequestCost) -> RequestAudit:
     """The audit with its cache and cost in the budget."""
-    budget = replace(audit.budget, recorded_cache_read_tokens=c.recorded_cache_read,
-                     recorded_cache_write_tokens=c.recorded_cache_write, cache_read_tokens=c.cache_read,
-                     cache_write_tokens=c.cache_write, cache_break=c.brk,
-                     cost=None if c.cost is None else c.cost.total, recorded_cost=c.recorded_cost,
-                     cost_split=c.cost)
-    return replace(audit, budget=budget)
+    values = (c.recorded_cache_read, c.recorded_cache_write, c.cache_read, c.cache_write, c.brk,
+              None if c.cost is None else c.cost.total, c.recorded_cost, c.cost)
+    if not _FAST:
+        return replace(audit, budget=replace(audit.budget, **dict(zip(COST_FIELDS, values, strict=True))))
+    budget = BudgetAudit(*_budget_head(audit.budget), *values)
+    args = list(_request_values(audit))
+    args[_BUDGET_AT] = budget
+    return RequestAudit(*args)
 
 
 def totals(timeline: Sequence[RequestAudit], costs: Sequence[RequestCost]) -> ThreadCost:
     prompt = read = write = breaks = 0
     cost: float | None = 0.0
     recorded: float | None = 0.0
+    break_cost: float | None = 0.0
+    causes: dict[str, int] = {}
     for a, c in zip(timeline, costs, strict=True):
         if not a.failed:
             prompt += billed_prompt_tokens(a.budget)
             read += c.cache_read or 0
             write += c.cache_write or 0
-            breaks += c.brk is not None
+        if c.brk is not None:
+            breaks += 1
+            causes[c.brk.cause] = causes.get(c.brk.cause, 0) + 1
+            break_cost = None if break_cost is None or c.brk.cost is None else break_cost + c.brk.cost
         cost = None if cost is None or c.cost is None else cost + c.cost.total
         recorded = None if recorded is None or c.recorded_cost is None else recorded + c.recorded_cost
     return ThreadCost(len(timeline), sum(1 for a in timeline if a.compaction is not None),
-                      sum(1 for a in timeline if a.failed), prompt, read, write, breaks, cost, recorded)
+                      sum(1 for a in timeline if a.failed), prompt, read, write, breaks, cost, recorded,
+                      causes, break_cost)

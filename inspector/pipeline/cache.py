@@ -42,7 +42,7 @@ ANTHROPIC_LIFETIME_1H = 3600.0
 OPENAI_LIFETIME = 300.0  # "5 to 10 minutes of inactivity": the short end
 MIN_CACHED_TOKENS = 1024
 OPENAI_STEP = 128
-MAX_ENTRIES = 8  # earlier prompts kept as cache entries (the newest used ones)
+MAX_ENTRIES = 4  # earlier prompts kept as cache entries (the most recently used ones)
 REDUCED = ("pruned", "truncated")
 
 
@@ -147,13 +147,12 @@ class RunTable:
         return Block(("m", self.ids[i], status, tokens), tokens, run.pos0 + offset, self.ids[i], "message")
 
 
-@dataclass(frozen=True, slots=True)
-class Prompt:
+class Prompt(NamedTuple):
+    """A request's prompt: its segments and their tokens (a NamedTuple: one is made per request
+    on every config edit)."""
+
     segments: tuple
     tokens: int
-
-    def __len__(self) -> int:
-        return len(self.segments)
 
 
 def block_key(block) -> tuple:
@@ -191,17 +190,28 @@ class _Match(NamedTuple):
 def match(a: Prompt, b: Prompt, table: RunTable | None) -> _Match:
     """The longest shared prefix of two prompts, and where they part."""
     sa_list, sb_list = a.segments, b.segments
+    na, nb = len(sa_list), len(sb_list)
     ia = ib = oa = ob = 0
     common = 0
     lead = 0
     while True:
-        if ia == len(sa_list):
+        if ia == na:
             return _Match(common, True, lead, None)
         sa = sa_list[ia]
-        if ib == len(sb_list):
+        if ib == nb:
             atom_a = sa if type(sa) is Block else table.atom(sa, oa)
             return _Match(common, False, lead, _Divergence(atom_a, None))
         sb = sb_list[ib]
+        if not oa and not ob and sa == sb:  # the same whole segment (the usual case): skip it at once
+            if type(sa) is Block:
+                common += sa.tokens
+                if sa.kind == "lead":
+                    lead = sa.tokens
+            else:
+                common += table.cost(sa.lo, sa.hi, sa.prune_below)
+            ia += 1
+            ib += 1
+            continue
         if type(sa) is Run and type(sb) is Run and sa.lo + oa == sb.lo + ob:
             lo = sa.lo + oa
             m = min(sa.hi, sb.hi)
@@ -305,17 +315,42 @@ def with_lead_extra(prompt: Prompt, extra: int) -> Prompt:
     return Prompt((lead._replace(tokens=lead.tokens + extra), *prompt.segments[1:]), prompt.tokens + extra)
 
 
+def is_prefix(a: Prompt, b: Prompt, table: RunTable | None) -> bool:
+    """Whether `a` is a whole prefix of `b`, decided on whole segments (a sufficient test: when it
+    says no, `match` gives the exact answer). On a growing prompt it says yes at C speed."""
+    sa, sb = a.segments, b.segments
+    n = len(sa)
+    if not n:
+        return True
+    if n > len(sb) or sa[: n - 1] != sb[: n - 1]:
+        return False
+    la, lb = sa[n - 1], sb[n - 1]
+    if la == lb:
+        return True
+    if type(la) is not Run or type(lb) is not Run or la.lo != lb.lo or la.pos0 != lb.pos0 or la.hi > lb.hi:
+        return False
+    pa, pb = la.prune_below, lb.prune_below
+    if pa == pb:
+        return True
+    x, y = max(la.lo, min(pa, pb)), min(max(pa, pb), la.hi)
+    return x >= y or table.next_tool[x] >= y  # no tool output sent one way in `a` and the other in `b`
+
+
 def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
                    times: Sequence[float | None], rules: CacheRules, table: RunTable | None,
                    order: dict[str, int], billed: Sequence[int] | None = None) -> list[CacheResult]:
     """Cache reads, writes and breaks of every request, in order.
 
     `billed`: each request's billed prompt size; the results are scaled to it from the prompt's
-    own token count (None: results in the prompts' own counts)."""
+    own token count (None: results in the prompts' own counts).
+
+    The previous prompt is tried first: on a growing prompt it is a whole prefix, the most any
+    entry can give, and the others are skipped (an entry gives at most its own tokens)."""
     entries: list[list] = []  # [prompt, last use time, billed tokens]
     previous: list | None = None  # the entry of the previous request that sent something
     out: list[CacheResult] = []
     life = rules.lifetime
+    openai = rules.provider == "openai"
     for k, (audit, prompt, t) in enumerate(zip(audits, prompts, times, strict=True)):
         if prompt is None:
             out.append(CacheResult(0, 0, None))
@@ -323,34 +358,50 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
         size = prompt.tokens if billed is None else billed[k]
         ratio = size / prompt.tokens if prompt.tokens else 1.0
         best, best_entry = 0, None
-        prev_match = None
-        for entry in entries:
-            alive = t is None or entry[1] is None or t - entry[1] <= life
-            m = match(entry[0], prompt, table)
-            if entry is previous:
-                prev_match = (m, alive)
-            if alive:
-                got = min(size, _readable(rules, m, ratio))
+        brk = None
+        if previous is not None:
+            alive = t is None or previous[1] is None or t - previous[1] <= life
+            whole = is_prefix(previous[0], prompt, table)
+            m = None if whole else match(previous[0], prompt, table)
+            got = _cached_length(rules, round(previous[0].tokens * ratio)) if whole else _readable(rules, m, ratio)
+            got = size if got > size else got
+            if alive and got > 0:
+                best, best_entry = got, previous
+            for entry in reversed(entries):
+                if entry is previous or not (t is None or entry[1] is None or t - entry[1] <= life):
+                    continue
+                bound = round(entry[0].tokens * ratio)
+                if bound <= best or size <= best:
+                    continue
+                if is_prefix(entry[0], prompt, table):
+                    got = _cached_length(rules, round(entry[0].tokens * ratio))
+                elif openai:
+                    got = _readable(rules, match(entry[0], prompt, table), ratio)
+                else:
+                    lead = entry[0].segments[0] if entry[0].segments else None
+                    same_lead = lead is not None and prompt.segments and prompt.segments[0] == lead
+                    got = _cached_length(rules, round(lead.tokens * ratio)) if same_lead else 0
+                got = size if got > size else got
                 if got > best:
                     best, best_entry = got, entry
-        brk = None
-        if prev_match is not None:
-            m, alive = prev_match
             cached_before = _cached_length(rules, previous[2])
             lost = cached_before - best
             if cached_before and lost > 0:
-                if m.divergence is not None and not m.a_done:
+                if m is not None and m.divergence is not None and not m.a_done:
                     first = m.divergence.a or m.divergence.b
                     brk = CacheBreak(_cause(audit, m.divergence, order), first.position, first.message_id, lost)
                 elif not alive:
                     brk = CacheBreak("lifetime_expired", None, None, lost)
-        if best_entry is not None:
-            best_entry[1] = t if t is not None else best_entry[1]
+        if best_entry is not None and t is not None:
+            best_entry[1] = t
         write = size - best if rules.writes else 0
         out.append(CacheResult(best, write, brk))
         previous = [prompt, t, size]
         entries.append(previous)
-        if len(entries) > MAX_ENTRIES:
-            entries.sort(key=lambda e: -math.inf if e[1] is None else e[1])
-            entries.pop(0)
+        if len(entries) > MAX_ENTRIES:  # drop the least recently used (the oldest without timestamps)
+            entries.remove(min(entries, key=_last_use))
     return out
+
+
+def _last_use(entry: list) -> float:
+    return -math.inf if entry[1] is None else entry[1]

@@ -214,3 +214,34 @@ def test_openai_usage_becomes_requests_with_cached_tokens():
     assert (first.prompt_tokens, first.cache_read_tokens, first.output_tokens, first.model) == (2000, 1536, 7, "gpt-4o")
     assert (second.prompt_tokens, second.cache_read_tokens) == (None, None)
     assert [r.after_message_id for r in thread.requests] == [thread.messages[0].id, thread.messages[2].id]
+
+
+def _turns_thread(turns: int = 8) -> Thread:
+    msgs, reqs = [], []
+    for t in range(1, turns + 1):
+        msgs.append(Message(f"u{t}", Role.USER, BIG))
+        reqs.append(Request(f"r{t}", f"u{t}", created_at=_stamp(t * 20), model="claude-sonnet-4-5-20250929"))
+        msgs.append(Message(f"a{t}", Role.ASSISTANT, "", tool_calls=(ToolCall(f"c{t}", "read", {}),)))
+        msgs.append(Message(f"t{t}", Role.TOOL, "z" * 20_000, tool_call_id=f"c{t}"))
+        reqs.append(Request(f"q{t}", f"t{t}", created_at=_stamp(t * 20 + 10), model="claude-sonnet-4-5-20250929"))
+    return Thread("turns", source="claude-code", messages=tuple(msgs), requests=tuple(reqs))
+
+
+def test_a_what_if_that_prunes_more_shows_the_breaks_it_causes_and_their_cost():
+    from inspector.diff import cost_delta_of_totals, diff_simulations
+    from inspector.service import load_config, run_replay
+
+    thread = _turns_thread()
+    base = load_config("iris", {"context.window": 1_000_000, "context.prune_protect_turns": 4})
+    more = base.updated({"context.prune_protect_turns": 1})
+    a, b = run_replay(thread, base), run_replay(thread, more)
+    diff = diff_simulations(a.simulation(blocks=False), b.simulation(blocks=False))
+    ta, tb = a.cost_totals(), b.cost_totals()
+    assert tb.breaks_by_cause["pruning"] > ta.breaks_by_cause.get("pruning", 0)
+    assert diff.cost == cost_delta_of_totals(ta, tb)  # priced timelines and the replays' totals agree
+    line = diff.lines()[0]
+    added = tb.cache_breaks - ta.cache_breaks
+    assert f"{added:+d} cache breaks" in line and "pruning +" in line
+    assert "breaks cost" in line and line.endswith(("$" + f"{abs(tb.cost - ta.cost):,.2f}", f"{abs(tb.cost - ta.cost):.4f}"))
+    assert tb.break_cost > 0 and all(
+        r.budget.cache_break.cost > 0 for r in b.simulation(blocks=False).requests if r.budget.cache_break)

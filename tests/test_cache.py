@@ -17,7 +17,7 @@ from inspector.pipeline.cache import (
     prompt_from_audit,
     rules_for,
 )
-from inspector.pipeline.iris import IrisReplayer
+from inspector.pipeline.profiles.iris.replayer import IrisReplayer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 from tests.helpers import CountingSummarizer
 from tests.test_iris import configs, threads

@@ -126,7 +126,7 @@ def _iris_prompts(fast) -> tuple[list[Prompt | None], RunTable]:
 
 def replay_prompts(fast, timeline: Sequence[RequestAudit], audit) -> tuple[list[Prompt | None], RunTable | None]:
     """Every request's prompt: from the iris replayer's state, else from each request's blocks."""
-    from inspector.pipeline.iris import IrisReplayer
+    from inspector.pipeline.profiles.iris.replayer import IrisReplayer
 
     if type(fast) is IrisReplayer and len(fast.states) == len(timeline):
         return _iris_prompts(fast)

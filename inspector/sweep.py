@@ -77,11 +77,11 @@ def combinations(keys: Sequence[tuple[str, Sequence[Any]]]) -> list[dict[str, An
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(v for _, v in keys))]
 
 
-def _facts_lost(replay) -> int | None:
-    """Facts lost over the replay where the replay can tell (branch `loss`), else None."""
-    fn = getattr(replay, "facts_lost", None)
-    value = fn() if callable(fn) else None
-    return value if isinstance(value, int) else None
+def _facts_lost(thread: Thread, replay) -> int:
+    """Facts of the compacted spans that the replay's summaries did not keep (`pipeline.survival`)."""
+    from inspector.pipeline.survival import compaction_losses
+
+    return sum(len(loss.lost()) for loss in compaction_losses(thread, replay))
 
 
 def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], *,
@@ -102,11 +102,11 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
             row = SweepRow(dict(combo), 1, len(timeline), sum(1 for a in timeline if a.compaction is not None),
                            sum(1 for a in timeline if a.failed),
                            sum(a.budget.prompt_tokens for a in timeline if not a.failed), 0, 0, None,
-                           _facts_lost(replay), config == base)
+                           _facts_lost(thread, replay), config == base)
         else:
             row = SweepRow(dict(combo), 1, totals.requests, totals.compactions, totals.failures,
                            totals.prompt_tokens, totals.cache_read_tokens, totals.cache_breaks, totals.cost,
-                           _facts_lost(replay), config == base)
+                           _facts_lost(thread, replay), config == base)
         rows.append(row)
         if on_row is not None:
             on_row(row)

@@ -117,6 +117,11 @@ class _State:
         self.messages.append(message)
 
 
+def _count(usage: Mapping, key: str) -> int | None:
+    value = usage.get(key) if isinstance(usage, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _text(payload: Mapping[str, Any]) -> str:
     return flatten_blocks(payload.get("content"), {}).strip()
 
@@ -311,7 +316,8 @@ def _requests(st: _State, name: str, skipped: list[str], coverage: Coverage) -> 
         requests.append((call.message, Request(
             id=f"R{count.line}", after_message_id=st.messages[call.message - 1].id, prompt_tokens=tokens,
             model=count.model, created_at=count.created_at,
-            cache_read_tokens=cached if isinstance(cached, int) and not isinstance(cached, bool) else None)))
+            cache_read_tokens=cached if isinstance(cached, int) and not isinstance(cached, bool) else None,
+            output_tokens=_count(count.usage, "output_tokens"))))
     requests.sort(key=lambda pair: pair[0])
     coverage.calls_unbilled = len(st.calls) - len(requests)
     return [r for _, r in requests]

@@ -130,9 +130,12 @@ class Store:
                 conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now_iso()))
             self.schema_version = SCHEMA_VERSION
             return
-        if found == 1 and self.read_only:  # viewing never writes: read it as it is, without the cache columns
-            self._request_columns = [c for c in RequestRow.__table__.columns
-                                     if c.name not in ("cache_read_tokens", "cache_write_tokens")]
+        if found is not None and found < SCHEMA_VERSION and self.read_only and all(
+            v in UPGRADES for v in range(found, SCHEMA_VERSION)
+        ):  # viewing never writes: read it as it is, without the request columns later versions added
+            added = {stmt.split("ADD COLUMN", 1)[1].split()[0] for v in range(found, SCHEMA_VERSION)
+                     for stmt in UPGRADES[v] if stmt.startswith("ALTER TABLE ci_requests ADD COLUMN")}
+            self._request_columns = [c for c in RequestRow.__table__.columns if c.name not in added]
             return
         if found != SCHEMA_VERSION:
             if found is not None and found < SCHEMA_VERSION:

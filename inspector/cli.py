@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from inspector.config import ConfigError, parse_set
+from inspector.textsafe import safe_line
 
 FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
 
@@ -20,7 +21,33 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file=None) -> None:  # noqa: D102
-        click.echo(f"context-inspector: error: {self.format_message()}", err=True)
+        click.echo(f"context-inspector: error: {safe_line(self.format_message())}", err=True)
+
+
+def _say(prefix: str, line: object) -> None:
+    """One line on stderr, terminal-safe (untrusted text never reaches the terminal raw)."""
+    click.echo(f"{prefix}{safe_line(line)}", err=True)
+
+
+def _flush(store: Any) -> None:
+    """How the database was opened (WAL-mode SQLite) and what was repaired while reading it."""
+    note = getattr(store, "access_note", None)
+    if note:
+        _say("note: ", note)
+    for line in getattr(store, "warnings", ()):
+        _say("warning: ", line)
+    if hasattr(store, "warnings"):
+        store.warnings.clear()
+
+
+_JSON_UNSAFE = {code: f"\\u{code:04x}" for code in (*range(0x7F, 0xA0), 0x2028, 0x2029, 0x202A, 0x202B, 0x202C,
+                                                     0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069)}
+
+
+def _json_text(value: Any) -> str:
+    """JSON for the terminal: C0 controls are escaped by json.dumps itself; DEL, C1 controls (8-bit CSI,
+    OSC) and bidirectional overrides are escaped here too. Still the same JSON value."""
+    return json.dumps(value, indent=2, ensure_ascii=False).translate(_JSON_UNSAFE)
 
 
 def _fail(exc: Exception) -> UserError:
@@ -102,12 +129,11 @@ def threads_command(db: str | None, as_json: bool) -> None:
     except StoreError as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
     if as_json:
-        click.echo(json.dumps([i.to_json() for i in infos], indent=2, ensure_ascii=False))
+        click.echo(_json_text([i.to_json() for i in infos]))
         return
-    from inspector.textsafe import safe_line
-
     rows = [(i.id, i.source, str(i.messages), str(i.requests), str(i.summaries), i.title) for i in infos]
     _print_table(("ID", "SOURCE", "MSGS", "REQS", "SUMS", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
 
@@ -131,10 +157,10 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
         progress.close()
         store.close()
     for line in report.skipped:
-        click.echo(f"warning: {line}", err=True)
+        _say("warning: ", line)
     for line in getattr(report, "errors", []):
-        click.echo(f"error: {line}", err=True)
-    click.echo(report.summary_line())
+        _say("error: ", line)
+    click.echo(safe_line(report.summary_line()))
     if not report.threads:
         sys.exit(1)
 
@@ -142,26 +168,56 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 @main.command("export")
 @click.argument("thread_ids", nargs=-1)
 @db_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File to write (default stdout).")
-def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None) -> None:
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File to write (default stdout).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file that is not JSON.")
+def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None, force: bool) -> None:
     """Export threads in the native format (all threads when none are named)."""
     from inspector.importers.native import export_native
     from inspector.store import StoreError
 
     store = _open_store(db)
+    if output:
+        _check_output(output, store.url, force)
     try:
         ids = list(thread_ids) or [i.id for i in store.list_threads()]
         threads = [store.load_thread(i) for i in ids]
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
     text = json.dumps(export_native(threads), indent=2, ensure_ascii=False)
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
     else:
-        click.echo(text)
+        click.echo(text.translate(_JSON_UNSAFE))
+
+
+def _check_output(output: str, db_url: str, force: bool) -> None:
+    """Refuse to write onto the database being read (or a file beside it), and onto an existing file
+    that is not JSON unless --force."""
+    from pathlib import Path
+
+    from inspector.importers._input import looks_like_json
+    from inspector.store import sqlite_path
+
+    target = Path(output).expanduser().resolve()
+    db_path = sqlite_path(db_url)
+    if db_path is not None:
+        db_path = db_path.resolve()
+        if target in {db_path, *(db_path.with_name(db_path.name + s) for s in ("-wal", "-shm", "-journal"))}:
+            raise UserError(f"{output}: is the database being read ({db_path}); refusing to write onto it")
+    if target.is_dir():
+        raise UserError(f"{output}: is a directory")
+    if target.exists() and not force:
+        if not target.is_file():
+            raise UserError(f"{output}: exists and is not a regular file; refusing to write (use --force)")
+        if not looks_like_json(target):
+            raise UserError(f"{output}: exists and is not a JSON file; refusing to overwrite it (use --force)")
 
 
 @main.command("simulate")
@@ -185,12 +241,15 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
+    for line in thread.meta.get("load_warnings", ()) if isinstance(thread.meta, dict) else ():
+        _say("warning: ", line)
     try:
         config = load_config(profile, overrides, thread=thread)
         result = run_replay(thread, config, baseline=not overrides)
         for notice in result.notices:
-            click.echo(f"warning: {notice}", err=True)
+            _say("warning: ", notice)
         if request_index is not None and not 0 <= request_index < len(result):
             raise UserError(
                 f"--request {request_index} is out of range: thread {thread_id} has {len(result)} requests"
@@ -208,7 +267,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(json.dumps(sim.to_json(timeline=timeline, request=request_index), indent=2, ensure_ascii=False))
+        click.echo(_json_text(sim.to_json(timeline=timeline, request=request_index)))
         return
     from inspector.report import render_simulation
 
@@ -235,7 +294,7 @@ class _progress_bar:
         if self._bar is None or self._path != path:
             self.close()
             self._path = path
-            self._bar = click.progressbar(length=total, label=path[-40:], file=sys.stderr)
+            self._bar = click.progressbar(length=total, label=safe_line(path[-40:]), file=sys.stderr)
             self._bar.__enter__()
         self._bar.update(max(0, done - self._bar.pos))
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from inspector.importers import anthropic, claude_code, codex, native, openai, swe_agent
 from inspector.importers._common import FormatError, ParseResult, decode_json
+from inspector.importers._input import InputError, read_input
 from inspector.importers._sanitize import sanitize_thread
 from inspector.importers.native import export_native
 from inspector.store import StoreError
@@ -179,9 +180,7 @@ def read_text(path: Path, warnings: list[str] | None = None) -> str:
     """The file's text (gunzipped when .gz). Invalid UTF-8 raises UnicodeDecodeError, unless
     `warnings` is given: then each bad line is decoded with U+FFFD replacements and reported
     there as `file:line: invalid UTF-8 replaced with U+FFFD`."""
-    data = path.read_bytes()
-    if path.name.lower().endswith(".gz"):
-        data = gzip.decompress(data)
+    data = read_input(path)  # bounded: never a FIFO or a device, never past the size limit
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -274,6 +273,9 @@ def import_paths(
         except IsADirectoryError:
             report.errors.append(f"{name}: is a directory")
             continue
+        except InputError as exc:
+            report.errors.append(f"{name}: {exc}")
+            continue
         except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             report.errors.append(f"{name}: cannot read ({' '.join(str(exc).split())})")
             continue
@@ -298,6 +300,8 @@ def import_paths(
         try:
             flags = store.save_threads(result.threads, now=now)
             replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
+            report.errors.extend(f"{name}: {line}" for line in getattr(store, "save_errors", []))
+            thread_ids = [t.id for t, was in zip(result.threads, flags, strict=True) if was is not None]
             store.add_import_record(
                 path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),
                 sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),

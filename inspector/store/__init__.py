@@ -9,6 +9,7 @@ read-only. A database holding Laravel's `conversations` and `conversation_summar
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sqlite3
@@ -23,8 +24,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import QueuePool
 
-from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall
+from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall, ToolDef
 from inspector.store import convert
+from inspector.store.cells import RowReader, raw_select
+from inspector.store.sqlite_open import SqliteOpenError, SqliteSource, regular_file_problem
 from inspector.store.schema import (
     SCHEMA_VERSION,
     Base,
@@ -74,11 +77,35 @@ def now_iso() -> str:
 
 
 def mask_url(url: str) -> str:
-    """The URL with any password replaced by ***."""
+    """The URL with any password replaced by ***; a URL that does not parse cleanly shows its scheme only."""
+    if url_problem(url) is not None:
+        return url.split("://", 1)[0] + "://***" if "://" in url else "***"
     try:
         return make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError):
         return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+
+
+def url_problem(url: str) -> str | None:
+    """Why a database URL does not parse cleanly (checked before any connection), else None.
+
+    More than one `@` before the host, an `@` or a space in the host, or a port that is not a
+    number: SQLAlchemy would split such a URL somewhere inside the password and connect (or look
+    up a host) named by part of it. Characters like `@ / :` in a user name or password must be
+    percent-encoded (`%40 %2F %3A`)."""
+    if "://" not in url or url.startswith("sqlite"):
+        return None
+    rest = url.split("://", 1)[1].split("?", 1)[0]
+    if rest.count("@") > 1:
+        return "more than one '@' (percent-encode '@' in a user name or password as %40)"
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return "not a database URL (characters such as @ / : in a user name or password must be percent-encoded)"
+    host = parsed.host or ""
+    if any(c in host for c in "@ \t/"):
+        return "the host name holds '@', '/' or a space"
+    return None
 
 
 def default_demo_path() -> Path:
@@ -109,20 +136,7 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
-def _sqlite_engine(path: Path, read_only: bool, wal: bool) -> Engine:
-    if read_only:
-        escaped = path.resolve().as_posix().replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-        uri = "file:" + escaped + "?mode=ro"
-
-        def connect() -> sqlite3.Connection:
-            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            conn.execute("PRAGMA query_only=ON")
-            return conn
-
-        # "sqlite://" would pick SingletonThreadPool, which closes (and garbage-collects) one thread's
-        # connection from another: with the app's worker threads that crashed the interpreter. A queue pool
-        # hands each connection to one thread at a time.
-        return create_engine("sqlite://", creator=connect, poolclass=QueuePool)
+def _sqlite_write_engine(path: Path, wal: bool) -> Engine:
     engine = create_engine("sqlite:///" + str(path), connect_args={"check_same_thread": False})
 
     @event.listens_for(engine, "connect")
@@ -137,27 +151,62 @@ def _sqlite_engine(path: Path, read_only: bool, wal: bool) -> Engine:
     return engine
 
 
+CONNECT_TIMEOUT_ENV = "CONTEXT_INSPECTOR_CONNECT_TIMEOUT"
+DEFAULT_CONNECT_TIMEOUT = 10
+"""Seconds a database server may take to answer a connection (libpq's connect_timeout)."""
+
+
+def connect_timeout() -> int:
+    try:
+        return max(2, int(os.environ.get(CONNECT_TIMEOUT_ENV) or DEFAULT_CONNECT_TIMEOUT))
+    except ValueError:
+        return DEFAULT_CONNECT_TIMEOUT
+
+
 def make_engine(url: str, *, read_only: bool, create: bool, wal: bool = False) -> Engine:
     """An engine for `url`, with the one-line errors of the brief for missing files and bad drivers."""
+    return open_engine(url, read_only=read_only, create=create, wal=wal)[0]
+
+
+def open_engine(url: str, *, read_only: bool, create: bool, wal: bool = False) -> tuple[Engine, SqliteSource | None]:
+    """(engine, the SqliteSource of a file opened read-only, else None); see `make_engine`."""
     path = sqlite_path(url)
     if path is not None:
         if path.is_dir():
             raise StoreError(f"{path}: is a directory, not a database file")
+        problem = regular_file_problem(path)
+        if problem:
+            raise StoreError(problem)
         if not path.exists():
             if not create:
                 raise StoreError(f"{path}: no such database file")
             path.parent.mkdir(parents=True, exist_ok=True)
-        return _sqlite_engine(path, read_only and not create, wal)
+        if read_only and not create:
+            source = SqliteSource(path)
+            try:
+                return source.open(), source
+            except SqliteOpenError as exc:
+                source.close()
+                raise StoreError(str(exc)) from None
+            except OSError as exc:
+                source.close()
+                raise StoreError(f"{path}: cannot open database ({exc.strerror or exc})") from None
+        return _sqlite_write_engine(path, wal), None
+    problem = url_problem(url)
+    if problem is not None:
+        raise StoreError(f"{mask_url(url)}: malformed database URL: {problem}")
     try:
         parsed = make_url(url)
         options: dict[str, Any] = {}
         if read_only and not create and parsed.get_backend_name() == "postgresql":
             options["execution_options"] = {"postgresql_readonly": True}
-        return create_engine(parsed, **options)
+        if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+            options["connect_args"] = {"connect_timeout": connect_timeout()}
+        return create_engine(parsed, **options), None
     except NoSuchModuleError:
         raise StoreError(f"{mask_url(url)}: unknown database driver") from None
     except (ArgumentError, ValueError) as exc:
-        raise StoreError(f"{mask_url(url)}: not a database URL ({exc})") from None
+        raise StoreError(f"{mask_url(url)}: not a database URL ({type(exc).__name__})") from None
     except ImportError as exc:
         raise StoreError(f"{mask_url(url)}: database driver not installed ({exc})") from None
 
@@ -171,6 +220,34 @@ class Store:
         self.engine = engine
         self.url = url
         self.read_only = read_only
+        self.sqlite_source: SqliteSource | None = None
+        self.warnings: list[str] = []
+        self.save_errors: list[str] = []
+        """Repairs made while reading (damaged cells), one line each naming the row and column;
+        the CLI prints and clears them."""
+
+    @property
+    def access(self) -> str:
+        """How the database was opened: `write`, `read-only`, `immutable` or `snapshot` (SQLite, see
+        `inspector.store.sqlite_open`), `server` for other databases."""
+        if self.sqlite_source is not None:
+            return self.sqlite_source.access
+        return "write" if not self.read_only else ("read-only" if sqlite_path(self.url) else "server")
+
+    @property
+    def access_note(self) -> str | None:
+        """One line saying how a WAL-mode or journaled SQLite file was opened, else None."""
+        return self.sqlite_source.note if self.sqlite_source is not None else None
+
+    def refresh(self) -> None:
+        """Reopen a snapshot or immutable SQLite view when its files changed (live tailing)."""
+        if self.sqlite_source is not None:
+            try:
+                engine = self.sqlite_source.refresh()
+            except (SqliteOpenError, OSError) as exc:
+                raise StoreError(str(exc)) from None
+            if engine is not None:
+                self.engine = engine
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -197,12 +274,24 @@ class Store:
             from inspector.demo import ensure_demo_db
 
             url = ensure_demo_db()
-        engine = make_engine(url, read_only=read_only, create=create, wal=wal)
+        engine, source = open_engine(url, read_only=read_only, create=create, wal=wal)
         try:
-            tables = set(inspect(engine).get_table_names())
-        except SQLAlchemyError as exc:
+            try:
+                tables = set(inspect(engine).get_table_names())
+            except SQLAlchemyError as exc:
+                raise StoreError(f"{mask_url(url)}: cannot open database ({_first_line(exc)})") from None
+            store = cls._open_with(engine, url, tables, read_only=read_only, create=create, now=now)
+        except BaseException:
+            if source is not None:
+                source.close()
             engine.dispose()
-            raise StoreError(f"{mask_url(url)}: cannot open database ({_first_line(exc)})") from None
+            raise
+        store.sqlite_source = source
+        return store
+
+    @classmethod
+    def _open_with(cls, engine: Engine, url: str, tables: set[str], *, read_only: bool, create: bool,
+                   now: str | None) -> Store:
         if SchemaVersionRow.__tablename__ in tables:
             missing = sorted(set(Base.metadata.tables) - tables)
             if missing:
@@ -247,6 +336,8 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+        if self.sqlite_source is not None:
+            self.sqlite_source.close()
 
     def __enter__(self) -> Store:
         return self
@@ -280,8 +371,10 @@ class Store:
                 derived = self._derived_request_counts(conn, [r[0] for r in rows if not r[5] and r[4]])
                 return [
                     ThreadInfo(
-                        id=tid, title=title or "", source=source or "", messages=nm or 0, requests=nr or 0,
-                        summaries=ns or 0, updated_at=updated, derived_requests=derived.get(tid, 0),
+                        id=tid, title=_cell_text(title, tid, "title", self), source=_cell_text(source, tid, "source", self),
+                        messages=nm or 0, requests=nr or 0, summaries=ns or 0,
+                        updated_at=_cell_text(updated, tid, "updated_at", self) or None,
+                        derived_requests=derived.get(tid, 0),
                     )
                     for tid, title, source, updated, nm, nr, ns in rows
                 ]
@@ -324,53 +417,52 @@ class Store:
             return conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is not None
 
     def load_thread(self, thread_id: str) -> Thread:
+        """The thread; a damaged cell is repaired or dropped with a line in `warnings` (see `cells`)."""
         with database_errors(self.url, "load a thread"):
+            where = mask_url(self.url)
+            warn = self.warnings.append
             with self.engine.connect() as conn:
-                head = conn.execute(select(ThreadRow).where(ThreadRow.id == thread_id)).mappings().first()
-                if head is None:
+                def rows(row_cls: Any, *order: Any) -> list[dict[str, Any]]:
+                    table = row_cls.__table__
+                    reader = RowReader(table, where, warn)
+                    query = raw_select(table).where(table.c.thread_id == thread_id).order_by(*order)
+                    return [reader.read(r, _row_label(thread_id, r)) for r in conn.execute(query).mappings()]
+
+                head_table = ThreadRow.__table__
+                found = conn.execute(raw_select(head_table).where(head_table.c.id == thread_id)).mappings().first()
+                if found is None:
                     raise StoreError(f"no thread {thread_id!r} in {mask_url(self.url)}")
+                head = RowReader(head_table, where, warn).read(found, f"id {thread_id}")
                 calls: dict[int, list[ToolCall]] = {}
-                call_query = (
-                    select(ToolCallRow).where(ToolCallRow.thread_id == thread_id)
-                    .order_by(ToolCallRow.message_seq, ToolCallRow.seq)
-                )
-                for row in conn.execute(call_query).mappings():
+                for row in rows(ToolCallRow, ToolCallRow.message_seq, ToolCallRow.seq):
                     calls.setdefault(row["message_seq"], []).append(
-                        ToolCall(id=row["id"], name=row["name"], arguments=row["arguments"])
+                        ToolCall(id=row["id"] or "", name=row["name"] or "", arguments=row["arguments"])
                     )
                 messages = tuple(
                     convert.message_from_row(row, tuple(calls.get(row["seq"], ())))
-                    for row in conn.execute(
-                        select(MessageRow).where(MessageRow.thread_id == thread_id).order_by(MessageRow.seq)
-                    ).mappings()
+                    for row in rows(MessageRow, MessageRow.seq)
                 )
-                requests = tuple(
-                    convert.request_from_row(row)
-                    for row in conn.execute(
-                        select(RequestRow).where(RequestRow.thread_id == thread_id).order_by(RequestRow.seq)
-                    ).mappings()
-                )
+                requests = tuple(convert.request_from_row(row) for row in rows(RequestRow, RequestRow.seq))
                 summaries = tuple(
-                    convert.summary_from_row(row)
-                    for row in conn.execute(
-                        select(SummaryRow).where(SummaryRow.thread_id == thread_id).order_by(SummaryRow.seq)
-                    ).mappings()
+                    convert.summary_from_row(_summary_cells(row, where, thread_id, warn))
+                    for row in rows(SummaryRow, SummaryRow.seq)
                 )
             return Thread(
                 id=head["id"],
                 title=head["title"] or "",
                 source=head["source"] or "native",
                 system_prompt=head["system_prompt"] or "",
-                tools=tuple(convert.tool_def_from_dict(t) for t in head["tools"] or ()),
+                tools=_tools(head["tools"] or (), where, thread_id, warn),
                 messages=messages,
                 requests=requests,
                 summaries=summaries,
-                window=head["window"],
+                window=head["window"] if head["window"] is None or head["window"] > 0 else None,
                 meta=head["meta"] or {},
             )
 
     def data_version(self, thread_id: str) -> tuple:
         """Cheap fingerprint that changes when messages, requests or summaries are added (live mode)."""
+        self.refresh()
         with database_errors(self.url, "read a thread"):
             with self.engine.connect() as conn:
                 parts: list[Any] = []
@@ -398,17 +490,40 @@ class Store:
         """Write `thread`, replacing a thread with the same id. Returns True when one was replaced."""
         return self.save_threads([thread], now=now)[0]
 
-    def save_threads(self, threads: Iterable[Thread], *, now: str | None = None) -> list[bool]:
-        """Write several threads in one transaction; per thread, whether it replaced one."""
+    def save_threads(self, threads: Iterable[Thread], *, now: str | None = None) -> list[bool | None]:
+        """Write several threads in one transaction; per thread, whether it replaced one.
+
+        A concurrent import of the same threads is waited for (the database's lock), and a
+        unique-key clash with what it saved meanwhile is retried (it then replaces). When the batch fails, each thread is written in a
+        transaction of its own, so one bad thread never takes the others down: its flag is None and
+        `save_errors` says why. When every thread fails, StoreError."""
         self._require_writable()
+        threads = list(threads)
         stamp = now or now_iso()
-        try:
-            with self.engine.begin() as conn:
-                return [_write_thread(conn, thread, stamp) for thread in threads]
-        except IntegrityError as exc:
-            raise StoreError(f"cannot save threads: {_first_line(exc)}") from None
-        except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
-            raise StoreError(f"{mask_url(self.url)}: cannot save threads ({_first_line(exc)})") from None
+        self.save_errors = []
+        failure: BaseException | None = None
+        for _ in range(3):
+            try:
+                with self.engine.begin() as conn:
+                    return [_write_thread(conn, thread, stamp) for thread in threads]
+            except IntegrityError as exc:  # a concurrent import saved one of them meanwhile: again
+                failure = exc
+            except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
+                failure = exc
+                break
+        if len(threads) <= 1 or "database is locked" in str(failure):
+            raise StoreError(f"{mask_url(self.url)}: cannot save threads ({_first_line(failure)})") from None
+        flags: list[bool | None] = []
+        for thread in threads:
+            try:
+                with self.engine.begin() as conn:
+                    flags.append(_write_thread(conn, thread, stamp))
+            except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
+                flags.append(None)
+                self.save_errors.append(f"thread {thread.id}: cannot be saved ({_first_line(exc)}); thread skipped")
+        if all(flag is None for flag in flags):
+            raise StoreError(f"{mask_url(self.url)}: cannot save threads ({_first_line(failure)})") from None
+        return flags
 
     def delete_thread(self, thread_id: str) -> None:
         with database_errors(self.url, "delete a thread"):
@@ -519,6 +634,56 @@ def _delete_thread(conn: Any, thread_id: str) -> None:
     for row_cls in (ToolCallRow, MessageRow, RequestRow, SummaryRow):
         conn.execute(delete(row_cls).where(row_cls.thread_id == thread_id))
     conn.execute(delete(ThreadRow).where(ThreadRow.id == thread_id))
+
+
+def _cell_text(value: Any, thread_id: Any, column: str, store: Store) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        store.warnings.append(f"{mask_url(store.url)}: ci_threads row (id {thread_id}) column {column}: "
+                              "a BLOB, not text; decoded as UTF-8")
+        return bytes(value).decode("utf-8", "replace")
+    store.warnings.append(f"{mask_url(store.url)}: ci_threads row (id {thread_id}) column {column}: "
+                          f"a {type(value).__name__}, not text; read as its text")
+    return str(value)
+
+
+def _row_label(thread_id: str, row: Any) -> str:
+    seq = row.get("seq") if hasattr(row, "get") else None
+    label = f"thread {thread_id}, seq {seq}"
+    if "message_seq" in row:
+        label = f"thread {thread_id}, message seq {row['message_seq']}, seq {seq}"
+    return label
+
+
+def _tools(raw: Any, where: str, thread_id: str, warn: Any) -> tuple[ToolDef, ...]:
+    out: list[ToolDef] = []
+    for index, item in enumerate(raw):
+        try:
+            out.append(convert.tool_def_from_dict(item))
+        except (ValueError, TypeError) as exc:
+            warn(f"{where}: ci_threads row (id {thread_id}) column tools: entry {index}: {exc}; entry dropped")
+    return tuple(out)
+
+
+def _summary_cells(row: dict[str, Any], where: str, thread_id: str, warn: Any) -> dict[str, Any]:
+    """Emotional-marker entries that are not objects with a finite intensity are repaired (cells.py does the rest)."""
+    markers = []
+    for index, entry in enumerate(row.get("emotional_markers") or ()):
+        label = f"{where}: ci_summaries row (thread {thread_id}, seq {row.get('seq')}) column emotional_markers"
+        if not isinstance(entry, dict):
+            warn(f"{label}: entry {index} is not an object; entry dropped")
+            continue
+        intensity = entry.get("intensity", 0.0)
+        if isinstance(intensity, bool) or not isinstance(intensity, (int, float)) or not math.isfinite(intensity):
+            warn(f"{label}: entry {index}: intensity {intensity!r} is not a finite number; set to 0")
+            entry = {**entry, "intensity": 0.0}
+        markers.append(entry)
+    for key in ("id", "first_message_id", "last_message_id"):
+        if row.get(key) is None:
+            warn(f"{where}: ci_summaries row (thread {thread_id}, seq {row.get('seq')}) column {key}: empty; set to ''")
+            row[key] = ""
+    return {**row, "emotional_markers": markers}
 
 
 def _first_line(exc: BaseException) -> str:

@@ -287,6 +287,7 @@ class IrisStore(Store):
         return fixed
 
     def data_version(self, thread_id: str) -> tuple:
+        self.refresh()
         with database_errors(self.url, "read a thread"):
             return self._data_version_unchecked(thread_id)
 

@@ -26,7 +26,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from inspector.importers import anthropic, claude_code, codex, native, openai, swe_agent
-from inspector.importers._common import FormatError, ParseResult, decode_json
+from inspector.importers._common import FormatError, ParseResult, cap_warnings, decode_json
 from inspector.importers._input import InputError, read_input
 from inspector.importers._sanitize import sanitize_thread
 from inspector.importers.native import export_native
@@ -76,12 +76,14 @@ class ImportReport:
     files: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     """Whole files that could not be imported (unreadable, unknown format), one line each."""
+    unlisted: int = 0
+    """Warnings counted but not listed (see `_common.cap_warnings`)."""
 
     def summary_line(self) -> str:
         text = f"imported {len(self.threads)} thread(s) from {len(self.files)} file(s)"
         if self.replaced:
             text += f", {len(self.replaced)} replaced"
-        text += f"; {len(self.skipped)} skipped"
+        text += f"; {len(self.skipped) + self.unlisted} skipped"
         if self.errors:
             text += f"; {len(self.errors)} file(s) failed"
         return text
@@ -112,6 +114,8 @@ def _document_kind(document: Any) -> str | None:
         if isinstance(document.get("messages"), list):
             return "anthropic" if _looks_anthropic(document) else "openai"
         return None
+    if isinstance(document, list):
+        document = [x for x in document if x is not None]  # a null entry is reported by the parser
     if isinstance(document, list) and document:
         if all(isinstance(x, dict) and "traj" in x for x in document):
             return "openai"
@@ -296,6 +300,7 @@ def import_paths(
                                  "please report it")
             continue
         result.skipped[:0] = decode_warnings
+        result.skipped, omitted = cap_warnings(result.skipped, name)
         thread_ids = [t.id for t in result.threads]
         try:
             flags = store.save_threads(result.threads, now=now)
@@ -316,6 +321,7 @@ def import_paths(
             continue
         report.files.append(name)
         report.skipped.extend(result.skipped)
+        report.unlisted += max(0, omitted - 1)  # the counting line itself is one of report.skipped
         report.threads.extend(thread_ids)
         report.replaced.extend(replaced)
     return report

@@ -147,4 +147,7 @@ def run_replay(thread: Thread, config: Config, *, baseline: bool = False) -> Rep
     )
     if notice:
         result.notices.append(notice)
+    from inspector.state import PROBLEMS
+
+    result.notices.extend(p for p in PROBLEMS if p not in result.notices)
     return result

@@ -267,7 +267,7 @@ def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
 
     window = thread.window
     if window is not None and not (_valid_tokens(window) and window > 0):
-        warn(f"window {window!r} is not a positive token count; dropped")
+        warn(f"window {_short(window)} is not a positive token count; dropped")
         window = None
 
     fixed = dataclasses.replace(

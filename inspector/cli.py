@@ -168,7 +168,7 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 @main.command("export")
 @click.argument("thread_ids", nargs=-1)
 @db_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File to write (default stdout).")
+@click.option("-o", "--output", type=click.Path(), help="File to write (default stdout).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file that is not JSON.")
 def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None, force: bool) -> None:
     """Export threads in the native format (all threads when none are named)."""

@@ -111,7 +111,7 @@ def _safe_cut(text: str, i: int) -> bool:
 
 
 _CANDIDATE = re.compile(r"(?<=\n)(?=[^\W\d_])|(?<=[^\W\d_])(?= [^\W\d_])")
-"""Likely safe cuts (letters approximated by `[^\W\d_]`; each is confirmed by `_safe_cut`)."""
+"""Likely safe cuts (letters approximated by `[^\\W\\d_]`; each is confirmed by `_safe_cut`)."""
 
 
 def split_points(text: str, chunk: int = CHUNK_CHARS) -> list[tuple[int, int]]:

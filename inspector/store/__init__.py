@@ -21,13 +21,11 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, inspect, select, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
-from sqlalchemy.pool import QueuePool
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError, SQLAlchemyError
 
 from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall, ToolDef
 from inspector.store import convert
 from inspector.store.cells import RowReader, raw_select
-from inspector.store.sqlite_open import SqliteOpenError, SqliteSource, regular_file_problem
 from inspector.store.schema import (
     SCHEMA_VERSION,
     Base,
@@ -39,6 +37,7 @@ from inspector.store.schema import (
     ThreadRow,
     ToolCallRow,
 )
+from inspector.store.sqlite_open import SqliteOpenError, SqliteSource, regular_file_problem
 
 __all__ = [
     "ENV_VAR",
@@ -129,7 +128,7 @@ def sqlite_path(url: str) -> Path | None:
     """The file of a SQLite URL; None for other drivers and in-memory databases."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return None
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
         return None
@@ -312,9 +311,18 @@ class Store:
             if not tables:
                 raise StoreError(f"{mask_url(url)}: empty database (import threads into it first)")
             raise StoreError(f"{mask_url(url)}: not a context-inspector database (no ci_schema_version table)")
-        Base.metadata.create_all(engine)
-        with engine.begin() as conn:
-            conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now or now_iso()))
+        try:
+            Base.metadata.create_all(engine)
+            with engine.begin() as conn:
+                conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now or now_iso()))
+        except (IntegrityError, OperationalError) as exc:
+            # Another process (a second import of the same file) created the tables meanwhile: use them.
+            if "already exists" not in str(exc) and "UNIQUE" not in str(exc) and "duplicate" not in str(exc):
+                raise StoreError(f"{mask_url(url)}: cannot create the tables ({_first_line(exc)})") from None
+            store = cls(engine, url, read_only=False)
+            with database_errors(url, "read the schema version"):
+                store._check_version()
+            return store
         return cls(engine, url, read_only=False)
 
     def _check_version(self) -> None:

@@ -53,12 +53,12 @@ class RowReader:
         self.table = table.name
         self.where = where
         self.warn = warn
-        self.columns = [(c.name, _kind(c), bool(c.nullable)) for c in table.columns]
+        self.columns = [(c.name, _kind(c)) for c in table.columns]
 
     def read(self, row: Any, label: str) -> dict[str, Any]:
         """The row as a dict of well-typed values; `label` names the row in warnings (e.g. `thread t, seq 3`)."""
         out: dict[str, Any] = {}
-        for name, kind, nullable in self.columns:
+        for name, kind in self.columns:
             value = row[name]
             if value is None:
                 out[name] = None

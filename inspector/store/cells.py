@@ -95,7 +95,8 @@ class RowReader:
             text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
             stripped = text.strip()
             if stripped.isdigit() and len(stripped) <= 18:
-                self._say(column, label, f"text {_short(text)}, not an integer; read as {int(stripped)}")
+                what = "a BLOB" if isinstance(value, bytes) else "text"
+                self._say(column, label, f"{what} {_short(text)}, not an integer; read as {int(stripped)}")
                 return int(stripped)
         self._say(column, label, f"{_short(value)} is not an integer; value dropped")
         return None

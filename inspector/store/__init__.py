@@ -429,18 +429,20 @@ class Store:
         with database_errors(self.url, "load a thread"):
             where = mask_url(self.url)
             warn = self.warnings.append
+            raw = self.engine.dialect.name == "sqlite"
             with self.engine.connect() as conn:
                 def rows(row_cls: Any, *order: Any) -> list[dict[str, Any]]:
                     table = row_cls.__table__
-                    reader = RowReader(table, where, warn)
-                    query = raw_select(table).where(table.c.thread_id == thread_id).order_by(*order)
+                    reader = RowReader(table, where, warn, decoded=not raw)
+                    query = raw_select(table, raw).where(table.c.thread_id == thread_id).order_by(*order)
                     return [reader.read(r, _row_label(thread_id, r)) for r in conn.execute(query).mappings()]
 
                 head_table = ThreadRow.__table__
-                found = conn.execute(raw_select(head_table).where(head_table.c.id == thread_id)).mappings().first()
+                query = raw_select(head_table, raw).where(head_table.c.id == thread_id)
+                found = conn.execute(query).mappings().first()
                 if found is None:
                     raise StoreError(f"no thread {thread_id!r} in {mask_url(self.url)}")
-                head = RowReader(head_table, where, warn).read(found, f"id {thread_id}")
+                head = RowReader(head_table, where, warn, decoded=not raw).read(found, f"id {thread_id}")
                 calls: dict[int, list[ToolCall]] = {}
                 for row in rows(ToolCallRow, ToolCallRow.message_seq, ToolCallRow.seq):
                     calls.setdefault(row["message_seq"], []).append(

@@ -28,8 +28,12 @@ from sqlalchemy.types import NullType
 Warn = Callable[[str], None]
 
 
-def raw_select(table: Table) -> Select:
-    """SELECT of every column of `table` with no result processing (values as the driver gives them)."""
+def raw_select(table: Table, raw: bool = True) -> Select:
+    """SELECT of every column of `table`; with `raw`, no result processing (values as the driver gives
+    them: SQLite, where a cell may hold any type). Other databases type their columns, and their
+    JSON columns come back decoded (`RowReader(decoded=True)`)."""
+    if not raw:
+        return select(*table.columns)
     return select(*[type_coerce(c, NullType()).label(c.name) for c in table.columns])
 
 
@@ -49,10 +53,12 @@ def _kind(column: Any) -> str:
 class RowReader:
     """Reads rows of one table, repairing cells (see the module docstring)."""
 
-    def __init__(self, table: Table, where: str, warn: Warn) -> None:
+    def __init__(self, table: Table, where: str, warn: Warn, *, decoded: bool = False) -> None:
         self.table = table.name
         self.where = where
         self.warn = warn
+        self.decoded = decoded
+        """Whether the driver hands JSON columns over decoded (PostgreSQL): then a string is a JSON string."""
         self.columns = [(c.name, _kind(c)) for c in table.columns]
 
     def read(self, row: Any, label: str) -> dict[str, Any]:
@@ -120,6 +126,8 @@ class RowReader:
 
     def _json(self, value: Any, column: str, label: str) -> Any:
         raw = value
+        if self.decoded:
+            return self._shape(value, column, label, raw, None)
         if isinstance(value, (bytes, bytearray, memoryview)):
             raw = bytes(value).decode("utf-8", "replace")
         if isinstance(raw, str):
@@ -127,7 +135,7 @@ class RowReader:
                 parsed = json.loads(raw)
             except (ValueError, RecursionError):
                 return self._shape(None, column, label, raw, "text that is not JSON")
-        else:  # a driver that decodes JSON itself (PostgreSQL)
+        else:
             parsed = raw
         return self._shape(parsed, column, label, raw, None)
 

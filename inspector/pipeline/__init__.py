@@ -1,7 +1,7 @@
 """The context pipelines: replay a thread request by request under a config.
 
-`simulate` dispatches on the profile. Each profile module exposes
-`replay(thread, config, ctx) -> list[RequestAudit]` plus its small pure stages.
+`replay` (and `simulate`, every request with its blocks) dispatches on the profile to its
+replayer: `timeline()` gives every request's aggregates, `audit(k)` one request's blocks.
 """
 
 from __future__ import annotations
@@ -56,22 +56,7 @@ def simulate(
     if counter is None:
         counter = TokenCounter(get_tokenizer(config["context.tokenizer"]))
     ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=follow_recorded)
-    if config.profile == "iris":
-        from inspector.pipeline import iris as module
-    elif config.profile == "harness":
-        from inspector.pipeline import harness as module
-    else:
-        from inspector.pipeline import shifting as module
-    requests, summaries = module.replay(thread, config, ctx)
-    return Simulation(
-        thread_id=thread.id,
-        profile=config.profile,
-        config=config.as_dict(),
-        tokenizer=counter.name,
-        approximate=counter.approximate,
-        requests=tuple(requests),
-        summaries=tuple(summaries),
-    )
+    return Replay(thread, config, ctx).simulation(blocks=True)
 
 
 class Replay:

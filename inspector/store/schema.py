@@ -16,8 +16,9 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 1
-"""Bump on any change to these tables; `Store.open` refuses other versions with a clear message."""
+SCHEMA_VERSION = 2
+"""Bump on any change to these tables; `Store.open` refuses other versions with a clear message
+(version 1, without the requests' cache columns, is upgraded in place when opened for writing)."""
 
 
 class Base(DeclarativeBase):
@@ -88,6 +89,13 @@ class RequestRow(Base):
     prompt_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     model: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[str | None] = mapped_column(Text, nullable=True)
+    cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+UPGRADES = {1: ("ALTER TABLE ci_requests ADD COLUMN cache_read_tokens BIGINT",
+                "ALTER TABLE ci_requests ADD COLUMN cache_write_tokens BIGINT")}
+"""SQL bringing a store of version N to N + 1 (run by `Store.open` in write mode)."""
 
 
 class SummaryRow(Base):

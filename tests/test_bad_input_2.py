@@ -551,3 +551,25 @@ def test_two_concurrent_imports_of_one_file_both_succeed(tmp_path: Path):
     with Store.open(str(db)) as store:
         assert [t.messages for t in store.list_threads()] == [20_000]
         assert len(store.import_records()) == 2
+
+
+@pytest.mark.parametrize("wait_for_error", [False, True], ids=["q-at-once", "q-after-the-error"])
+async def test_the_tui_quits_with_q_while_a_server_never_answers(wait_for_error: bool, silent_server: SilentServer,
+                                                                 tmp_path: Path, monkeypatch):
+    from inspector.app import create_app
+
+    monkeypatch.setenv("CONTEXT_INSPECTOR_CONNECT_TIMEOUT", "2")
+    url = f"postgresql+psycopg://ci:hunter2@127.0.0.1:{silent_server.port}/db"
+    app = create_app(db_url=url, config_file=tmp_path / "config.toml", export_dir=tmp_path, screenshot_dir=tmp_path)
+    async with app.run_test() as pilot:
+        if wait_for_error:
+            for _ in range(600):  # bounded by progress: the connect timeout ends the wait
+                if app.loading_error:
+                    break
+                await pilot.pause(0.05)
+            message = app.loading_error or ""
+            assert message.startswith("cannot open the database: postgresql+psycopg://ci:***@127.0.0.1:"), message
+            assert "timeout" in message.lower() and "hunter2" not in message
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running

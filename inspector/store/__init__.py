@@ -478,7 +478,7 @@ class Store:
                 messages=messages,
                 requests=requests,
                 summaries=summaries,
-                window=head["window"] if head["window"] is None or head["window"] > 0 else None,
+                window=head["window"],
                 meta=head["meta"] or {},
             )
 

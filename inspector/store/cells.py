@@ -7,7 +7,8 @@ column the type the schema declares, with one warning per repaired cell naming t
 row and the column, as an import does:
 
 - text columns: a BLOB is decoded as UTF-8 (with U+FFFD), a number becomes its text;
-- integer columns: text holding an integer is read as that integer, anything else is dropped (None);
+- integer columns: text holding an integer is read as that integer, anything else is dropped (None),
+  and so is a token count or window outside 0..2**53 (a negative or 1e30 window);
 - `relevance`: text holding a finite number is read, anything else dropped; flags: 0/1 and
   "true"/"false" texts;
 - JSON columns: text that does not parse, or a value of the wrong shape, is kept where nothing
@@ -26,6 +27,11 @@ from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, Select, Table,
 from sqlalchemy.types import NullType
 
 Warn = Callable[[str], None]
+
+MAX_COUNT = 2**53
+BOUNDS = {"prompt_tokens": (0, MAX_COUNT), "cache_read_tokens": (0, MAX_COUNT),
+          "cache_write_tokens": (0, MAX_COUNT), "window": (1, MAX_COUNT)}
+"""Integer cells outside these ranges are not real counts (and would overflow the pipelines): dropped."""
 
 
 def raw_select(table: Table, raw: bool = True) -> Select:
@@ -80,6 +86,14 @@ class RowReader:
                 out[name] = bool(value) if vtype in (int, bool) else self._flag(value, name, label)
             else:
                 out[name] = self._json(value, name, label)
+            if name in BOUNDS and out[name] is not None:
+                low, high = BOUNDS[name]
+                if not low <= out[name] <= high:
+                    self._say(name, label, f"{_short(out[name])} is not a token count; value dropped")
+                    out[name] = None
+            elif kind == "float" and out[name] is not None and not math.isfinite(out[name]):
+                self._say(name, label, f"{out[name]!r} is not a finite number; value dropped")
+                out[name] = None
         return out
 
     def _say(self, column: str, label: str, problem: str) -> None:

@@ -132,9 +132,3 @@ def split_points(text: str, chunk: int = CHUNK_CHARS) -> list[tuple[int, int]]:
     spans.append((start, n))
     return spans
 
-
-def register() -> None:
-    from inspector.tokens import register_tokenizer
-
-    for name in PUBLISHED_SHA256:
-        register_tokenizer(name, lambda name=name: TiktokenTokenizer(name))

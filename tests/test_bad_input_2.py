@@ -313,7 +313,7 @@ BAD_URLS = [
 @pytest.fixture
 def no_engine(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Fails the test if a database engine (and so a connection or a DNS lookup) is ever made."""
-    import inspector.store as store_module
+    import inspector.store.engine as store_module
 
     made: list[str] = []
 

@@ -15,7 +15,7 @@ from inspector.config import Config
 from inspector.model import Message, Role, Summary, Thread, ToolCall
 from inspector.pipeline import simulate
 from inspector.pipeline.audit import BlockStatus, Reason, RequestAudit
-from inspector.pipeline.harness import context_stats, plan_removals
+from inspector.pipeline.profiles.harness.stages import context_stats, plan_removals
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import TokenCounter, get_tokenizer
 from tests.reference.harness import (

@@ -26,6 +26,9 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, Select, Table, select, type_coerce
 from sqlalchemy.types import NullType
 
+from inspector.model import ToolDef
+from inspector.store import convert
+
 Warn = Callable[[str], None]
 
 MAX_COUNT = 2**53
@@ -169,6 +172,63 @@ class RowReader:
         return []
 
 
+def cell_text(value: Any, thread_id: Any, column: str, store: Any) -> str:
+    """A text cell of `ci_threads` as listed (a BLOB decoded, with a line in `store.warnings`)."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        store.warnings.append(f"{store_where(store)}: ci_threads row (id {thread_id}) column {column}: "
+                              "a BLOB, not text; decoded as UTF-8")
+        return bytes(value).decode("utf-8", "replace")
+    store.warnings.append(f"{store_where(store)}: ci_threads row (id {thread_id}) column {column}: "
+                          f"a {type(value).__name__}, not text; read as its text")
+    return str(value)
+
+
+def row_label(thread_id: str, row: Any) -> str:
+    seq = row.get("seq") if hasattr(row, "get") else None
+    label = f"thread {thread_id}, seq {seq}"
+    if "message_seq" in row:
+        label = f"thread {thread_id}, message seq {row['message_seq']}, seq {seq}"
+    return label
+
+
+def tools_from_cell(raw: Any, where: str, thread_id: str, warn: Any) -> tuple[ToolDef, ...]:
+    out: list[ToolDef] = []
+    for index, item in enumerate(raw):
+        try:
+            out.append(convert.tool_def_from_dict(item))
+        except (ValueError, TypeError) as exc:
+            warn(f"{where}: ci_threads row (id {thread_id}) column tools: entry {index}: {exc}; entry dropped")
+    return tuple(out)
+
+
+def summary_cells(row: dict[str, Any], where: str, thread_id: str, warn: Any) -> dict[str, Any]:
+    """Emotional-marker entries that are not objects with a finite intensity are repaired (cells.py does the rest)."""
+    markers = []
+    for index, entry in enumerate(row.get("emotional_markers") or ()):
+        label = f"{where}: ci_summaries row (thread {thread_id}, seq {row.get('seq')}) column emotional_markers"
+        if not isinstance(entry, dict):
+            warn(f"{label}: entry {index} is not an object; entry dropped")
+            continue
+        intensity = entry.get("intensity", 0.0)
+        if isinstance(intensity, bool) or not isinstance(intensity, (int, float)) or not math.isfinite(intensity):
+            warn(f"{label}: entry {index}: intensity {intensity!r} is not a finite number; set to 0")
+            entry = {**entry, "intensity": 0.0}
+        markers.append(entry)
+    for key in ("id", "first_message_id", "last_message_id"):
+        if row.get(key) is None:
+            warn(f"{where}: ci_summaries row (thread {thread_id}, seq {row.get('seq')}) column {key}: empty; set to ''")
+            row[key] = ""
+    return {**row, "emotional_markers": markers}
+
+
+def store_where(store: Any) -> str:
+    from inspector.store.engine import mask_url
+
+    return mask_url(store.url)
+
+
 def _json_kind(value: Any) -> str:
     return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
         type(value), "number")
@@ -179,4 +239,4 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-__all__ = ["RowReader", "raw_select"]
+__all__ = ["RowReader", "cell_text", "raw_select", "row_label", "summary_cells", "tools_from_cell"]

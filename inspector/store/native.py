@@ -1,0 +1,537 @@
+"""The native store: the `ci_*` tables, read and written as frozen model dataclasses.
+
+Reading goes cell by cell (`inspector.store.cells`), so a damaged cell is a warning in
+`Store.warnings`, never a traceback; writing a batch that the database refuses falls back to one
+transaction per thread (`save_threads`). Over 400 lines: the repository is one class.
+
+`Store.open` is the one way in (re-exported by `inspector.store`). A database of a foreign
+schema that a reader is registered for (`Store.reads_in_place`, e.g. the Iris reader) opens
+as that reader instead.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+from sqlalchemy import Engine, delete, func, insert, inspect, select, update
+from sqlalchemy import text as sql_text
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
+
+from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall
+from inspector.store import convert
+from inspector.store.cells import RowReader, cell_text, raw_select, row_label, summary_cells, tools_from_cell
+from inspector.store.engine import (
+    ENV_VAR,
+    StoreError,
+    database_errors,
+    first_line,
+    mask_url,
+    now_iso,
+    open_engine,
+    resolve_db_url,
+    sqlite_path,
+)
+from inspector.store.schema import (
+    SCHEMA_VERSION,
+    UPGRADES,
+    Base,
+    ImportRecordRow,
+    MessageRow,
+    RequestRow,
+    SchemaVersionRow,
+    SummaryRow,
+    ThreadRow,
+    ToolCallRow,
+)
+from inspector.store.sqlite_open import SqliteOpenError, SqliteSource
+
+
+class Store:
+    """Repository over the `ci_*` tables; returns `inspector.model` dataclasses only."""
+
+    read_only: bool
+    # Foreign schemas read in place: (recognizes the table names, the reader's class).
+    _readers: ClassVar[list[tuple[Callable[[set[str]], bool], Callable[[Engine, str], Store]]]] = []
+
+    @classmethod
+    def reads_in_place(cls, recognizes: Callable[[set[str]], bool], reader: Callable[[Engine, str], Store]) -> None:
+        """Open a database whose table names `recognizes` accepts as `reader(engine, url)`."""
+        cls._readers.append((recognizes, reader))
+
+    def __init__(self, engine: Engine, url: str, *, read_only: bool) -> None:
+        self.engine = engine
+        self.url = url
+        self.read_only = read_only
+        self.sqlite_source: SqliteSource | None = None
+        self.warnings: list[str] = []
+        self.save_errors: list[str] = []
+        """Repairs made while reading (damaged cells), one line each naming the row and column;
+        the CLI prints and clears them."""
+
+    @property
+    def access(self) -> str:
+        """How the database was opened: `write`, `read-only`, `immutable` or `snapshot` (SQLite, see
+        `inspector.store.sqlite_open`), `server` for other databases."""
+        if self.sqlite_source is not None:
+            return self.sqlite_source.access
+        return "write" if not self.read_only else ("read-only" if sqlite_path(self.url) else "server")
+
+    @property
+    def access_note(self) -> str | None:
+        """One line saying how a WAL-mode or journaled SQLite file was opened, else None."""
+        return self.sqlite_source.note if self.sqlite_source is not None else None
+
+    def refresh(self) -> None:
+        """Reopen a snapshot or immutable SQLite view when its files changed (live tailing)."""
+        if self.sqlite_source is not None:
+            try:
+                engine = self.sqlite_source.refresh()
+            except (SqliteOpenError, OSError) as exc:
+                raise StoreError(str(exc)) from None
+            if engine is not None:
+                self.engine = engine
+
+
+    # ---- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        url_or_path: str | None,
+        *,
+        read_only: bool = True,
+        create: bool = False,
+        wal: bool = False,
+        now: str | None = None,
+    ) -> Store:
+        """Open a database: a SQLAlchemy URL or a file path (`resolve_db_url`; the demo database is
+        built above the store, by `inspector.demo.ensure_demo_db`, whose URL callers pass here).
+
+        `create=True` (write mode) creates the file and the tables when missing (`now` stamps
+        the version row, for reproducible files); `wal=True` writes SQLite in WAL mode. A database
+        holding Laravel `conversations` + `conversation_summaries` tables opens as an IrisStore.
+        """
+        if create:
+            read_only = False
+        url = resolve_db_url(url_or_path)
+        if url is None:
+            raise StoreError(f"no database given: pass --db or set {ENV_VAR}")
+        engine, source = open_engine(url, read_only=read_only, create=create, wal=wal)
+        try:
+            try:
+                tables = set(inspect(engine).get_table_names())
+            except SQLAlchemyError as exc:
+                raise StoreError(f"{mask_url(url)}: cannot open database ({first_line(exc)})") from None
+            store = cls._open_with(engine, url, tables, read_only=read_only, create=create, now=now)
+        except BaseException:
+            if source is not None:
+                source.close()
+            engine.dispose()
+            raise
+        store.sqlite_source = source
+        return store
+
+    @classmethod
+    def _open_with(cls, engine: Engine, url: str, tables: set[str], *, read_only: bool, create: bool,
+                   now: str | None) -> Store:
+        if SchemaVersionRow.__tablename__ in tables:
+            missing = sorted(set(Base.metadata.tables) - tables)
+            if missing:
+                engine.dispose()
+                raise StoreError(
+                    f"{mask_url(url)}: damaged context-inspector database: missing table(s) {', '.join(missing)}"
+                )
+            store = cls(engine, url, read_only=read_only)
+            with database_errors(url, "read the schema version"):
+                store._check_version()
+            return store
+        for recognizes, reader in Store._readers:
+            if recognizes(tables):
+                return reader(engine, url)
+        if not create:
+            engine.dispose()
+            if not tables:
+                raise StoreError(f"{mask_url(url)}: empty database (import threads into it first)")
+            raise StoreError(f"{mask_url(url)}: not a context-inspector database (no ci_schema_version table)")
+        try:
+            _create_tables(engine, now or now_iso())
+        except (IntegrityError, OperationalError, ProgrammingError) as exc:
+            # Another process (a second import of the same file) created the tables meanwhile: use them.
+            if "already exists" not in str(exc) and "UNIQUE" not in str(exc) and "duplicate" not in str(exc):
+                raise StoreError(f"{mask_url(url)}: cannot create the tables ({first_line(exc)})") from None
+            store = cls(engine, url, read_only=False)
+            with database_errors(url, "read the schema version"):
+                store._check_version()
+            return store
+        return cls(engine, url, read_only=False)
+
+    def _check_version(self) -> None:
+        with self.engine.connect() as conn:
+            versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version))]
+        found = max(versions) if versions else None
+        if found is not None and found < SCHEMA_VERSION and not self.read_only and all(
+            v in UPGRADES for v in range(found, SCHEMA_VERSION)
+        ):
+            with self.engine.begin() as conn:
+                for version in range(found, SCHEMA_VERSION):
+                    for statement in UPGRADES[version]:
+                        conn.execute(sql_text(statement))
+                conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now_iso()))
+            return
+        if found != SCHEMA_VERSION:
+            if found is not None and found < SCHEMA_VERSION:
+                age = "older"
+            elif found is not None:
+                age = "newer"
+            else:
+                age = "unversioned"
+            self.engine.dispose()
+            raise StoreError(
+                f"{mask_url(self.url)}: {age} database schema version {found}; "
+                f"this context-inspector reads version {SCHEMA_VERSION}"
+                + (" (importing into it once upgrades it)" if age == "older" and found in UPGRADES else "")
+            )
+
+    def close(self) -> None:
+        self.engine.dispose()
+        if self.sqlite_source is not None:
+            self.sqlite_source.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def kind(self) -> str:
+        return "native"
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def list_threads(self) -> list[ThreadInfo]:
+        with database_errors(self.url, "list threads"):
+            def counts(row_cls: Any) -> Any:
+                return (
+                    select(row_cls.thread_id, func.count().label("n")).group_by(row_cls.thread_id).subquery()
+                )
+
+            m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
+
+            def query(gaps: Any) -> Any:
+                return (
+                    select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n,
+                           s.c.n, gaps)
+                    .outerjoin(m, m.c.thread_id == ThreadRow.id)
+                    .outerjoin(r, r.c.thread_id == ThreadRow.id)
+                    .outerjoin(s, s.c.thread_id == ThreadRow.id)
+                    .order_by(ThreadRow.created_at, ThreadRow.id)
+                )
+
+            with self.engine.connect() as conn:
+                try:
+                    rows = list(conn.execute(query(ThreadRow.meta["import_gaps"])))
+                except OperationalError as exc:  # a damaged meta cell (text that is not JSON)
+                    if "JSON" not in str(exc):
+                        raise
+                    conn.rollback()
+                    self.warnings.append(f"{mask_url(self.url)}: ci_threads column meta: a row holds text that is "
+                                         "not JSON; import gaps not listed")
+                    rows = list(conn.execute(query(sql_text("NULL"))))
+                derived = self._derived_request_counts(conn, [r[0] for r in rows if not r[5] and r[4]])
+                return [
+                    ThreadInfo(
+                        id=tid, title=cell_text(title, tid, "title", self), source=cell_text(source, tid, "source", self),
+                        messages=nm or 0, requests=nr or 0, summaries=ns or 0,
+                        updated_at=cell_text(updated, tid, "updated_at", self) or None,
+                        derived_requests=derived.get(tid, 0),
+                        import_gaps=gaps if isinstance(gaps, dict) and gaps else None,
+                    )
+                    for tid, title, source, updated, nm, nr, ns, gaps in rows
+                ]
+
+    @staticmethod
+    def _derived_request_counts(conn: Any, thread_ids: list[str]) -> dict[str, int]:
+        """`model.derive_requests` counted in SQL: assistant messages after the first message,
+        plus one when the last message is not the assistant's."""
+        if not thread_ids:
+            return {}
+        out: dict[str, int] = {}
+        bounds = (
+            select(MessageRow.thread_id, func.min(MessageRow.seq), func.max(MessageRow.seq))
+            .where(MessageRow.thread_id.in_(thread_ids))
+            .group_by(MessageRow.thread_id)
+        )
+        first_last = {tid: (lo, hi) for tid, lo, hi in conn.execute(bounds)}
+        assistants = (
+            select(MessageRow.thread_id, MessageRow.seq)
+            .where(MessageRow.thread_id.in_(thread_ids), MessageRow.role == "assistant")
+        )
+        last_is_assistant: set[str] = set()
+        for tid, seq in conn.execute(assistants):
+            lo, hi = first_last[tid]
+            if seq != lo:
+                out[tid] = out.get(tid, 0) + 1
+            if seq == hi:
+                last_is_assistant.add(tid)
+        for tid in first_last:
+            if tid not in last_is_assistant:
+                out[tid] = out.get(tid, 0) + 1
+        return out
+
+    def thread_ids(self) -> list[str]:
+        with database_errors(self.url, "list threads"), self.engine.connect() as conn:
+            return [tid for (tid,) in conn.execute(select(ThreadRow.id).order_by(ThreadRow.created_at, ThreadRow.id))]
+
+    def has_thread(self, thread_id: str) -> bool:
+        with database_errors(self.url, "read threads"), self.engine.connect() as conn:
+            return conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is not None
+
+    def load_thread(self, thread_id: str) -> Thread:
+        """The thread; a damaged cell is repaired or dropped with a line in `warnings` (see `cells`)."""
+        with database_errors(self.url, "load a thread"):
+            where = mask_url(self.url)
+            warn = self.warnings.append
+            raw = self.engine.dialect.name == "sqlite"
+            with self.engine.connect() as conn:
+                def rows(row_cls: Any, *order: Any) -> list[dict[str, Any]]:
+                    table = row_cls.__table__
+                    reader = RowReader(table, where, warn, decoded=not raw)
+                    query = raw_select(table, raw).where(table.c.thread_id == thread_id).order_by(*order)
+                    return [reader.read(r, row_label(thread_id, r)) for r in conn.execute(query).mappings()]
+
+                head_table = ThreadRow.__table__
+                query = raw_select(head_table, raw).where(head_table.c.id == thread_id)
+                found = conn.execute(query).mappings().first()
+                if found is None:
+                    raise StoreError(f"no thread {thread_id!r} in {mask_url(self.url)}")
+                head = RowReader(head_table, where, warn, decoded=not raw).read(found, f"id {thread_id}")
+                calls: dict[int, list[ToolCall]] = {}
+                for row in rows(ToolCallRow, ToolCallRow.message_seq, ToolCallRow.seq):
+                    calls.setdefault(row["message_seq"], []).append(
+                        ToolCall(id=row["id"] or "", name=row["name"] or "", arguments=row["arguments"])
+                    )
+                messages = tuple(
+                    convert.message_from_row(row, tuple(calls.get(row["seq"], ())))
+                    for row in rows(MessageRow, MessageRow.seq)
+                )
+                requests = tuple(convert.request_from_row(row) for row in rows(RequestRow, RequestRow.seq))
+                summaries = tuple(
+                    convert.summary_from_row(summary_cells(row, where, thread_id, warn))
+                    for row in rows(SummaryRow, SummaryRow.seq)
+                )
+            return Thread(
+                id=head["id"],
+                title=head["title"] or "",
+                source=head["source"] or "native",
+                system_prompt=head["system_prompt"] or "",
+                tools=tools_from_cell(head["tools"] or (), where, thread_id, warn),
+                messages=messages,
+                requests=requests,
+                summaries=summaries,
+                window=head["window"],
+                meta=head["meta"] or {},
+            )
+
+    def data_version(self, thread_id: str) -> tuple:
+        """Cheap fingerprint that changes when messages, requests or summaries are added (live mode)."""
+        self.refresh()
+        with database_errors(self.url, "read a thread"):
+            with self.engine.connect() as conn:
+                parts: list[Any] = []
+                for row_cls in (MessageRow, RequestRow, SummaryRow):
+                    parts.extend(
+                        conn.execute(
+                            select(func.count(), func.max(row_cls.seq)).where(row_cls.thread_id == thread_id)
+                        ).one()
+                    )
+                parts.append(conn.execute(select(ThreadRow.updated_at).where(ThreadRow.id == thread_id)).scalar())
+            return tuple(parts)
+
+    def import_records(self) -> list[dict[str, Any]]:
+        with database_errors(self.url, "read import records"), self.engine.connect() as conn:
+            rows = conn.execute(select(ImportRecordRow).order_by(ImportRecordRow.id)).mappings()
+            return [dict(r) for r in rows]
+
+        # ---- writing -------------------------------------------------------------------------
+
+    def _require_writable(self) -> None:
+        if self.read_only:
+            raise StoreError(f"{mask_url(self.url)}: opened read-only")
+
+    def save_thread(self, thread: Thread, *, now: str | None = None) -> bool:
+        """Write `thread`, replacing a thread with the same id. Returns True when one was replaced."""
+        return self.save_threads([thread], now=now)[0]
+
+    def save_threads(self, threads: Iterable[Thread], *, now: str | None = None) -> list[bool | None]:
+        """Write several threads in one transaction; per thread, whether it replaced one.
+
+        A concurrent import of the same threads is waited for (the database's lock), and a
+        unique-key clash with what it saved meanwhile is retried (it then replaces). When the batch fails, each thread is written in a
+        transaction of its own, so one bad thread never takes the others down: its flag is None and
+        `save_errors` says why. When every thread fails, StoreError."""
+        self._require_writable()
+        threads = list(threads)
+        stamp = now or now_iso()
+        self.save_errors = []
+        failure: BaseException | None = None
+        for _ in range(3):
+            try:
+                with self.engine.begin() as conn:
+                    return [_write_thread(conn, thread, stamp) for thread in threads]
+            except IntegrityError as exc:  # a concurrent import saved one of them meanwhile: again
+                failure = exc
+            except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
+                failure = exc
+                break
+        if len(threads) <= 1 or "database is locked" in str(failure):
+            raise StoreError(f"{mask_url(self.url)}: cannot save threads ({first_line(failure)})") from None
+        flags: list[bool | None] = []
+        for thread in threads:
+            try:
+                with self.engine.begin() as conn:
+                    flags.append(_write_thread(conn, thread, stamp))
+            except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
+                flags.append(None)
+                self.save_errors.append(f"thread {thread.id}: cannot be saved ({first_line(exc)}); thread skipped")
+        if all(flag is None for flag in flags):
+            raise StoreError(f"{mask_url(self.url)}: cannot save threads ({first_line(failure)})") from None
+        return flags
+
+    def delete_thread(self, thread_id: str) -> None:
+        with database_errors(self.url, "delete a thread"):
+            self._require_writable()
+            with self.engine.begin() as conn:
+                _delete_thread(conn, thread_id)
+
+    def create_thread(self, thread: Thread, *, now: str | None = None) -> None:
+        """Insert an empty thread header (recording API); fails if the id exists."""
+        self._require_writable()
+        if self.has_thread(thread.id):
+            raise StoreError(f"thread {thread.id!r} already exists")
+        self.save_thread(thread, now=now)
+
+    def append_message(self, thread_id: str, message: Message) -> None:
+        """Append one message at the end of a thread (one small transaction)."""
+        self._append(thread_id, MessageRow, lambda seq: [convert.message_row(thread_id, seq, message)],
+                     extra=lambda seq: convert.tool_call_rows(thread_id, seq, message))
+
+    def append_request(self, thread_id: str, request: Request) -> None:
+        self._append(thread_id, RequestRow, lambda seq: [convert.request_row(thread_id, seq, request)])
+
+    def append_summary(self, thread_id: str, summary: Summary) -> None:
+        self._append(thread_id, SummaryRow, lambda seq: [convert.summary_row(thread_id, seq, summary)])
+
+    def set_summary_before_request(self, thread_id: str, summary_id: str, request_id: str) -> None:
+        with database_errors(self.url, "write"):
+            self._require_writable()
+            with self.engine.begin() as conn:
+                conn.execute(
+                    update(SummaryRow)
+                    .where(SummaryRow.thread_id == thread_id, SummaryRow.id == summary_id)
+                    .values(before_request_id=request_id)
+                )
+
+    def _append(self, thread_id: str, row_cls: Any, rows: Any, extra: Any = None) -> None:
+        with database_errors(self.url, "write"):
+            self._require_writable()
+            with self.engine.begin() as conn:
+                if conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is None:
+                    raise StoreError(f"no thread {thread_id!r}")
+                last = conn.execute(select(func.max(row_cls.seq)).where(row_cls.thread_id == thread_id)).scalar()
+                seq = 0 if last is None else last + 1
+                _insert_many(conn, row_cls, rows(seq))
+                if extra is not None:
+                    _insert_many(conn, ToolCallRow, extra(seq))
+                conn.execute(update(ThreadRow).where(ThreadRow.id == thread_id).values(updated_at=now_iso()))
+
+    def add_import_record(
+        self,
+        *,
+        path: str,
+        sha256: str,
+        fmt: str,
+        thread_ids: Iterable[str],
+        replaced: Iterable[str] = (),
+        skipped: Iterable[str] = (),
+        now: str | None = None,
+    ) -> None:
+        with database_errors(self.url, "write an import record"):
+            self._require_writable()
+            with self.engine.begin() as conn:
+                conn.execute(
+                    insert(ImportRecordRow).values(
+                        path=path,
+                        sha256=sha256,
+                        format=fmt,
+                        thread_ids=list(thread_ids),
+                        replaced_thread_ids=list(replaced),
+                        skipped=list(skipped),
+                        imported_at=now or now_iso(),
+                    )
+                )
+
+
+def _create_tables(engine: Engine, stamp: str) -> None:
+    """The tables and the version row in one transaction. SQLite's DDL would otherwise commit table by
+    table, and a second import starting meanwhile would find half a schema: BEGIN IMMEDIATE makes it
+    wait, then find the whole schema (and its version row: a unique-key error the caller expects)."""
+    if engine.dialect.name != "sqlite":
+        with engine.begin() as conn:
+            Base.metadata.create_all(conn)
+            conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
+        return
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        level = raw.isolation_level
+        raw.isolation_level = None  # the transaction below is ours, not pysqlite's
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            try:
+                Base.metadata.create_all(conn)
+                conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
+                raw.execute("COMMIT")
+            except BaseException:
+                raw.execute("ROLLBACK")
+                raise
+        finally:
+            raw.isolation_level = level
+
+
+def _write_thread(conn: Any, thread: Thread, stamp: str) -> bool:
+    created = conn.execute(select(ThreadRow.created_at).where(ThreadRow.id == thread.id)).scalar()
+    if created is not None:
+        _delete_thread(conn, thread.id)
+    conn.execute(
+        insert(ThreadRow).values(
+            id=thread.id,
+            title=thread.title,
+            source=thread.source,
+            system_prompt=thread.system_prompt,
+            tools=[convert.tool_def_to_dict(t) for t in thread.tools],
+            window=thread.window,
+            meta=convert.plain(thread.meta),
+            created_at=created or stamp,
+            updated_at=stamp,
+        )
+    )
+    _insert_many(conn, MessageRow, [convert.message_row(thread.id, i, m) for i, m in enumerate(thread.messages)])
+    _insert_many(
+        conn, ToolCallRow, [row for i, m in enumerate(thread.messages) for row in convert.tool_call_rows(thread.id, i, m)]
+    )
+    _insert_many(conn, RequestRow, [convert.request_row(thread.id, i, r) for i, r in enumerate(thread.requests)])
+    _insert_many(conn, SummaryRow, [convert.summary_row(thread.id, i, s) for i, s in enumerate(thread.summaries)])
+    return created is not None
+
+
+def _insert_many(conn: Any, row_cls: Any, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        conn.execute(insert(row_cls), rows)
+
+
+def _delete_thread(conn: Any, thread_id: str) -> None:
+    for row_cls in (ToolCallRow, MessageRow, RequestRow, SummaryRow):
+        conn.execute(delete(row_cls).where(row_cls.thread_id == thread_id))
+    conn.execute(delete(ThreadRow).where(ThreadRow.id == thread_id))

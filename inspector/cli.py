@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from inspector.cli_output import OutputRefused, check_output, json_text, terminal_json
 from inspector.config import ConfigError, parse_set
 from inspector.textsafe import safe_line
 
@@ -38,16 +39,6 @@ def _flush(store: Any) -> None:
         _say("warning: ", line)
     if hasattr(store, "warnings"):
         store.warnings.clear()
-
-
-_JSON_UNSAFE = {code: f"\\u{code:04x}" for code in (*range(0x7F, 0xA0), 0x2028, 0x2029, 0x202A, 0x202B, 0x202C,
-                                                     0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069)}
-
-
-def _json_text(value: Any) -> str:
-    """JSON for the terminal: C0 controls are escaped by json.dumps itself; DEL, C1 controls (8-bit CSI,
-    OSC) and bidirectional overrides are escaped here too. Still the same JSON value."""
-    return json.dumps(value, indent=2, ensure_ascii=False).translate(_JSON_UNSAFE)
 
 
 def _fail(exc: Exception) -> UserError:
@@ -132,7 +123,7 @@ def threads_command(db: str | None, as_json: bool) -> None:
         _flush(store)
         store.close()
     if as_json:
-        click.echo(_json_text([i.to_json() for i in infos]))
+        click.echo(json_text([i.to_json() for i in infos]))
         return
     from inspector.textsafe import safe_line
 
@@ -187,7 +178,11 @@ def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | No
 
     store = _open_store(db)
     if output:
-        _check_output(output, store.url, force)
+        try:
+            check_output(output, store.url, force)
+        except OutputRefused as exc:
+            store.close()
+            raise UserError(str(exc)) from None
     try:
         ids = list(thread_ids) or [i.id for i in store.list_threads()]
         threads = [store.load_thread(i) for i in ids]
@@ -204,30 +199,7 @@ def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | No
         except OSError as exc:
             raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
     else:
-        click.echo(text.translate(_JSON_UNSAFE))
-
-
-def _check_output(output: str, db_url: str, force: bool) -> None:
-    """Refuse to write onto the database being read (or a file beside it), and onto an existing file
-    that is not JSON unless --force."""
-    from pathlib import Path
-
-    from inspector.importers._input import looks_like_json
-    from inspector.store import sqlite_path
-
-    target = Path(output).expanduser().resolve()
-    db_path = sqlite_path(db_url)
-    if db_path is not None:
-        db_path = db_path.resolve()
-        if target in {db_path, *(db_path.with_name(db_path.name + s) for s in ("-wal", "-shm", "-journal"))}:
-            raise UserError(f"{output}: is the database being read ({db_path}); refusing to write onto it")
-    if target.is_dir():
-        raise UserError(f"{output}: is a directory")
-    if target.exists() and not force:
-        if not target.is_file():
-            raise UserError(f"{output}: exists and is not a regular file; refusing to write (use --force)")
-        if not looks_like_json(target):
-            raise UserError(f"{output}: exists and is not a JSON file; refusing to overwrite it (use --force)")
+        click.echo(terminal_json(text))
 
 
 @main.command("simulate")
@@ -277,7 +249,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(_json_text(sim.to_json(timeline=timeline, request=request_index)))
+        click.echo(json_text(sim.to_json(timeline=timeline, request=request_index)))
         return
     from inspector.report import render_simulation
 

@@ -172,7 +172,10 @@ SPECIAL = [
     ("dev-zero-db", lambda d: ["simulate", "--thread", "t", "--db", "/dev/zero"], 2,
      "context-inspector: error: /dev/zero: is a character device, not a regular file"),
     ("fifo-export-target", lambda d: ["export", "--db", str(d / "store.sqlite"), "-o", str(_fifo(d / "out.json"))], 2,
-     "context-inspector: error: {d}/out.json: exists and is not a regular file; refusing to write (use --force)"),
+     "context-inspector: error: {d}/out.json: exists and is not a regular file; refusing to write"),
+    ("fifo-export-target-force",
+     lambda d: ["export", "--db", str(d / "store.sqlite"), "-o", str(_fifo(d / "out.json")), "--force"], 2,
+     "context-inspector: error: {d}/out.json: exists and is not a regular file; refusing to write"),
 ]
 
 

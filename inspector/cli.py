@@ -269,6 +269,7 @@ def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
 
 
@@ -278,7 +279,7 @@ def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
     config = load_config(profile, overrides, thread=thread)
     result = run_replay(thread, config, baseline=not overrides)
     for notice in result.notices:
-        click.echo(f"warning: {notice}", err=True)
+        _say("warning: ", notice)
     return config, result
 
 
@@ -310,13 +311,12 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
                 raise _fail(exc) from None
             message = " ".join(str(exc).split()) or exc.__class__.__name__
             errors.append({"thread_id": thread.id, "error": message})
-            click.echo(f"error: thread {thread.id}: {message}", err=True)
+            _say("error: ", f"thread {thread.id}: {message}")
     if as_json:
-        click.echo(json.dumps(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors),
-                              indent=2, ensure_ascii=False))
+        click.echo(json_text(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors)))
         return
     for line in loss_lines(losses, threads=len(threads), limit=limit or None):
-        click.echo(line)
+        click.echo(safe_line(line))
 
 
 @main.command("probe")
@@ -343,11 +343,10 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(json.dumps(probe_json(results, thread_id=thread.id, profile=config.profile), indent=2,
-                              ensure_ascii=False))
+        click.echo(json_text(probe_json(results, thread_id=thread.id, profile=config.profile)))
         return
     for line in probe_lines(results):
-        click.echo(line)
+        click.echo(safe_line(line))
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:

@@ -31,6 +31,11 @@ class Call:
     last_sig: int
 
 
+def _count(usage: Mapping[str, Any], key: str) -> int | None:
+    value = usage.get(key) if isinstance(usage, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def match(counts: list[Count], calls: list[Call]) -> dict[int, Call]:
     """Index of each token count -> its call (the rules are in `codex`'s docstring)."""
     by_turn_calls: dict[int, list[Call]] = {}
@@ -83,7 +88,8 @@ def requests_of(counts: list[Count], calls: list[Call], messages: list[Message],
         requests.append((call.message, Request(
             id=f"R{count.line}", after_message_id=messages[call.message - 1].id, prompt_tokens=tokens,
             model=count.model, created_at=count.created_at,
-            cache_read_tokens=cached if isinstance(cached, int) and not isinstance(cached, bool) else None)))
+            cache_read_tokens=cached if isinstance(cached, int) and not isinstance(cached, bool) else None,
+            output_tokens=_count(count.usage, "output_tokens"))))
     requests.sort(key=lambda pair: pair[0])
     coverage.calls_unbilled = len(calls) - len(requests)
     return [r for _, r in requests]

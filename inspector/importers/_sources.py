@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from inspector.importers._input import read_input
 from inspector.store import StoreError
 
 SUFFIXES = (".json", ".jsonl", ".traj")
@@ -33,9 +34,7 @@ def read_text(path: Path, warnings: list[str] | None = None) -> str:
     """The file's text (gunzipped when .gz). Invalid UTF-8 raises UnicodeDecodeError, unless
     `warnings` is given: then each bad line is decoded with U+FFFD replacements and reported
     there as `file:line: invalid UTF-8 replaced with U+FFFD`."""
-    data = path.read_bytes()
-    if path.name.lower().endswith(".gz"):
-        data = gzip.decompress(data)
+    data = read_input(path)  # bounded: never a FIFO or a device, never past the size limit
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

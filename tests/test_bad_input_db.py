@@ -220,6 +220,8 @@ def test_a_live_writer_is_read_through_a_snapshot_that_follows_it(tmp_path: Path
 CELLS = [
     ("thread-meta-list", "UPDATE ci_threads SET meta = '[1, 2]'",
      "ci_threads row (id neg) column meta: a JSON list, not an object; kept as meta.stored_meta"),
+    ("thread-meta-not-json", "UPDATE ci_threads SET meta = '{broken'",
+     "ci_threads row (id neg) column meta: text that is not JSON; kept as meta.stored_meta"),
     ("message-meta-list", "UPDATE ci_messages SET meta = '[\"x\"]' WHERE id = 'a1'",
      "ci_messages row (thread neg, seq 1) column meta: a JSON list, not an object; kept as meta.stored_meta"),
     ("message-meta-not-json", "UPDATE ci_messages SET meta = '{broken' WHERE id = 'a1'",
@@ -276,6 +278,9 @@ def test_a_damaged_cell_is_repaired_with_a_warning_naming_row_and_column(name, s
         assert json.loads(result.stdout)["thread_id"] == "neg"
     listing = run("threads", "--db", str(db), "--json")
     assert listing.exit_code == 0 and [t["messages"] for t in json.loads(listing.stdout)] == [2]
+    if name == "thread-meta-not-json":
+        assert listing.stderr == (f"warning: sqlite:///{db}: ci_threads column meta: a row holds text that is not "
+                                  "JSON; import gaps not listed\n")
     export = run("export", "--db", str(db))
     assert export.exit_code == 0, export.stderr
     messages = json.loads(export.stdout)["threads"][0]["messages"]

@@ -171,12 +171,19 @@ def bench_tui() -> None:
     bench_tui_memory()
 
 
+def bench_repairs() -> None:
+    from bench.bench_repairs import bench_repairs as run
+
+    run()
+
+
 BENCHES: dict[str, Callable[[], None]] = {
     "tokens": bench_tokens,
     "replay": bench_replay,
     "shifting": bench_shifting,
     "memory": bench_memory,
     "tui": bench_tui,
+    "repairs": bench_repairs,
 }
 
 

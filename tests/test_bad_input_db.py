@@ -443,3 +443,36 @@ def test_an_import_reports_the_thread_the_database_refused(tmp_path: Path, monke
     listing = run("threads", "--db", str(db), "--json")
     assert [t["id"] for t in json.loads(listing.stdout)] == ["ok"]
 
+
+
+async def test_the_tui_says_what_it_repaired_while_reading(tmp_path: Path):
+    from inspector.app import create_app
+
+    db = imported_db(tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE ci_threads SET meta = '[1, 2]'")
+    conn.commit()
+    conn.close()
+    to_wal(db)
+    before = snapshot(tmp_path)
+    app = create_app(db_url=str(db), config_file=tmp_path / "config.toml", export_dir=tmp_path,
+                     screenshot_dir=tmp_path)
+    notes: list[str] = []
+    original = app.notify
+
+    def keep(message: str, **kwargs) -> None:
+        notes.append(message)
+        original(message, **kwargs)
+
+    app.notify = keep  # type: ignore[method-assign]
+    async with app.run_test() as pilot:
+        for _ in range(400):  # bounded by progress: the thread loads
+            if app.view is not None:
+                break
+            await pilot.pause(0.05)
+        assert app.view is not None and app.view.thread.meta == {"stored_meta": [1, 2]}
+        await pilot.press("q")
+    assert f"{db}: {NOTES['immutable']}" in notes
+    assert any(n.startswith(f"repaired while reading: sqlite:///{db}: ci_threads row (id neg) column meta: a JSON "
+                            "list, not an object") for n in notes), notes
+    assert snapshot(tmp_path) == before

@@ -177,6 +177,14 @@ def bench_repairs() -> None:
     run()
 
 
+def bench_cache() -> None:
+    from bench.bench_cache import DEFAULT_FIXTURES, accuracy, bench_sweep, report_accuracy
+
+    bench_sweep()
+    if DEFAULT_FIXTURES.is_dir():
+        report_accuracy(accuracy(DEFAULT_FIXTURES))
+
+
 BENCHES: dict[str, Callable[[], None]] = {
     "tokens": bench_tokens,
     "replay": bench_replay,
@@ -184,6 +192,7 @@ BENCHES: dict[str, Callable[[], None]] = {
     "memory": bench_memory,
     "tui": bench_tui,
     "repairs": bench_repairs,
+    "cache": bench_cache,
 }
 
 

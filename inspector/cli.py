@@ -297,14 +297,17 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
     """What each compaction lost: the facts of its span and whether its summary kept them."""
     from inspector.lossreport import loss_json, loss_lines
     from inspector.pipeline.survival import compaction_losses
+    from inspector.textsafe import safe_line
 
     overrides = _overrides(sets)
     threads = _load_threads(db, thread_id, every)
     losses: list = []
+    profiles: dict[str, str] = {}
     errors: list[dict[str, str]] = []
     for thread in threads:
         try:
-            _, result = _replay_for(thread, profile, overrides)
+            config, result = _replay_for(thread, profile, overrides)
+            profiles[thread.id] = config.profile
             losses.extend((thread.id, loss) for loss in compaction_losses(thread, result))
         except (ConfigError, ValueError, RuntimeError) as exc:
             if not every:
@@ -313,10 +316,15 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
             errors.append({"thread_id": thread.id, "error": message})
             _say("error: ", f"thread {thread.id}: {message}")
     if as_json:
-        click.echo(json_text(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors)))
+        click.echo(json_text(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors,
+                                       profiles=profiles)))
+        if errors and len(errors) == len(threads):
+            sys.exit(1)
         return
-    for line in loss_lines(losses, threads=len(threads), limit=limit or None):
+    for line in loss_lines(losses, threads=len(threads), limit=limit or None, failed=len(errors)):
         click.echo(safe_line(line))
+    if errors and len(errors) == len(threads):
+        sys.exit(1)
 
 
 @main.command("probe")
@@ -347,6 +355,71 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
         return
     for line in probe_lines(results):
         click.echo(safe_line(line))
+
+
+@main.command("sweep")
+@click.option("--thread", "thread_id", metavar="ID", help="The thread to sweep.")
+@click.option("--all", "all_threads", is_flag=True, help="Every thread of the database (added up per config).")
+@db_option
+@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--key", "keys", multiple=True, required=True, metavar="K=V1,V2,...",
+              help="A key and the values to try (repeatable: every combination is replayed).")
+@click.option("--compactions", type=click.Choice(["recorded", "decide"]), default="decide", show_default=True,
+              help="Follow the recorded compactions, or let each config decide them.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes (--all).")
+@click.option("--json", "as_json", is_flag=True, help="Print {\"rows\": [...]}.")
+def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, profile: str | None,
+                  sets: tuple[str, ...], keys: tuple[str, ...], compactions: str, jobs: int, as_json: bool) -> None:
+    """Replay every combination of config values; one row per config (cost, cache, compactions)."""
+    from inspector import sweep
+    from inspector.service import load_config
+    from inspector.store import StoreError
+
+    if bool(thread_id) == all_threads:
+        raise UserError("give --thread ID or --all")
+    overrides = _overrides(sets)
+    try:
+        combos = sweep.combinations([sweep.parse_key(k) for k in keys])
+    except ConfigError as exc:
+        raise _fail(exc) from None
+    store = _open_store(db)
+    try:
+        ids = [i.id for i in store.list_threads()] if all_threads else [thread_id]
+        thread = None if all_threads else store.load_thread(thread_id)
+        url = store.url
+    except (StoreError, KeyError) as exc:
+        raise _fail(exc) from None
+    finally:
+        store.close()
+    errors: list[str] = []
+    try:
+        if thread is not None:
+            base = load_config(profile, overrides, thread=thread)
+            rows = sweep.sweep_thread(thread, base, combos, compactions=compactions)
+        else:
+            bar = click.progressbar(length=len(ids), label="sweeping", file=sys.stderr) if sys.stderr.isatty() \
+                else None
+            if bar is not None:
+                bar.__enter__()
+            try:
+                rows, errors = sweep.sweep_all(url, ids, profile, overrides, combos, compactions=compactions,
+                                               jobs=jobs, progress=(lambda _tid: bar.update(1)) if bar else None)
+            finally:
+                if bar is not None:
+                    bar.__exit__(None, None, None)
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise _fail(exc) from None
+    for line in errors:
+        click.echo(f"warning: {safe_line(line)}", err=True)
+    if as_json:
+        click.echo(json_text({"rows": [r.to_json() for r in rows]}))
+        return
+    names = tuple(combos[0]) if combos else ()
+    header = (*names, "COMPACTIONS", "FAILURES", "PROMPT TOKENS", "CACHE READ", "BREAKS", "COST", "FACTS LOST", "")
+    _print_table(header, [tuple(safe_line(c) for c in r) for r in sweep.iter_table(rows)])
+    if any(r.baseline for r in rows):
+        click.echo("* the thread's own config")
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:

@@ -253,18 +253,24 @@ def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict[str, Any]]:
-    """(profile or None, validated values) from TOML text; errors name the file and key."""
+def load_toml(text: str, source: str = "config.toml") -> dict[str, Any]:
+    """TOML text as a table; a one-line ConfigError naming `source` for anything it cannot hold."""
     text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark, as some editors write
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{source}: TOML nested too deeply (tables or arrays inside each other)") from None
     except ValueError as exc:  # e.g. an integer past Python's digit limit
         raise ConfigError(f"{source}: {' '.join(str(exc).split())[:120]}") from None
+
+
+def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict[str, Any]]:
+    """(profile or None, validated values) from TOML text; errors name the file and key."""
+    data = load_toml(text, source)
     profile = data.pop("profile", None)
+    data.pop("prices", None)  # the price table's overrides: read by service.load_prices
     if profile is not None and profile not in PROFILES:
         raise ConfigError(f"{source}: profile must be one of {', '.join(PROFILES)}: got {profile!r}")
     values: dict[str, Any] = {}

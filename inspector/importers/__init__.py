@@ -376,7 +376,9 @@ def _keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple
     where = _resolved(str(path))
 
     def other(tid: str) -> bool:
-        return tid in known and known[tid][0] != where and known[tid][1] != sha
+        if tid not in known or known[tid][0] == where or known[tid][1] == sha:
+            return False
+        return not _brought_by(path, Path(known[tid][0]))
 
     clash = [t.id for t in threads if other(t.id)]
     if not clash:
@@ -398,6 +400,16 @@ def _keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple
             meta["parent_thread_id"] = renamed[meta["parent_thread_id"]]
         out.append(_replace_thread(t, id=renamed[t.id], meta=meta))
     return out
+
+
+def _brought_by(agent: Path, session: Path) -> bool:
+    """Whether sub-agent file `agent` comes in with Claude Code session file `session` (then it is that file)."""
+    if not is_subagent_file(agent):
+        return False
+    try:
+        return agent.resolve() in {f.resolve() for f in subagent_files(session)}
+    except OSError:
+        return False
 
 
 def _stored(store: Any, thread_id: str) -> bool:

@@ -37,13 +37,14 @@ BOUNDS = {"prompt_tokens": (0, MAX_COUNT), "cache_read_tokens": (0, MAX_COUNT),
 """Integer cells outside these ranges are not real counts (and would overflow the pipelines): dropped."""
 
 
-def raw_select(table: Table, raw: bool = True) -> Select:
-    """SELECT of every column of `table`; with `raw`, no result processing (values as the driver gives
-    them: SQLite, where a cell may hold any type). Other databases type their columns, and their
-    JSON columns come back decoded (`RowReader(decoded=True)`)."""
+def raw_select(table: Table, raw: bool = True, columns: Any = None) -> Select:
+    """SELECT of every column of `table` (or of `columns`, those an older store has); with `raw`, no
+    result processing (values as the driver gives them: SQLite, where a cell may hold any type). Other
+    databases type their columns, and their JSON columns come back decoded (`RowReader(decoded=True)`)."""
+    cols = list(table.columns if columns is None else columns)
     if not raw:
-        return select(*table.columns)
-    return select(*[type_coerce(c, NullType()).label(c.name) for c in table.columns])
+        return select(*cols)
+    return select(*[type_coerce(c, NullType()).label(c.name) for c in cols])
 
 
 def _kind(column: Any) -> str:
@@ -74,7 +75,7 @@ class RowReader:
         """The row as a dict of well-typed values; `label` names the row in warnings (e.g. `thread t, seq 3`)."""
         out: dict[str, Any] = {}
         for name, kind in self.columns:
-            value = row[name]
+            value = row.get(name)  # None where an older store has no such column
             if value is None:
                 out[name] = None
                 continue

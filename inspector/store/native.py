@@ -64,6 +64,9 @@ class Store:
         self.engine = engine
         self.url = url
         self.read_only = read_only
+        self.schema_version = SCHEMA_VERSION
+        self._request_columns = list(RequestRow.__table__.columns)
+        """What a request row holds here (a version-1 store, viewed read-only, lacks the cache columns)."""
         self.sqlite_source: SqliteSource | None = None
         self.warnings: list[str] = []
         self.save_errors: list[str] = []
@@ -171,6 +174,7 @@ class Store:
         with self.engine.connect() as conn:
             versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version))]
         found = max(versions) if versions else None
+        self.schema_version = found if found is not None else 0
         if found is not None and found < SCHEMA_VERSION and not self.read_only and all(
             v in UPGRADES for v in range(found, SCHEMA_VERSION)
         ):
@@ -179,6 +183,14 @@ class Store:
                     for statement in UPGRADES[version]:
                         conn.execute(sql_text(statement))
                 conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now_iso()))
+            self.schema_version = SCHEMA_VERSION
+            return
+        if found is not None and found < SCHEMA_VERSION and self.read_only and all(
+            v in UPGRADES for v in range(found, SCHEMA_VERSION)
+        ):  # viewing never writes: read it as it is, without the request columns later versions added
+            added = {stmt.split("ADD COLUMN", 1)[1].split()[0] for v in range(found, SCHEMA_VERSION)
+                     for stmt in UPGRADES[v] if stmt.startswith("ALTER TABLE ci_requests ADD COLUMN")}
+            self._request_columns = [c for c in RequestRow.__table__.columns if c.name not in added]
             return
         if found != SCHEMA_VERSION:
             if found is not None and found < SCHEMA_VERSION:
@@ -296,10 +308,10 @@ class Store:
             warn = self.warnings.append
             raw = self.engine.dialect.name == "sqlite"
             with self.engine.connect() as conn:
-                def rows(row_cls: Any, *order: Any) -> list[dict[str, Any]]:
+                def rows(row_cls: Any, *order: Any, columns: Any = None) -> list[dict[str, Any]]:
                     table = row_cls.__table__
                     reader = RowReader(table, where, warn, decoded=not raw)
-                    query = raw_select(table, raw).where(table.c.thread_id == thread_id).order_by(*order)
+                    query = raw_select(table, raw, columns).where(table.c.thread_id == thread_id).order_by(*order)
                     return [reader.read(r, row_label(thread_id, r)) for r in conn.execute(query).mappings()]
 
                 head_table = ThreadRow.__table__
@@ -317,7 +329,8 @@ class Store:
                     convert.message_from_row(row, tuple(calls.get(row["seq"], ())))
                     for row in rows(MessageRow, MessageRow.seq)
                 )
-                requests = tuple(convert.request_from_row(row) for row in rows(RequestRow, RequestRow.seq))
+                requests = tuple(convert.request_from_row(row)
+                                 for row in rows(RequestRow, RequestRow.seq, columns=self._request_columns))
                 summaries = tuple(
                     convert.summary_from_row(summary_cells(row, where, thread_id, warn))
                     for row in rows(SummaryRow, SummaryRow.seq)

@@ -271,6 +271,10 @@ TOML_CASES_2 = [
      "config.toml: Exceeds the limit (4300 digits) for integer string conversion"),
     ("timeout-1e308.toml", b"[summarization]\ntimeout = 1e308\n",
      "config.toml: summarization.timeout must be at most 86400.0: got 1e+308"),
+    ("threshold-401-digits.toml", ("[harness]\npruning_threshold = " + "9" * 401 + "\n").encode(),
+     "config.toml: harness.pruning_threshold must be a finite number: got " + "9" * 39 + "… (401 characters)"),
+    ("timeout-401-digits.toml", ("[summarization]\ntimeout = " + "9" * 401 + "\n").encode(),
+     "config.toml: summarization.timeout must be a finite number: got " + "9" * 39 + "… (401 characters)"),
     ("keep-last-huge.toml", ("[harness]\nkeep_last = 1" + "0" * 30 + "\n").encode(),
      "config.toml: harness.keep_last must be at most 9007199254740992"),
 ]

@@ -476,3 +476,20 @@ async def test_the_tui_says_what_it_repaired_while_reading(tmp_path: Path):
     assert any(n.startswith(f"repaired while reading: sqlite:///{db}: ci_threads row (id neg) column meta: a JSON "
                             "list, not an object") for n in notes), notes
     assert snapshot(tmp_path) == before
+
+
+def test_a_hot_journal_is_recovered_the_way_the_note_says(tmp_path: Path):
+    """The note names a write-mode command; after it the file is whole and opens read-only as before."""
+    db = prepare(View("hot", "hot-journal", "snapshot", 2), tmp_path)
+    journal = db.parent / (db.name + "-journal")
+    viewed = run("threads", "--db", str(db), "--json")
+    assert "run one write-mode command on it (e.g. `context-inspector import`" in viewed.stderr
+    shutil.copyfile(BAD_DIR / "only-system.json", tmp_path / "sys.json")
+    result = run("import", str(tmp_path / "sys.json"), "--db", str(db))
+    assert result.exit_code == 0, result.stderr
+    assert not journal.exists() or journal.stat().st_size == 0
+    after = run("threads", "--db", str(db), "--json")
+    assert after.exit_code == 0 and after.stderr == ""
+    assert {t["id"]: t["messages"] for t in json.loads(after.stdout)} == {"neg": 2, "sys": 2}
+    with Store.open(str(db)) as store:
+        assert store.access == "read-only"

@@ -437,7 +437,7 @@ def test_an_import_reports_the_thread_the_database_refused(tmp_path: Path, monke
     db = tmp_path / "s.sqlite"
     result = run("import", str(source), "--db", str(db))
     assert result.exit_code == 0
-    assert "imported 1 thread(s) from 1 file(s)" in result.stdout
+    assert "imported 1 thread(s) from 1 file(s); 0 skipped; 1 thread(s) not saved" in result.stdout
     [line] = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
     assert line.startswith(f"error: {source}: thread huge: cannot be saved (") and "thread skipped" in line
     listing = run("threads", "--db", str(db), "--json")
@@ -493,3 +493,46 @@ def test_a_hot_journal_is_recovered_the_way_the_note_says(tmp_path: Path):
     assert {t["id"]: t["messages"] for t in json.loads(after.stdout)} == {"neg": 2, "sys": 2}
     with Store.open(str(db)) as store:
         assert store.access == "read-only"
+
+
+
+def _pg_type(url: str, table: str, column: str) -> str:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT data_type FROM information_schema.columns WHERE table_name = :t "
+                                     "AND column_name = :c"), {"t": table, "c": column}).scalar()
+    finally:
+        engine.dispose()
+
+
+def test_an_older_store_is_widened_by_an_import_never_by_a_view(any_db: str, tmp_path: Path):
+    """PostgreSQL: a store made with VARCHAR(255) / VARCHAR(40) / INTEGER columns (before issue 15) takes
+    the values of column-limits.json after one import widens it; viewing leaves it as it is. (SQLite's
+    columns hold any value: there the import simply works.)"""
+    with Store.open(any_db, create=True):
+        pass
+    if any_db.startswith("postgresql"):
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(any_db)
+        with engine.begin() as conn:
+            conn.execute(text("ALTER TABLE ci_tool_calls ALTER COLUMN name TYPE VARCHAR(255)"))
+            conn.execute(text("ALTER TABLE ci_messages ALTER COLUMN created_at TYPE VARCHAR(40)"))
+            conn.execute(text("ALTER TABLE ci_requests ALTER COLUMN prompt_tokens TYPE INTEGER"))
+            conn.execute(text('ALTER TABLE ci_threads ALTER COLUMN "window" TYPE INTEGER'))
+        engine.dispose()
+        assert run("threads", "--db", any_db, "--json").stdout.strip() == "[]"  # viewed: nothing altered
+        assert _pg_type(any_db, "ci_requests", "prompt_tokens") == "integer"
+    shutil.copyfile(BAD_DIR / "column-limits.json", tmp_path / "limits.json")
+    result = run("import", str(tmp_path / "limits.json"), "--db", any_db)
+    assert result.exit_code == 0, result.stderr
+    assert "imported 6 thread(s) from 1 file(s); 0 skipped" in result.stdout
+    with Store.open(any_db) as store:
+        assert store.load_thread("bigtokens").requests[0].prompt_tokens == 3_000_000_000
+        assert store.load_thread("longname").messages[1].tool_calls[0].name == "t" * 300
+    if any_db.startswith("postgresql"):
+        assert _pg_type(any_db, "ci_requests", "prompt_tokens") == "bigint"
+        assert _pg_type(any_db, "ci_tool_calls", "name") == "text"

@@ -171,6 +171,12 @@ def bench_tui() -> None:
     bench_tui_memory()
 
 
+def bench_repairs() -> None:
+    from bench.bench_repairs import bench_repairs as run
+
+    run()
+
+
 def bench_cache() -> None:
     from bench.bench_cache import DEFAULT_FIXTURES, accuracy, bench_sweep, report_accuracy
 
@@ -185,6 +191,7 @@ BENCHES: dict[str, Callable[[], None]] = {
     "shifting": bench_shifting,
     "memory": bench_memory,
     "tui": bench_tui,
+    "repairs": bench_repairs,
     "cache": bench_cache,
 }
 

@@ -96,6 +96,8 @@ class ImportReport:
     coverage: list[Coverage] = field(default_factory=list)
     unlisted: int = 0
     """Warnings counted but not listed (see `_common.cap_warnings`)."""
+    thread_errors: list[str] = field(default_factory=list)
+    """Threads the database refused to save (the rest of their file was saved), one line each."""
 
     def coverage_lines(self) -> list[str]:
         """One line per file that records model calls: what it holds against what was imported."""
@@ -108,6 +110,8 @@ class ImportReport:
         text += f"; {len(self.skipped) + self.unlisted} skipped"
         if self.errors:
             text += f"; {len(self.errors)} file(s) failed"
+        if self.thread_errors:
+            text += f"; {len(self.thread_errors)} thread(s) not saved"
         if self.coverage:
             total = Coverage("")
             for c in self.coverage:
@@ -348,7 +352,7 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
     try:
         flags = store.save_threads(result.threads, now=now)
         replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
-        report.errors.extend(f"{name}: {line}" for line in getattr(store, "save_errors", []))
+        report.thread_errors.extend(f"{name}: {line}" for line in getattr(store, "save_errors", []))
         thread_ids = [t.id for t, was in zip(result.threads, flags, strict=True) if was is not None]
         store.add_import_record(
             path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),

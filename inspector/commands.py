@@ -50,14 +50,18 @@ class InspectorCommands(Provider):
     async def search(self, query: str) -> Hits:
         app = self.inspector
         jump = re.fullmatch(r"\s*(?:r|req|request|#)?\s*(\d+)\s*", query, flags=re.IGNORECASE)
+        numbered = False
         if jump and app.view is not None:
             number = int(jump.group(1))
             if 1 <= number <= len(app.view.requests):
                 label = f"Request {number}"
+                numbered = True
                 yield Hit(1.0, Text(label), partial(app.jump_to_request, number - 1), text=label,
-                          help="jump to this request")
+                          help=f"jump to this request (index {number - 1})")
         matcher = self.matcher(query)
         for label, callback, help_text in self._commands():
             score = matcher.match(label)
             if score > 0:
-                yield Hit(score, Text(label), callback, text=label, help=help_text)
+                # A number is first a request: titles that contain it come after "Request N".
+                yield Hit(score / (1 + score) if numbered else score, Text(label), callback, text=label,
+                          help=help_text)

@@ -198,7 +198,10 @@ class BudgetView(Static):
         exactness = "approximate" if self.approximate else "exact"
         facts.add_row("Tokenizer", f"{self.tokenizer} ({exactness})")
         facts.add_row("Profile", self.profile)
-        facts.add_row("Prompt (replayed)", f"{b.prompt_tokens:,}")
+        if request.failed and b.needed_tokens is not None:  # not sent: what it needed, not "0"
+            facts.add_row("Prompt (replayed)", Text(f"not sent (needs {b.needed_tokens:,})", style="#ff5f5f"))
+        else:
+            facts.add_row("Prompt (replayed)", f"{b.prompt_tokens:,}")
         recorded = "-" if b.recorded_prompt_tokens is None else f"{b.recorded_prompt_tokens:,}"
         if b.recorded_prompt_tokens is not None and b.prompt_tokens:
             recorded += f"  ({(b.prompt_tokens - b.recorded_prompt_tokens):+,} replayed vs recorded)"

@@ -90,8 +90,12 @@ class TimelineLabel(Static):
             label.append("no requests", style="dim")
         else:
             b = request.budget
-            label.append(f"request {request.index + 1}/{len(view.requests)} ", style="bold")
-            label.append(f"  prompt {b.prompt_tokens:,}")
+            label.append(f"request {request.index + 1}/{len(view.requests)}", style="bold")
+            label.append(f" (index {request.index})", style="dim")
+            if request.failed:  # nothing was sent: say what it needed, not "prompt 0"
+                label.append("  prompt not sent")
+            else:
+                label.append(f"  prompt {b.prompt_tokens:,}")
             if b.recorded_prompt_tokens is not None:
                 label.append(f"  recorded {b.recorded_prompt_tokens:,}", style="#ffd75f")
             if request.failed:

@@ -445,3 +445,32 @@ async def test_since_previous_request_lists_what_came_in_and_went_out(tmp_path):
         app.jump_to_request(0)
         await pilot.pause()
         assert "nothing before it" in plain(app.query_one("#step-view", Static))
+
+
+# 10. the demos ------------------------------------------------------------------------------------------
+
+def test_walkthrough_recorded_tokens_are_the_seed_s_and_consistent_with_the_replay():
+    from inspector.config import Config
+    from inspector.examples import walkthrough_thread
+    from inspector.service import run_simulation
+
+    thread = walkthrough_thread()
+    sim = run_simulation(thread, Config.for_profile("iris", {"context.window": 200_000}), baseline=True)
+    recorded = {r.id: r.prompt_tokens for r in thread.requests}
+    before_21 = next(r for r in sim.requests if r.turn == 21).index - 1
+    assert recorded[sim.requests[before_21].request_id] == 158_000  # the seed's figure
+    ratios = [recorded[r.request_id] / r.budget.prompt_tokens for r in sim.requests]
+    assert max(ratios) - min(ratios) < 0.01  # one tokenizer factor, no made-up formula
+    over = [r.index for r in sim.requests if recorded[r.request_id] >= 150_000]
+    assert over == [before_21]  # only the seed's request crosses the 75% threshold
+    assert [r.turn for r in sim.requests if r.compaction] == [21]
+
+
+async def test_walkthrough_opens_without_a_large_replayed_vs_recorded_gap(tmp_path):
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        b = app.current_request.budget
+        gap = b.prompt_tokens - b.recorded_prompt_tokens
+        assert abs(gap) < 0.25 * b.recorded_prompt_tokens
+        assert f"({gap:+,} replayed vs recorded)" in plain(app.query_one("#budget-view", Static))

@@ -23,6 +23,7 @@ from inspector.commands import InspectorCommands
 from inspector.config import Config, ConfigError
 from inspector.controllers.files import FileWriter, export_payload
 from inspector.controllers.live import LiveTail
+from inspector.controllers.loss import LossTracker
 from inspector.controllers.navigation import find_request, is_compaction, is_failure
 from inspector.controllers.panes import PaneUpdater
 from inspector.controllers.replay import ReplayController, switch_profile
@@ -37,6 +38,7 @@ from inspector.screens.view import Simulator, ViewState, default_simulator, time
 from widgets.blocks import BlocksView
 from widgets.config_form import ConfigForm
 from widgets.safe import safe_line, safe_text
+from widgets.summaries import SummariesView
 from widgets.threads import ThreadList
 from widgets.timeline import TimelineChart
 
@@ -113,6 +115,7 @@ class InspectorApp(App[None]):
         self.loading_error: str | None = None
         self.llm_progress_text = ""
         self.panes = PaneUpdater(self, throttle=pane_throttle)
+        self.loss = LossTracker(self)
         self.long_lived = LongLivedObjects()
 
     # the controllers' state, under the names scripts and tests use ------------------------------------
@@ -211,6 +214,7 @@ class InspectorApp(App[None]):
         await self.query_one(ConfigForm).load(view.config, view.baseline_config)
         self.query_one(DiffPanel).show(view.diff, view, self.current_request)
         self._show_request(all_tabs=True)
+        self.loss.view_changed(view, same_thread=same_thread)
         if not same_thread:  # once the new thread is on screen (see inspector/gcpolicy.py)
             self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
             self.replayer.prepare_summaries(view.thread, view.config)
@@ -248,6 +252,15 @@ class InspectorApp(App[None]):
     @on(ConfigForm.ProfileChanged)
     def _profile_changed(self, event: ConfigForm.ProfileChanged) -> None:
         self.set_profile(event.profile)
+
+    def probe_text(self, text: str) -> None:
+        """Palette "Probe: TEXT": mark on the timeline where `text` stops being visible (worker)."""
+        if self.view is not None and text.strip():
+            self.loss.probe(self.view, text.strip())
+
+    @on(SummariesView.FactChosen)
+    def _fact_chosen(self, event: SummariesView.FactChosen) -> None:
+        self.loss.jump_to_source(event.fact.message_id, event.request_index)
 
     def action_cancel_summaries(self) -> None:
         if self.replayer.cancel_summaries():

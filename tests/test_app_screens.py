@@ -249,7 +249,7 @@ async def test_at_80x24_the_thread_list_collapses_and_every_pane_is_usable(tmp_p
         await settle(app, pilot)
         assert not app.query_one("#left").display
         assert app.query_one("#main").size.width == 80
-        for key, widget_id in (("1", "#budget-view"), ("2", "#blocks-table"), ("3", "#summaries-table"),
+        for key, widget_id in (("1", "#budget-view"), ("2", "#blocks-table"), ("3", "#summaries-left"),
                                ("4", "#config-form"), ("5", "#step-view")):
             app.action_focus_timeline()
             await pilot.press(key)

@@ -13,21 +13,19 @@ from hypothesis import strategies as st
 
 from inspector.config import Config
 from inspector.model import Message, Role, Summary, Thread, ToolCall
-from inspector.pipeline import ReplayContext, simulate
+from inspector.pipeline import simulate
 from inspector.pipeline.audit import BlockStatus, Reason, RequestAudit
-from inspector.pipeline.harness import (
-    ContextManager,
-    compact,
-    context_stats,
-    estimate_message_tokens,
-    messages_from_dicts,
-    plan_removals,
-    prune_messages,
-    prune_messages_detailed,
-    replay,
-)
+from inspector.pipeline.profiles.harness.stages import context_stats, plan_removals
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import TokenCounter, get_tokenizer
+from tests.reference.harness import (
+    ContextManager,
+    compact,
+    estimate_message_tokens,
+    messages_from_dicts,
+    prune_messages,
+    prune_messages_detailed,
+)
 
 # ---------------------------------------------------------------------------
 # Seed: context budget
@@ -352,8 +350,9 @@ def _config(**values) -> Config:
 
 
 def _run(thread: Thread, config: Config, summarizer=None) -> tuple[list[RequestAudit], list[Summary]]:
-    ctx = ReplayContext(counter=TokenCounter(get_tokenizer("chars4")), summarizer=summarizer)
-    return replay(thread, config, ctx)
+    """The product's replay (`HarnessReplayer`), every request with its blocks."""
+    sim = simulate(thread, config, counter=TokenCounter(get_tokenizer("chars4")), summarizer=summarizer)
+    return list(sim.requests), list(sim.summaries)
 
 
 def _by_id(audit: RequestAudit) -> dict[str | None, object]:
@@ -644,7 +643,7 @@ def test_replay_overflowing_tail_fails_and_sends_nothing():
     )
     audits, _ = _run(thread, _config(**{"context.window": 100}), ExtractiveSummarizer())
     r2 = audits[1]
-    assert r2.failed and r2.error.code == "TOKEN_BUDGET_EXCEEDED"  # the seeds' and DESIGN's error code
+    assert r2.failed and r2.error.code == "TOKEN_BUDGET_EXCEEDED"
     assert r2.budget.prompt_tokens == 0 and r2.budget.needed_tokens == 20 + 20 + 210
     assert all(b.tokens_sent == 0 and b.position is None for b in r2.blocks)
     assert _by_id(r2)["u2"].reason == Reason.KEEP_LAST

@@ -20,25 +20,22 @@ from inspector.config import Config
 from inspector.model import Kind, Message, Request, Role, Thread, ToolCall, ToolDef, assign_turns
 from inspector.pipeline import ReplayContext
 from inspector.pipeline.audit import Reason
-from inspector.pipeline.shifting import (
+from inspector.pipeline.profiles.shifting.blocks import (
     Block,
     ShiftResult,
     _shift_runs,
     build_blocks,
-    group_labels,
     group_members,
     held_groups,
-    replay,
-    replay_reference,
     shift_context,
-    shift_context_reference,
     synthetic_block,
-    truncate_costs,
 )
-from inspector.pipeline.shifting_fast import Fenwick, PrefixBlocks, ShiftingReplayer
-from inspector.pipeline.strategies import (
+from inspector.pipeline.profiles.shifting.costcut import group_labels, truncate_costs
+from inspector.pipeline.profiles.shifting.guard import StrategyRegistry
+from inspector.pipeline.profiles.shifting.prefix import Fenwick, PrefixBlocks
+from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer, replay
+from inspector.pipeline.profiles.shifting.strategies import (
     BUILTINS,
-    StrategyRegistry,
     StrategyRequest,
     relevance_rank,
     shortened,
@@ -46,6 +43,7 @@ from inspector.pipeline.strategies import (
 )
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
+from tests.reference.shifting import replay_reference, shift_context_reference
 
 PROTECTIONS = [None, None, None, Reason.PINNED, Reason.PROTECTED_SYSTEM, Reason.CURRENT_INPUT]
 
@@ -499,7 +497,7 @@ def test_fenwick_first_reaching_matches_a_linear_scan():
 
 def test_timeline_and_audit_k_equal_the_full_run():
     """The app's path (timeline without blocks, `audit(k)` from checkpoints and changes) against `run()`."""
-    from inspector.pipeline.shifting_fast import CHECKPOINT_EVERY
+    from inspector.pipeline.profiles.shifting.replayer import CHECKPOINT_EVERY
 
     thread = generate_thread(1_200, seed=8)
     for window in (8192, 3000, 60_000):
@@ -524,3 +522,17 @@ def test_the_replay_object_builds_shifting_blocks_on_demand():
     full, _ = replay(thread, config, ReplayContext(TokenCounter(Chars4Tokenizer()), None))
     assert all(not r.blocks for r in result.timeline)
     assert list(result.simulation(blocks=True).requests) == full
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(threads(), configs(), st.data())
+def test_replay_with_duplicate_message_ids_equals_reference(thread, config, data):
+    # Blocks are keyed by message id: a thread repeating one takes the from-scratch path.
+    msgs = list(thread.messages)
+    msgs.append(replace(msgs[-1], id="one-more"))
+    i = data.draw(st.integers(1, len(msgs) - 1))
+    j = data.draw(st.integers(0, i - 1))
+    msgs[i] = replace(msgs[i], id=msgs[j].id)
+    doubled = replace(thread, messages=tuple(msgs))
+    assert not ShiftingReplayer(doubled, config, ctx()).unique_ids
+    assert_same_replay(doubled, config)

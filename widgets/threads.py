@@ -89,7 +89,8 @@ class ThreadList(Vertical):
             Text(("▶ " if current else "") + safe_line(t.title or t.id, 80), style="bold" if current else ""),
             *source,
             Text(f"{t.messages:,}"),
-            Text(f"{t.requests:,}") if t.requests or not t.derived_requests
+            Text(f"{t.requests:,}!", style="bold red") if t.incomplete
+            else Text(f"{t.requests:,}") if t.requests or not t.derived_requests
             else Text(f"~{t.derived_requests:,}", style="dim"),
             Text(f"{t.summaries:,}"),
         )

@@ -107,4 +107,5 @@ class PaneUpdater:
         elif tab == "summaries":
             injected = request.summaries_injected if request is not None else ()
             app.query_one(SummariesView).show(view.simulation.summaries, view.summary_stats, injected,
-                                              unused=view.unused_recorded_summaries)
+                                              unused=view.unused_recorded_summaries,
+                                              losses=app.loss.losses_of(view))

@@ -1,12 +1,6 @@
 """Shared pieces of the importers: the parse result, content flattening, OpenAI-style messages.
 
-Content flattening (every format): text blocks are joined with a newline into `content`;
-`thinking` blocks are kept in `meta["thinking"]` (a list of texts, not counted as prompt
-text, since providers drop earlier thinking from later prompts) and `redacted_thinking` blocks
-are counted in `meta["redacted_thinking"]`; an image or document block becomes the
-placeholder `[image]` / `[document]` in the text and its media type goes to `meta["attachments"]`;
-any other block is kept as JSON in `meta["other_blocks"]`. Tool-result content lists flatten the
-same way. Nothing is dropped without a trace.
+Content flattening (every format) is `inspector.content.flatten_blocks`.
 """
 
 from __future__ import annotations
@@ -16,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.content import flatten_blocks
 from inspector.model import Message, Role, Thread, ToolCall, ToolDef
 
 Progress = Callable[[int], None]
@@ -23,9 +18,39 @@ Progress = Callable[[int], None]
 
 
 @dataclass
+class Coverage:
+    """What one source file holds against what became part of a thread: model calls (and how many
+    of them are requests with their billed prompt tokens), tool results (imported and paired with
+    their call), compactions (recorded summaries). Each shortfall is also a warning naming the line."""
+
+    file: str
+    calls: int = 0
+    calls_imported: int = 0
+    results: int = 0
+    results_imported: int = 0
+    compactions: int = 0
+    compactions_imported: int = 0
+    calls_unbilled: int = 0
+    """Model calls the file records without any token counts (nothing to import: said, not a loss)."""
+
+    @property
+    def complete(self) -> bool:
+        return (self.calls_imported, self.results_imported, self.compactions_imported) == (
+            self.calls, self.results, self.compactions)
+
+    def line(self) -> str:
+        unbilled = f" (+{self.calls_unbilled} the file records no tokens for)" if self.calls_unbilled else ""
+        return (f"{self.file}: model calls {self.calls_imported}/{self.calls} with billed tokens{unbilled}, "
+                f"tool results {self.results_imported}/{self.results}, "
+                f"compactions {self.compactions_imported}/{self.compactions}")
+
+
+@dataclass
 class ParseResult:
     threads: list[Thread] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    coverage: list[Coverage] = field(default_factory=list)
+    """One entry per source file the format can count calls in (Claude Code, Codex)."""
 
 
 class FormatError(ValueError):
@@ -105,45 +130,6 @@ def load_json(text: str, name: str) -> Any:
         raise FormatError(f"{name}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
     except ValueError as exc:
         raise FormatError(f"{name}: {exc}") from None
-
-
-def flatten_blocks(content: Any, meta: dict[str, Any]) -> str:
-    """Text of a string or a list of content blocks; non-text blocks recorded in `meta` (see module doc)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Mapping):
-        content = [content]
-    if not isinstance(content, list):
-        return json.dumps(content, ensure_ascii=False)
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-            continue
-        if not isinstance(block, Mapping):
-            meta.setdefault("other_blocks", []).append(block)
-            continue
-        kind = block.get("type")
-        if kind in ("text", "input_text", "output_text") or (kind is None and isinstance(block.get("text"), str)):
-            parts.append(str(block.get("text") or ""))
-        elif kind == "thinking":
-            meta.setdefault("thinking", []).append(str(block.get("thinking") or ""))
-        elif kind == "redacted_thinking":
-            meta["redacted_thinking"] = int(meta.get("redacted_thinking", 0)) + 1
-        elif kind in ("image", "input_image", "image_url", "document"):
-            label = "document" if kind == "document" else "image"
-            parts.append(f"[{label}]")
-            source = block.get("source") if isinstance(block.get("source"), Mapping) else {}
-            meta.setdefault("attachments", []).append(
-                {"type": label, "media_type": source.get("media_type") if source else None}
-            )
-        elif kind == "tool_result":
-            parts.append(flatten_blocks(block.get("content"), meta))
-        else:
-            meta.setdefault("other_blocks", []).append(dict(block))
-    return "\n".join(p for p in parts if p)
 
 
 def parse_arguments(raw: Any) -> Any:

@@ -106,6 +106,10 @@ class TimelineLabel(Static):
                 label.append("  ◆ compaction", style="bold #d787ff")
             if request.request_id in view.recorded_compactions:
                 label.append("  ◇ recorded compaction", style="bold #d787ff")
+            for event in view.recorded_events.get(request.request_id, ()):
+                saved = event.get("tokensSaved")
+                label.append(f"  ○ recorded {event.get('kind', 'event')}"
+                             + (f" ({saved:,} tokens cleared)" if isinstance(saved, int) else ""), style="#d787ff")
             scale = timeline_scale(view, request)
             label.append(f"   ─ window {compact_number(scale.window)}", style="#d75f5f")
             if scale.threshold:

@@ -1,36 +1,14 @@
-"""The agent-harness pipeline (profile "harness"), after agent-harness-context-management.txt.
+"""The harness profile's seed-literal reference, after agent-harness-context-management.txt.
 
-Two layers:
+Two layers, both oracles (never imported by the product):
 
-- Seed-shaped stages on the dict messages of the seed (`estimate_message_tokens`,
-  `context_stats`, `prune_messages`, `compact`, and `ContextManager` wrapping them),
-  so the seed's worked examples run as tests almost verbatim.
-- `replay(thread, config, ctx)`, which applies the same policy to a recorded thread,
-  request by request, and records every decision in the audit.
-
-Replay semantics (where the seed is silent):
-
-- The thread's system prompt is message zero (`system_tokens`); role-system messages
-  before the first user message are kept with it (Reason.SYSTEM). Neither is ever pruned
-  nor compacted. The protected tail is the last `harness.keep_last` other messages, plus
-  the tool-group partners of those (Reason.PROTECTED_GROUP): a tool group is kept or
-  removed whole.
-- The thresholds read the previous request's prompt tokens ("last update wins"): its
-  recorded value when `context.trigger_tokens` is "recorded" and it has one, else its
-  replayed value. The first request has no measurement and triggers nothing.
-- Compaction replaces the not yet summarized middle with one `[Context Summary]` message
-  (a new summary chained to the previous one) and persists for later requests; a middle
-  that is already just that summary is a fixed point (no summarizer call). A recorded
-  summary of the thread covering exactly the same span is reused instead of a new one.
-- Pruning then elides old tool messages, then old assistant messages (oldest first, whole
-  tool groups), until the middle is below window x compaction_threshold. Like compaction,
-  elision persists: the harness replaces its history with the pruned copy. After a
-  compaction the middle is only the summary (never removed), so pruning removes anything
-  only when its threshold is below the compaction threshold.
-- A prompt over the available budget fails (TOKEN_BUDGET_EXCEEDED): the harness never
-  cuts its protected tail, so the provider would reject it. Nothing is sent.
-- Sent order: head system messages, the `[Context Summary]`, then the other sent
-  messages in thread order.
+- The seed's own API on its dict messages (`estimate_message_tokens`, `prune_messages`,
+  `compact`, and `ContextManager` wrapping them), so the seed's worked examples run as tests
+  almost verbatim (`tests/test_harness.py`).
+- `replay_reference(thread, config, ctx)`: the same policy applied to a recorded thread,
+  every request rebuilt from the whole thread. `inspector.pipeline.profiles.harness.replayer.HarnessReplayer`
+  must give identical audits (`tests/test_harness_fast.py`, `bench/`). The replay semantics are
+  in the docstring of `inspector.pipeline.profiles.harness.stages`.
 """
 
 from __future__ import annotations
@@ -40,13 +18,10 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from inspector.config import Config
 from inspector.model import (
-    Kind,
     Message,
     Role,
     Summary,
@@ -56,30 +31,13 @@ from inspector.model import (
     effective_requests,
     tool_groups,
 )
-from inspector.pipeline.audit import (
-    BlockAudit,
-    BlockStatus,
-    BudgetAudit,
-    CompactionAudit,
-    Reason,
-    RequestAudit,
-    RequestError,
-)
+from inspector.pipeline import ReplayContext, audit
+from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit
+from inspector.pipeline.profiles.harness import stages as stages
+from inspector.pipeline.profiles.harness.stages import PROFILE, context_stats, context_summary_text, plan_removals
 from inspector.tokens import MESSAGE_OVERHEAD, TokenCounter, message_costs, text_cost, tools_cost
 
-if TYPE_CHECKING:
-    from inspector.pipeline import ReplayContext
-
-PROFILE = "harness"
-CONTEXT_SUMMARY_MARKER = "[Context Summary]"
-SUMMARY_KIND = "summary"
-
 DictMessage = Mapping[str, Any]
-
-
-# ---------------------------------------------------------------------------
-# Estimation and stats
-# ---------------------------------------------------------------------------
 
 
 def _dict_text(message: DictMessage) -> str:
@@ -109,95 +67,6 @@ def estimate_message_tokens(message: DictMessage | Message, counter: TokenCounte
             return counter.count(text) + overhead
         return math.ceil(len(text) / 4) + overhead
     return math.ceil(len(_dict_text(message)) / 4) + overhead
-
-
-@dataclass(frozen=True, slots=True)
-class ContextStats:
-    """How full the measured prompt is against the window and the two thresholds."""
-
-    prompt_tokens: int
-    window: int
-    usage_percent: float
-    needs_compaction: bool
-    needs_pruning: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        """The keys of the seed's get_context_stats()."""
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "window": self.window,
-            "usage_percent": self.usage_percent,
-            "needs_compaction": self.needs_compaction,
-            "needs_pruning": self.needs_pruning,
-        }
-
-
-@lru_cache(maxsize=64)
-def _as_written(threshold: float) -> tuple[int, int]:
-    """The threshold as the decimal it is written as (0.8 is 4/5), numerator and denominator."""
-    return Fraction(repr(float(threshold))).as_integer_ratio()
-
-
-def _at_least(tokens: int, window: int, threshold: float) -> bool:
-    # Exact comparison of tokens / window against the threshold as written (0.8 is 4/5):
-    # float products such as 100 * 0.57 would move the boundary by one token. window > 0.
-    numerator, denominator = _as_written(threshold)
-    return tokens * denominator >= numerator * window
-
-
-def context_stats(
-    prompt_tokens: int, window: int, compaction_threshold: float, pruning_threshold: float
-) -> ContextStats:
-    """Usage of the window by the last measured prompt; thresholds are inclusive (>=)."""
-    if window <= 0:
-        raise ValueError(f"window must be > 0: got {window}")
-    return ContextStats(
-        prompt_tokens=prompt_tokens,
-        window=window,
-        usage_percent=prompt_tokens / window * 100,
-        needs_compaction=_at_least(prompt_tokens, window, compaction_threshold),
-        needs_pruning=_at_least(prompt_tokens, window, pruning_threshold),
-    )
-
-
-# ---------------------------------------------------------------------------
-# Pruning
-# ---------------------------------------------------------------------------
-
-
-def plan_removals(
-    roles: Sequence[str],
-    costs: Sequence[int],
-    target: float,
-    groups: Sequence[Hashable] | None = None,
-) -> dict[int, Reason]:
-    """Which middle items to elide, and why, so the middle's cost falls below `target`.
-
-    Old tool messages go first (oldest first), then old assistant messages; user and
-    system items are never removed. With `groups`, an item leaves with every member of its
-    group (partners get Reason.TOOL_GROUP); a group holding a user or system item stays.
-    Stops as soon as the remaining total is below the target, or when nothing is left to
-    remove (then the middle stays over the target).
-    """
-    members: dict[Hashable, list[int]] = {}
-    if groups is not None:
-        for j, g in enumerate(groups):
-            members.setdefault(g, []).append(j)
-    total = sum(costs)
-    removed: dict[int, Reason] = {}
-    for phase_role, reason in ((Role.TOOL, Reason.TOOL_ELIDED), (Role.ASSISTANT, Reason.ASSISTANT_ELIDED)):
-        for j, role in enumerate(roles):
-            if total < target:
-                return removed
-            if role != phase_role or j in removed:
-                continue
-            group = [j] if groups is None else [m for m in members[groups[j]] if m not in removed]
-            if any(roles[m] not in (Role.TOOL, Role.ASSISTANT) for m in group):
-                continue
-            for m in group:
-                removed[m] = reason if m == j else Reason.TOOL_GROUP
-                total -= costs[m]
-    return removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,20 +115,9 @@ def prune_messages(
     ).messages
 
 
-# ---------------------------------------------------------------------------
-# Compaction
-# ---------------------------------------------------------------------------
-
-
 def is_context_summary(message: DictMessage) -> bool:
     content = message.get("content")
-    return message.get("role") == Role.USER and isinstance(content, str) and content.startswith(CONTEXT_SUMMARY_MARKER)
-
-
-def context_summary_text(summary: str | Summary) -> str:
-    """The content of the synthetic `[Context Summary]` user message."""
-    text = summary.injected_text() if isinstance(summary, Summary) else summary
-    return f"{CONTEXT_SUMMARY_MARKER}\n{text}"
+    return message.get("role") == Role.USER and isinstance(content, str) and content.startswith(stages.CONTEXT_SUMMARY_MARKER)
 
 
 def compact(
@@ -312,7 +170,7 @@ class ContextManager:
         """The prompt size of the latest call; it replaces, never adds to, the previous one."""
         self.prompt_tokens = prompt_tokens
 
-    def stats(self) -> ContextStats:
+    def stats(self) -> stages.ContextStats:
         return context_stats(self.prompt_tokens, self.window, self.compaction_threshold, self.pruning_threshold)
 
     def get_context_stats(self) -> dict[str, Any]:
@@ -351,59 +209,7 @@ def messages_from_dicts(messages: Sequence[DictMessage]) -> list[Message]:
     return [message_from_dict(m, i) for i, m in enumerate(messages)]
 
 
-# ---------------------------------------------------------------------------
-# Replay
-# ---------------------------------------------------------------------------
-
-
-def _head_indices(messages: Sequence[Message]) -> set[int]:
-    """Role-system messages before the first user message: sent with the system prompt."""
-    head: set[int] = set()
-    for i, m in enumerate(messages):
-        if m.role is Role.USER and m.kind is Kind.MESSAGE:
-            break
-        if m.role is Role.SYSTEM:
-            head.add(i)
-    return head
-
-
-def trigger_reading(request_index: int, mode: str, previous_recorded: int | None,
-                    previous_replayed: int | None) -> tuple[str | None, int | None]:
-    """(source, tokens) the thresholds read: the previous request's recorded prompt size when
-    `mode` is "recorded" and it has one, else its replayed size; nothing for the first request."""
-    if request_index == 0:
-        return None, None
-    if mode == "recorded" and previous_recorded is not None:
-        return "recorded", previous_recorded
-    return "estimated", previous_replayed
-
-
-def pruning_stopped_note(remaining: int, target: float) -> str:
-    return (f"pruning stopped at {remaining} middle tokens (target {target:g}): "
-            "only user messages and the protected tail are left")
-
-
-def over_budget_note(prompt_tokens: int, available: int) -> str:
-    return (f"the prompt needs {prompt_tokens} tokens, over the {available} available: "
-            "the harness never cuts the protected tail")
-
-
-def compaction_summary(thread: Thread, ctx: ReplayContext, span: list[Message], current: Summary | None,
-                       request, recorded_by_span: Mapping[tuple[str, str], Summary]) -> Summary:
-    """The summary that replaces `span` before `request`: the thread's recorded one for exactly
-    that span, else a new one chained to `current`."""
-    summary = recorded_by_span.get((span[0].id, span[-1].id))
-    if summary is not None:
-        return summary
-    if ctx.summarizer is None:
-        raise ValueError(
-            f"harness replay of thread {thread.id!r} must compact before request {request.id!r} "
-            "but no summarizer was given (pass one to simulate(summarizer=...))"
-        )
-    return ctx.summarizer.summarize(span, current, summary_id=f"harness-{request.id}", before_request_id=request.id)
-
-
-def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[RequestAudit], list[Summary]]:
+def replay_reference(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[RequestAudit], list[Summary]]:
     """Replay every request of `thread` under the harness policy; see the module docstring."""
     window: int = config["context.window"]
     compaction_threshold: float = config["context.compaction_threshold"]
@@ -420,7 +226,7 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
     costs = message_costs(counter, messages, PROFILE)
     turns = assign_turns(messages)
     groups = tool_groups(messages)
-    head = _head_indices(messages)
+    head = stages.head_indices(messages)
     system_tokens = text_cost(counter, thread.system_prompt, PROFILE)
     tool_tokens = tools_cost(counter, thread.tools)
     recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in thread.summaries}
@@ -450,7 +256,7 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
         diagnostics: list[str] = []
 
         # 1. The measurement the thresholds read: the previous request's prompt size.
-        trigger_source, trigger_tokens = trigger_reading(request_index, trigger_mode, previous_recorded,
+        trigger_source, trigger_tokens = stages.trigger_reading(request_index, trigger_mode, previous_recorded,
                                                          previous_replayed)
         stats = context_stats(trigger_tokens or 0, window, compaction_threshold, pruning_threshold)
 
@@ -464,24 +270,22 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
         middle = [k for k in others if k not in protected]
 
         # 3. Compaction of the not yet summarized middle.
-        compaction: CompactionAudit | None = None
+        compaction: audit.CompactionAudit | None = None
         fixed_point = False
         if stats.needs_compaction:
             if middle:
                 span = [messages[k] for k in middle]
-                summary = compaction_summary(thread, ctx, span, current, request, recorded_by_span)
+                summary = stages.compaction_summary(thread, ctx, span, current, request, recorded_by_span)
                 chain.append(summary)
                 for k in middle:
                     covered[k] = summary.id
                 current = summary
                 current_cost = text_cost(counter, context_summary_text(summary), PROFILE)
-                compaction = CompactionAudit("token_threshold", summary.id, span[0].id, span[-1].id)
+                compaction = audit.CompactionAudit("token_threshold", summary.id, span[0].id, span[-1].id)
                 middle = []
-            elif current is not None:
-                fixed_point = True
-                diagnostics.append("compaction: the middle is already one [Context Summary] (fixed point)")
-            else:
-                diagnostics.append("compaction: nothing older than the protected tail to summarize")
+            else:  # nothing to summarize: the middle is only the summary already, or empty
+                fixed_point = current is not None
+                diagnostics.append(stages.FIXED_POINT_NOTE if fixed_point else stages.NOTHING_TO_COMPACT_NOTE)
 
         # 4. Pruning of what is left: the summary message (never removed) + the live middle.
         pruned_now = False
@@ -496,7 +300,7 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
                 elided[middle[j - offset]] = reason
             remaining = sum(c for j, c in enumerate(middle_costs) if j not in removals)
             if remaining >= target:
-                diagnostics.append(pruning_stopped_note(remaining, target))
+                diagnostics.append(stages.pruning_stopped_note(remaining, target))
             middle = [k for k in middle if k not in elided]
 
         # 5. Sent order, token totals, blocks.
@@ -509,7 +313,7 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
         failed = prompt_tokens > available
         position = {k: p for p, k in enumerate(sent_messages)}
         if failed:
-            diagnostics.append(over_budget_note(prompt_tokens, available))
+            diagnostics.append(stages.over_budget_note(prompt_tokens, available))
 
         blocks: list[BlockAudit] = []
         for k in range(last + 1):
@@ -554,7 +358,7 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
                 BlockAudit(
                     message_id=None,
                     role=Role.USER.value,
-                    kind=SUMMARY_KIND,
+                    kind=stages.SUMMARY_KIND,
                     turn=None,
                     status=BlockStatus.KEPT,
                     protected=False,
@@ -573,7 +377,7 @@ def replay(thread: Thread, config: Config, ctx: ReplayContext) -> tuple[list[Req
                 after_message_id=request.after_message_id,
                 turn=turns[last],
                 status="failed" if failed else "completed",
-                error=RequestError(
+                error=audit.RequestError(
                     code="TOKEN_BUDGET_EXCEEDED",  # the seeds' and DESIGN's error code (the block reason is lower case)
                     message=f"prompt of {prompt_tokens} tokens exceeds the {available} available",
                 )

@@ -93,6 +93,7 @@ class SavedEdits:
     path: Path
     saved: tuple[str, ...]  # keys written (the user's edits)
     skipped: tuple[str, ...]  # edits not written (a thread's own window)
+    written: bool = True  # False: nothing to add, the file was left as it was
 
 
 def save_edits(config: Config, baseline: Config, path: Path | None = None, *,
@@ -108,8 +109,10 @@ def save_edits(config: Config, baseline: Config, path: Path | None = None, *,
     skipped = tuple(k for k in changes if k == "context.window" and thread_window)
     for key in skipped:
         changes.pop(key)
-    values.update(changes)
     profile = config.profile if config.profile != baseline.profile else file_profile
+    if not changes and profile == file_profile:
+        return SavedEdits(path, (), skipped, written=False)
+    values.update(changes)
     _write_toml(path, profile, values)
     return SavedEdits(path, tuple(sorted(changes)), skipped)
 

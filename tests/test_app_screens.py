@@ -53,6 +53,19 @@ async def test_an_edited_window_of_a_thread_with_its_own_window_is_not_saved(tmp
     assert "not saved: context.window" in notes and str(tmp_path / "config.toml") in notes
 
 
+async def test_saving_only_a_thread_s_own_window_writes_no_file(tmp_path):
+    app = make_app(tmp_path, thread_id=OVERFLOW_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.set_config_value("context.window", 64_000)
+        await settle(app, pilot)
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        notes = " ".join(n.message for n in app._notifications)
+    assert not (tmp_path / "config.toml").exists()
+    assert "nothing to save" in notes and "not saved: context.window" in notes
+
+
 async def test_a_quote_in_a_saved_value_round_trips(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

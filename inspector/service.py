@@ -118,14 +118,19 @@ def save_edits(config: Config, baseline: Config, path: Path | None = None, *,
 
 
 def file_overrides(config: Config, path: Path | None = None) -> tuple[str, ...]:
-    """The keys the config file sets to something else than `config.profile`'s defaults and `config` uses
-    (what makes a baseline differ from the defaults); () without a file or when it cannot be read."""
+    """The keys the config file sets to something else than `config.profile`'s defaults, that the profile
+    reads and `config` uses (what makes a baseline differ from the defaults); () without a file or when it
+    cannot be read."""
+    from inspector.config import PROFILE_KEYS
+
     try:
         _profile, values = read_config_file(path)
     except ConfigError:
         return ()
     defaults = Config.for_profile(config.profile).values
-    return tuple(sorted(k for k, v in values.items() if defaults.get(k) != v and config.values.get(k) == v))
+    read = set(PROFILE_KEYS.get(config.profile, values))
+    return tuple(sorted(k for k, v in values.items()
+                        if k in read and defaults.get(k) != v and config.values.get(k) == v))
 
 
 _COUNTERS: dict[str, TokenCounter] = {}

@@ -35,6 +35,9 @@ async def test_save_on_a_32k_thread_writes_only_the_edit_and_the_200k_thread_kee
         assert app.view.baseline_config["context.prune_protect_turns"] == 3
         # the status line says the baseline is not the defaults, and which key the file sets
         assert "config file: context.prune_protect_turns 3" in status(app)
+        app.load_thread(ROLEPLAY_ID)  # shifting does not read that key: its baseline is the defaults
+        await settle(app, pilot)
+        assert "config file" not in status(app) and "baseline config" in status(app)
 
 
 async def test_an_edited_window_of_a_thread_with_its_own_window_is_not_saved(tmp_path):

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from inspector.config import PROFILES, STRATEGIES
+from widgets.budget import largest_block_indexes
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
@@ -36,6 +37,14 @@ class InspectorCommands(Provider):
                 (f"Strategy: {strategy}", partial(app.set_config_value, "context.strategy", strategy),
                  "shifting strategy (switches to the shifting profile)")
             )
+        request = app.current_request
+        if request is not None:
+            for index in largest_block_indexes(request):
+                block = request.blocks[index]
+                label = f"Block: {block.role} {safe_line(block.message_id or block.kind, 50)}"
+                commands.append((label, partial(app.action_open_block, index),
+                                 f"one of the largest blocks of request {request.index + 1} "
+                                 f"({block.tokens_sent:,} sent, {block.tokens:,} in full)"))
         commands.append(("Export selected audit as JSON", app.action_export_audit, "write a file in the current directory"))
         commands.append(("Jump to first failure", app.action_first_failure, "first failed request"))
         commands.append(("Jump to next compaction", app.action_next_compaction, "next request with a compaction"))

@@ -490,3 +490,22 @@ async def test_walkthrough_opens_without_a_large_replayed_vs_recorded_gap(tmp_pa
         gap = b.prompt_tokens - b.recorded_prompt_tokens
         assert abs(gap) < 0.25 * b.recorded_prompt_tokens
         assert f"({gap:+,} replayed vs recorded)" in plain(app.query_one("#budget-view", Static))
+
+
+async def test_the_palette_opens_a_largest_block_from_the_keyboard(tmp_path):
+    app = make_app(tmp_path, thread_id=OVERFLOW_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        request = app.current_request
+        largest = max(range(len(request.blocks)),
+                      key=lambda i: (request.blocks[i].tokens_sent, request.blocks[i].tokens))
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*f"Block: {request.blocks[largest].role} {request.blocks[largest].message_id}")
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.query_one("#tabs").active == "blocks"
+        assert app.query_one("BlocksView").selected_block() is request.blocks[largest]

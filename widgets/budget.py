@@ -82,6 +82,16 @@ def stacked_bar(parts: BudgetParts, width: int) -> Text:
     return bar
 
 
+def largest_block_indexes(request: RequestAudit, count: int = 6) -> list[int]:
+    """Indexes of the blocks that cost the most as sent (then in full), largest first."""
+    blocks = request.blocks
+    # Sent blocks outrank every unsent one, and there are few of them on a long thread:
+    # rank those alone when there are enough (same result, a fraction of the work).
+    sent = [i for i, b in enumerate(blocks) if b.tokens_sent > 0]
+    return heapq.nlargest(count, sent if len(sent) >= count else range(len(blocks)),
+                          key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
+
+
 def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     """The blocks that cost the most in this request, as sent (what to look at first); a click on one
     opens it in the Blocks pane (`app.open_block`)."""
@@ -90,13 +100,8 @@ def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     table.add_column("Sent", justify="right")
     table.add_column("Full", justify="right")
     table.add_column("Status")
-    # Sent blocks outrank every unsent one, and there are few of them on a long thread:
-    # rank those alone when there are enough (same result, a fraction of the work).
     blocks = request.blocks
-    sent = [i for i, b in enumerate(blocks) if b.tokens_sent > 0]
-    ranked = heapq.nlargest(count, sent if len(sent) >= count else range(len(blocks)),
-                            key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
-    for index in ranked:
+    for index in largest_block_indexes(request, count):
         block = blocks[index]
         name = f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
         link = Style(underline=True, meta={"@click": f"app.open_block({index})"})

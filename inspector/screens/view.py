@@ -46,6 +46,24 @@ def _run(simulator: Simulator, thread: Thread, config: Config, *, baseline: bool
     return FullReplay(out) if isinstance(out, Simulation) else out
 
 
+def _timeline(replay: Replay | FullReplay) -> Simulation:
+    """The timeline without the cache and cost in every budget (the panes read those per request,
+    and the diff the replays' totals): pricing every request of a long thread on each edit is waste."""
+    if isinstance(replay, Replay):
+        return replay.simulation(blocks=False, priced=False)
+    return replay.simulation(blocks=False)
+
+
+def _with_cost(diff: SimulationDiff, baseline: Replay | FullReplay, current: Replay | FullReplay) -> SimulationDiff:
+    if isinstance(baseline, Replay) and isinstance(current, Replay):
+        from dataclasses import replace
+
+        from inspector.diff import cost_delta_of_totals
+
+        return replace(diff, cost=cost_delta_of_totals(baseline.cost_totals(), current.cost_totals()))
+    return diff
+
+
 def default_simulator(thread: Thread, config: Config, *, baseline: bool = False) -> Replay:
     from inspector.service import run_replay
 
@@ -172,13 +190,13 @@ def build_view(
     positions = previous.positions if same_thread and previous.positions else thread.message_index()
     if baseline is None:
         baseline = _run(simulator, thread, baseline_config, baseline=True)
-    baseline_sim = baseline.simulation(blocks=False)
+    baseline_sim = _timeline(baseline)
     if config == baseline_config:
         current, simulation, diff = baseline, baseline_sim, None
     else:
         current = _run(simulator, thread, config, baseline=False)
-        simulation = current.simulation(blocks=False)
-        diff = diff_simulations(baseline_sim, simulation)
+        simulation = _timeline(current)
+        diff = _with_cost(diff_simulations(baseline_sim, simulation), baseline, current)
     return ViewState(
         thread=thread,
         baseline_config=baseline_config,

@@ -107,6 +107,10 @@ class BudgetAudit:
     trigger_tokens: int | None = None
     pruned_savings: int = 0      # tokens saved by pruning/truncation in sent blocks
     needed_tokens: int | None = None  # failed requests: what it would have needed
+    # What the provider would bill (inspector.pipeline.calibration): the recorded count where the
+    # replayed history is the recorded one, moved by the scaled difference in a what-if.
+    calibrated_prompt_tokens: int | None = None
+    unaccounted_tokens: int | None = None  # calibrated - replayed: the agent's own part (system, tools, files)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +127,8 @@ class BudgetAudit:
             "trigger_tokens": self.trigger_tokens,
             "pruned_savings": self.pruned_savings,
             "needed_tokens": self.needed_tokens,
+            "calibrated_prompt_tokens": self.calibrated_prompt_tokens,
+            "unaccounted_tokens": self.unaccounted_tokens,
         }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from inspector.config import ConfigError, parse_set
+from inspector.config import COMPACTION_MODES, PROFILES, ConfigError, parse_set
 
 FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
 
@@ -55,7 +55,7 @@ db_option = click.option("--db", metavar="URL", help="SQLAlchemy URL or file pat
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @db_option
 @click.option("--thread", "thread_id", metavar="ID", help="Open this thread.")
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]), help="Pipeline to replay.")
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline to replay (default: the thread's source's).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key.")
 @click.version_option(package_name="context-inspector")
 @click.pass_context
@@ -167,15 +167,18 @@ def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | No
 @main.command("simulate")
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline (default: the thread's source's, else iris).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
+              help="recorded: follow the thread's compactions; decide: the profile decides every one "
+                   "(default: recorded where the thread recorded any).")
 @click.option("--request", "request_index", type=int, metavar="N", help="Only request N (0-based).")
 @click.option("--timeline", is_flag=True, help="Per-request summary without blocks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the simulation JSON.")
 def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: tuple[str, ...],
-                     request_index: int | None, timeline: bool, as_json: bool) -> None:
+                     compactions: str | None, request_index: int | None, timeline: bool, as_json: bool) -> None:
     """Replay a thread's context pipeline and print the audit."""
-    from inspector.service import load_config, run_replay
+    from inspector.service import default_compactions, load_config, reproduction, reproduction_line, run_replay
     from inspector.store import StoreError
 
     overrides = _overrides(sets)
@@ -188,7 +191,8 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         store.close()
     try:
         config = load_config(profile, overrides, thread=thread)
-        result = run_replay(thread, config, baseline=not overrides)
+        mode = compactions or default_compactions(thread)
+        result = run_replay(thread, config, compactions=mode)
         for notice in result.notices:
             click.echo(f"warning: {notice}", err=True)
         if request_index is not None and not 0 <= request_index < len(result):
@@ -212,7 +216,12 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         return
     from inspector.report import render_simulation
 
-    click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index))
+    try:
+        status = reproduction_line(config.profile, reproduction(thread, config))
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise _fail(exc) from None
+    click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
+                                 status=status, calibration=result.calibration))
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:

@@ -175,3 +175,18 @@ def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
         changed_blocks=changed,
         prompt_delta=delta,
     )
+
+
+def reproduced_compactions(recorded: list[int] | tuple[int, ...], placed: list[int] | tuple[int, ...],
+                           tolerance: int = 1) -> int:
+    """How many recorded compaction requests have a placed one within `tolerance` requests
+    (each placed compaction matched once, in order)."""
+    used: set[int] = set()
+    done = 0
+    for r in sorted(recorded):
+        for p in sorted(placed):
+            if p not in used and abs(p - r) <= tolerance:
+                used.add(p)
+                done += 1
+                break
+    return done

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from inspector.config import Config, ConfigError, parse_toml
+from inspector.config import COMPACTION_MODES, Config, ConfigError, parse_toml, source_profile, thread_values
 from inspector.model import Thread
 from inspector.pipeline import Replay, replay
 from inspector.pipeline.audit import Simulation
@@ -43,8 +43,8 @@ def load_config(
 ) -> Config:
     """Profile defaults, then the thread's own window, then the TOML file, then overrides.
 
-    A profile given explicitly wins over the file's; the file's values are kept when
-    they are keys of any profile.
+    A profile given explicitly wins, then the thread's source's own profile, then the file's;
+    the file's values are kept when they are keys of any profile.
     """
     path = path or config_path()
     file_profile: str | None = None
@@ -55,10 +55,10 @@ def load_config(
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read: {exc}") from None
         file_profile, file_values = parse_toml(text, source=str(path))
-    chosen = profile or file_profile or "iris"
-    values: dict[str, Any] = {}
-    if thread is not None and thread.window:
-        values["context.window"] = thread.window
+    # A thread replays by default under its source's profile (Claude Code -> claude-code,
+    # Codex -> codex); threads of other sources keep the file's profile, else iris.
+    chosen = profile or (source_profile(thread.source) if thread is not None else None) or file_profile or "iris"
+    values: dict[str, Any] = dict(thread_values(thread, chosen)) if thread is not None else {}
     values.update(file_values)
     values.update(overrides or {})
     return Config.for_profile(chosen, values)
@@ -126,25 +126,61 @@ def make_summarizer(config: Config):
     return _SUMMARIZERS[key]
 
 
-def run_simulation(thread: Thread, config: Config, *, baseline: bool = False) -> Simulation:
-    """Replay `thread` with every block. `baseline=True` follows the thread's recorded compactions."""
-    return run_replay(thread, config, baseline=baseline).simulation(blocks=True)
+def default_compactions(thread: Thread) -> str:
+    """The compaction mode a thread opens in: `recorded` where it recorded compactions, else `decide`."""
+    return "recorded" if thread.summaries else "decide"
 
 
-def run_replay(thread: Thread, config: Config, *, baseline: bool = False) -> Replay:
+def run_simulation(thread: Thread, config: Config, *, baseline: bool = False,
+                   compactions: str | None = None) -> Simulation:
+    """Replay `thread` with every block (see `run_replay` for the compaction mode)."""
+    return run_replay(thread, config, baseline=baseline, compactions=compactions).simulation(blocks=True)
+
+
+def run_replay(thread: Thread, config: Config, *, baseline: bool = False, compactions: str | None = None) -> Replay:
     """A `Replay`: the whole timeline at once, each request's blocks on demand.
 
+    `compactions`: "recorded" follows the thread's recorded compactions, "decide" lets the
+    profile decide every one; None keeps the older meaning of `baseline` (True: recorded).
+    A what-if and its baseline must be replayed in the same mode (`default_compactions`).
     When the configured tokenizer is unavailable the replay counts with chars4 and
     `replay.notices` says so (the TUI and the CLI show it).
     """
+    if compactions is None:
+        compactions = "recorded" if baseline else "decide"
+    if compactions not in COMPACTION_MODES:
+        raise ConfigError(f"compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
     counter, notice = counter_with_fallback(config)
     result = replay(
         thread,
         config,
         counter=counter,
         summarizer=make_summarizer(config),
-        follow_recorded=baseline,
+        follow_recorded=compactions == "recorded",
     )
     if notice:
         result.notices.append(notice)
     return result
+
+
+def reproduction(thread: Thread, config: Config) -> tuple[int, int] | None:
+    """(reproduced, recorded): how many of the thread's recorded compactions the profile, left
+    to decide, places within one request of where the agent compacted; None with none recorded."""
+    if not thread.summaries:
+        return None
+    from inspector.diff import reproduced_compactions
+
+    decided = run_replay(thread, config, compactions="decide").timeline
+    requests = {a.request_id: a.index for a in decided}
+    recorded = sorted(requests[s.before_request_id] for s in thread.summaries if s.before_request_id in requests)
+    if not recorded:
+        return None
+    placed = [a.index for a in decided if a.compaction is not None]
+    return reproduced_compactions(recorded, placed), len(recorded)
+
+
+def reproduction_line(profile: str, result: tuple[int, int] | None) -> str | None:
+    if result is None:
+        return None
+    done, total = result
+    return f"{profile} reproduces {done} of {total} recorded compaction{'s' if total != 1 else ''}"

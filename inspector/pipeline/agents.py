@@ -39,11 +39,10 @@ from inspector.pipeline.audit import (
 from inspector.pipeline.calibration import Calibration
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
-# Reason codes of these profiles (documented with the others in the README).
-SINCE_COMPACTION = "since_compaction"          # sent: every message since the last compaction is sent
-KEPT_AFTER_COMPACTION = "kept_after_compaction"  # summarized span, but kept verbatim by the profile's rule
-TOOL_OUTPUT_PRUNED = "tool_output_pruned"      # opencode prune: old tool output erased
-TOOL_RESULT_CLEARED = "tool_result_cleared"    # context editing: tool result cleared by the API
+SINCE_COMPACTION = Reason.SINCE_COMPACTION
+KEPT_AFTER_COMPACTION = Reason.KEPT_AFTER_COMPACTION
+TOOL_OUTPUT_PRUNED = Reason.TOOL_OUTPUT_PRUNED
+TOOL_RESULT_CLEARED = Reason.TOOL_RESULT_CLEARED
 
 
 def approx_tokens(text: str) -> int:

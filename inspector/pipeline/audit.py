@@ -58,6 +58,11 @@ class Reason(StrEnum):
     PROTECTED_REQUIRED_MEMORY = "protected_required_memory"  # memory block marked required (like required lorebook)
     STRATEGY_EXCLUDED = "strategy_excluded"        # removed by a plugin strategy that gave no known reason
     INTERCEPTOR_REMOVED = "interceptor_removed"    # removed by a plugin interceptor after shifting
+    # the real agents' profiles (claude-code, codex, opencode, anthropic-context-editing)
+    SINCE_COMPACTION = "since_compaction"          # sent: the agent sends every message since its last compaction
+    KEPT_AFTER_COMPACTION = "kept_after_compaction"  # in a summarized span but kept verbatim (codex: recent user messages)
+    TOOL_OUTPUT_PRUNED = "tool_output_pruned"      # opencode prune: an old tool output erased
+    TOOL_RESULT_CLEARED = "tool_result_cleared"    # context editing: a tool result cleared by the API
 
 
 @fast_frozen_init

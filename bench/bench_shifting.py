@@ -57,13 +57,12 @@ from inspector.pipeline import ReplayContext
 from inspector.pipeline.shifting import (
     build_blocks,
     group_labels,
-    replay_reference,
-    shift_context_reference,
     truncate_costs,
 )
 from inspector.pipeline.shifting_fast import ShiftingReplayer
 from inspector.pipeline.strategies import StrategyRequest, truncate
 from inspector.tokens import Chars4Tokenizer, TokenCounter, message_costs
+from tests.reference.shifting import replay_reference, shift_context_reference
 
 MESSAGES = 8_000
 SHARES = (0.8, 0.5, 0.1)  # budget = this share of the whole prompt: ~1,600 / ~4,000 / ~7,200 messages removed

@@ -77,9 +77,10 @@ def bench_replay() -> None:
     """
     from inspector.config import Config
     from inspector.pipeline import ReplayContext
-    from inspector.pipeline.iris import IrisReplayer, replay_reference
+    from inspector.pipeline.iris import IrisReplayer
     from inspector.summarizers.extractive import ExtractiveSummarizer
     from inspector.tokens import Chars4Tokenizer, TokenCounter
+    from tests.reference.iris import replay_reference
 
     thread = generate_thread(10_000)
     config = Config.for_profile("iris", {"context.compaction_threshold": 0.6, "context.prune_protect_turns": 3})
@@ -116,11 +117,11 @@ def bench_replay() -> None:
 
 
 def bench_replay_harness(thread, counter, seen) -> None:
-    """The harness profile's timeline on the same thread: HarnessReplayer vs `harness.replay`."""
+    """The harness profile's timeline on the same thread: HarnessReplayer vs the reference (tests/reference/harness.py)."""
     from inspector.config import Config
     from inspector.pipeline import ReplayContext
-    from inspector.pipeline.harness import replay as replay_reference
     from inspector.pipeline.harness_fast import HarnessReplayer
+    from tests.reference.harness import replay_reference
 
     # A 100k window with triggers read from the replay itself (the recorded prompt sizes were
     # measured under a 200k window); the summarizer as in the app (see bench_replay).
@@ -137,7 +138,7 @@ def bench_replay_harness(thread, counter, seen) -> None:
     assert same, "fast and reference harness timelines differ"
     compactions = sum(1 for r in ref_result[-1] if r.compaction is not None)
     RESULTS.append((f"replay (harness): timeline of {len(thread.messages):,} messages / {len(thread.requests):,} "
-                    "requests", f"HarnessReplayer: {fast * 1000:,.0f} ms", f"harness.replay: {reference * 1000:,.0f} ms",
+                    "requests", f"HarnessReplayer: {fast * 1000:,.0f} ms", f"reference: {reference * 1000:,.0f} ms",
                     f"{reference / fast:,.0f}x", f"identical timelines; {compactions} compactions, window 100k, "
                     "summarizer as in the app"))
     print(f"replay harness: {reference / fast:,.1f}x ({fast:.3f}s vs {reference:.1f}s), identical={same}", flush=True)

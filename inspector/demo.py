@@ -19,7 +19,7 @@ from pathlib import Path
 from inspector.model import Thread
 from inspector.store import Store, StoreError, default_demo_path
 
-DEMO_VERSION = 2
+DEMO_VERSION = 3
 DEMO_MARK = f"context-inspector demo v{DEMO_VERSION}"
 DEMO_TIME = "2026-01-01T00:00:00.000000Z"
 FIXTURE_TIME = "2026-01-01T00:00:01.000000Z"  # listed after the example threads

@@ -13,21 +13,19 @@ from hypothesis import strategies as st
 
 from inspector.config import Config
 from inspector.model import Message, Role, Summary, Thread, ToolCall
-from inspector.pipeline import ReplayContext, simulate
+from inspector.pipeline import simulate
 from inspector.pipeline.audit import BlockStatus, Reason, RequestAudit
-from inspector.pipeline.harness import (
-    ContextManager,
-    compact,
-    context_stats,
-    estimate_message_tokens,
-    messages_from_dicts,
-    plan_removals,
-    prune_messages,
-    prune_messages_detailed,
-    replay,
-)
+from inspector.pipeline.harness import context_stats, plan_removals
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import TokenCounter, get_tokenizer
+from tests.reference.harness import (
+    ContextManager,
+    compact,
+    estimate_message_tokens,
+    messages_from_dicts,
+    prune_messages,
+    prune_messages_detailed,
+)
 
 # ---------------------------------------------------------------------------
 # Seed: context budget
@@ -352,8 +350,9 @@ def _config(**values) -> Config:
 
 
 def _run(thread: Thread, config: Config, summarizer=None) -> tuple[list[RequestAudit], list[Summary]]:
-    ctx = ReplayContext(counter=TokenCounter(get_tokenizer("chars4")), summarizer=summarizer)
-    return replay(thread, config, ctx)
+    """The product's replay (`HarnessReplayer`), every request with its blocks."""
+    sim = simulate(thread, config, counter=TokenCounter(get_tokenizer("chars4")), summarizer=summarizer)
+    return list(sim.requests), list(sim.summaries)
 
 
 def _by_id(audit: RequestAudit) -> dict[str | None, object]:

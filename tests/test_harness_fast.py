@@ -1,4 +1,4 @@
-"""The linear-time harness replayer against the reference `harness.replay`: identical audits."""
+"""The linear-time harness replayer against the seed-literal reference (`tests/reference/harness.py`): identical audits."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from inspector.config import Config
 from inspector.examples import demo_threads
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 from inspector.pipeline import ReplayContext, replay
-from inspector.pipeline.harness import replay as replay_reference
 from inspector.pipeline.harness_fast import HarnessReplayer
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 from tests.helpers import CountingSummarizer
+from tests.reference.harness import replay_reference
 
 
 def _ctx(summarizer=None) -> ReplayContext:

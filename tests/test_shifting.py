@@ -27,7 +27,6 @@ from inspector.pipeline.shifting import (
     protection_of,
     replay,
     shift_context,
-    shift_context_reference,
     synthetic_block,
 )
 from inspector.pipeline.strategies import (
@@ -44,6 +43,7 @@ from inspector.pipeline.strategies import (
 )
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import Chars4Tokenizer, TokenCounter, text_cost, tools_cost
+from tests.reference.shifting import shift_context_reference
 
 REAL = Path("/work/shared/fixtures/real")
 

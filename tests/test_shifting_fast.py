@@ -29,9 +29,7 @@ from inspector.pipeline.shifting import (
     group_members,
     held_groups,
     replay,
-    replay_reference,
     shift_context,
-    shift_context_reference,
     synthetic_block,
     truncate_costs,
 )
@@ -46,6 +44,7 @@ from inspector.pipeline.strategies import (
 )
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
+from tests.reference.shifting import replay_reference, shift_context_reference
 
 PROTECTIONS = [None, None, None, Reason.PINNED, Reason.PROTECTED_SYSTEM, Reason.CURRENT_INPUT]
 
@@ -524,3 +523,17 @@ def test_the_replay_object_builds_shifting_blocks_on_demand():
     full, _ = replay(thread, config, ReplayContext(TokenCounter(Chars4Tokenizer()), None))
     assert all(not r.blocks for r in result.timeline)
     assert list(result.simulation(blocks=True).requests) == full
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(threads(), configs(), st.data())
+def test_replay_with_duplicate_message_ids_equals_reference(thread, config, data):
+    # Blocks are keyed by message id: a thread repeating one takes the from-scratch path.
+    msgs = list(thread.messages)
+    msgs.append(replace(msgs[-1], id="one-more"))
+    i = data.draw(st.integers(1, len(msgs) - 1))
+    j = data.draw(st.integers(0, i - 1))
+    msgs[i] = replace(msgs[i], id=msgs[j].id)
+    doubled = replace(thread, messages=tuple(msgs))
+    assert not ShiftingReplayer(doubled, config, ctx()).unique_ids
+    assert_same_replay(doubled, config)

@@ -1,7 +1,7 @@
 """The context pipelines: replay a thread request by request under a config.
 
-`simulate` dispatches on the profile. Each profile module exposes
-`replay(thread, config, ctx) -> list[RequestAudit]` plus its small pure stages.
+`replay` (and `simulate`, every request with its blocks) dispatches on the profile to its
+replayer: `timeline()` gives every request's aggregates, `audit(k)` one request's blocks.
 """
 
 from __future__ import annotations
@@ -78,46 +78,23 @@ def simulate(
     if counter is None:
         counter = TokenCounter(get_tokenizer(config["context.tokenizer"]))
     ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=follow_recorded)
-    agent = agent_replayer(config.profile)
-    if agent is not None:
-        requests, summaries = agent(thread, config, ctx).replay()
-        return Simulation(thread_id=thread.id, profile=config.profile, config=config.as_dict(),
-                          tokenizer=counter.name, approximate=counter.approximate,
-                          requests=tuple(requests), summaries=tuple(summaries))
-    if config.profile == "iris":
-        from inspector.pipeline import iris as module
-    elif config.profile == "harness":
-        from inspector.pipeline import harness as module
-    else:
-        from inspector.pipeline import shifting as module
-    requests, summaries = module.replay(thread, config, ctx)
-    return Simulation(
-        thread_id=thread.id,
-        profile=config.profile,
-        config=config.as_dict(),
-        tokenizer=counter.name,
-        approximate=counter.approximate,
-        requests=tuple(requests),
-        summaries=tuple(summaries),
-    )
+    return Replay(thread, config, ctx).simulation(blocks=True)
 
 
-def reference_calibration(thread: Thread, counter: TokenCounter, summarizer: Summarizer | None = None):
-    """The thread's calibrated token model, fitted against the replay of its recorded history
-    (its source's profile, that profile's defaults plus what the thread implies, recorded
-    compactions). Remembered per thread and tokenizer: every edit of the thread reuses it."""
-    from inspector.config import source_profile, thread_values
+def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
+                          summarizer: Summarizer | None = None, *, compactions: str = "recorded"):
+    """The thread's calibrated token model, fitted against the replay of its recorded history:
+    `config` is the thread's baseline (its own profile and defaults) and `compactions` its
+    default mode. Remembered per thread, tokenizer and config: every edit reuses it."""
     from inspector.pipeline.calibration import Calibration, segments_from_compactions
 
     memo = counter.__dict__.setdefault("_calibrations", {})
-    key = id(thread.messages), id(thread.requests), id(thread.summaries)
+    key = id(thread.messages), id(thread.requests), tuple(config.as_dict().items()), compactions
     hit = memo.get(key)
     if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests:
         return hit[2]
-    profile = source_profile(thread.source) or "iris"
-    config = Config.for_profile(profile, thread_values(thread, profile))
-    ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=True)
-    timeline = Replay(thread, config, ctx, calibrate=False).timeline
+    ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=compactions == "recorded")
+    timeline = Replay(thread, config, ctx).timeline
     reference = [a.budget.needed_tokens if a.budget.needed_tokens is not None else a.budget.prompt_tokens
                  for a in timeline]
     recorded = [a.budget.recorded_prompt_tokens for a in timeline]
@@ -136,9 +113,7 @@ class Replay:
     the timeline at once, in about linear time, and one request's blocks on `audit(k)`.
     """
 
-    def __init__(self, thread: Thread, config: Config, ctx: ReplayContext, *, calibrate: bool = True) -> None:
-        if calibrate and ctx.calibration is None:
-            ctx.calibration = reference_calibration(thread, ctx.counter, ctx.summarizer)
+    def __init__(self, thread: Thread, config: Config, ctx: ReplayContext) -> None:
         self.calibration = ctx.calibration
         self.thread = thread
         self.config = config
@@ -205,7 +180,10 @@ def replay(
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
     follow_recorded: bool = False,
+    calibration=None,
 ) -> Replay:
+    """`calibration`: the thread's calibrated token model (`reference_calibration`); None:
+    the identity (calibrated = replayed, the trigger reads recorded counts where present)."""
     if counter is None:
         counter = TokenCounter(get_tokenizer(config["context.tokenizer"]))
-    return Replay(thread, config, ReplayContext(counter, summarizer, follow_recorded))
+    return Replay(thread, config, ReplayContext(counter, summarizer, follow_recorded, calibration))

@@ -1,6 +1,6 @@
 """The harness profile in time linear in the thread: the timeline at once, blocks on demand.
 
-`harness.replay` rebuilds every request from the whole thread (the readable reference;
+The reference (`tests/reference/harness.py`) rebuilds every request from the whole thread (readable;
 `tests/test_harness_fast.py` pins identical audits). Here the live messages (visible, not
 yet summarized or elided) are kept in order with their running cost, so a request that
 neither compacts nor prunes costs only its protected tail; compaction and pruning walk the
@@ -26,12 +26,15 @@ from inspector.pipeline.audit import (
     RequestError,
 )
 from inspector.pipeline.harness import (
+    FIXED_POINT_NOTE,
+    NOTHING_TO_COMPACT_NOTE,
     PROFILE,
     SUMMARY_KIND,
-    _head_indices,
+    Policy,
     compaction_summary,
     context_stats,
     context_summary_text,
+    head_indices,
     over_budget_note,
     plan_removals,
     pruning_stopped_note,
@@ -43,7 +46,7 @@ NEVER = 1 << 62  # `gone_at` of a message nothing summarized or elided
 
 
 class HarnessReplayer:
-    """`timeline()` for every request, `audit(k)` with blocks for one; equal to `harness.replay`."""
+    """`timeline()` for every request, `audit(k)` with blocks for one; equal to the reference."""
 
     def __init__(self, thread: Thread, config: Config, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx
@@ -53,7 +56,7 @@ class HarnessReplayer:
         self.costs = message_costs(counter, messages, PROFILE)
         self.turns = assign_turns(messages)
         self.groups = tool_groups(messages)
-        self.head = _head_indices(messages)
+        self.head = head_indices(messages)
         self.head_sorted = sorted(self.head)
         self.non_head = [k for k in range(len(messages)) if k not in self.head]
         self.members: dict[int, list[int]] = {}
@@ -78,15 +81,8 @@ class HarnessReplayer:
         """Per-request aggregates (no block lists), with the message block counts in `stats`."""
         if self._timeline is not None:
             return self._timeline
-        cfg = self.config
-        window: int = cfg["context.window"]
-        compaction_threshold: float = cfg["context.compaction_threshold"]
-        pruning_threshold: float = cfg["harness.pruning_threshold"]
-        keep_last: int = cfg["harness.keep_last"]
-        trigger_mode: str = cfg["context.trigger_tokens"]
-        reserve: int = cfg["context.response_reserve"]
-        available = int(window * cfg["context.token_budget_ratio"]) - reserve
-        target = window * compaction_threshold
+        window, compaction_threshold, pruning_threshold, keep_last, trigger_mode, reserve, available, target = (
+            Policy.of(self.config))
         messages, costs, groups, members = self.thread.messages, self.costs, self.groups, self.members
         non_head, head, head_sorted = self.non_head, self.head, self.head_sorted
         gone_at, covered, elided = self.gone_at, self.covered, self.elided
@@ -146,9 +142,9 @@ class HarnessReplayer:
                     compaction = CompactionAudit("token_threshold", summary.id, span[0].id, span[-1].id)
                 elif current is not None:
                     fixed_point = True
-                    diagnostics.append("compaction: the middle is already one [Context Summary] (fixed point)")
+                    diagnostics.append(FIXED_POINT_NOTE)
                 else:
-                    diagnostics.append("compaction: nothing older than the protected tail to summarize")
+                    diagnostics.append(NOTHING_TO_COMPACT_NOTE)
 
             if stats.needs_pruning:
                 middle = [k for k in live if k not in protected]

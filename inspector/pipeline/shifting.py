@@ -8,13 +8,12 @@ ported, not copied. This module holds the pure stages (protected set, grouping,
 `inspector.pipeline.strategies`.
 
 `shift_context` keeps a running total (each block counted once, a removal subtracts its
-group's cost); `shift_context_reference` is the literal version that recounts the whole
-prompt after every removal, exactly as the seed says, kept for the differential tests. Its
-core is `truncate_costs`: the same decision on numbers alone (costs counted once, int group
-labels, protected flags), a few C-level passes when every group is one run. The
-replay itself is in `inspector.pipeline.shifting_fast` (blocks and costs built once per
-thread, a linear-time path for truncate); `replay_reference` rebuilds every request from
-scratch, also kept for the differential tests.
+group's cost); its core is `truncate_costs`: the same decision on numbers alone (costs
+counted once, int group labels, protected flags), a few C-level passes when every group is
+one run. The replay itself is in `inspector.pipeline.shifting_fast` (blocks and costs built
+once per thread, a linear-time path for truncate). The seed-literal oracles they are checked
+against (recount the whole prompt after every removal; rebuild every request from scratch)
+are in `tests/reference/shifting.py`.
 
 Decisions where the seed is silent:
 - The current input is the request's latest user message. The assistant and tool
@@ -36,7 +35,7 @@ from itertools import accumulate, chain, compress, repeat
 from operator import attrgetter, eq, is_not
 
 from inspector.config import Config
-from inspector.model import Kind, Message, Role, Summary, Thread, assign_turns, effective_requests, tool_groups
+from inspector.model import Kind, Message, Role, Summary, Thread, assign_turns, tool_groups
 from inspector.pipeline.audit import (
     BlockAudit,
     BlockStatus,
@@ -226,7 +225,8 @@ def shift_context(
 
     Each block is counted once: a block's cost is its own (`count_tokens` takes one block),
     so the prompt total is additive and a removal subtracts what it removes. The result is
-    identical to `shift_context_reference`, which recounts everything after every removal.
+    identical to the seed-literal reference (tests/reference/shifting.py), which recounts
+    everything after every removal.
     """
     blocks = tuple(blocks)
     costs = list(map(count_tokens, blocks))
@@ -325,7 +325,7 @@ def truncate_costs(
     `costs[i]` is block i's full cost (counted beforehand), `groups[i]` an int label (blocks
     sharing a label are one group; the index of the group's first block is the natural
     label), `protected[i]` whether block i can never go (its whole group then stays).
-    Positions are the blocks' identities: the same result as `shift_context_reference` on
+    Positions are the blocks' identities: the same result as the reference `shift_context` on
     blocks with unique keys and those costs, groups and protections.
 
     When the labels never decrease along the prompt (every group is one run of adjacent
@@ -433,61 +433,6 @@ def _shift_runs(blocks: tuple[Block, ...], costs: list[int], total: int, budget:
     )
 
 
-def shift_context_reference(
-    blocks: Iterable[Block],
-    count_tokens: CountTokens,
-    budget: int,
-    *,
-    removal_order: RemovalOrder | None = None,
-    reason_for: Callable[[Block], Reason] | None = None,
-) -> ShiftResult:
-    """The literal reference for `shift_context`: the whole prompt is recounted after every
-    removal, exactly as the seed says (quadratic). Kept for the differential tests and the
-    benchmark; `shift_context` must give the identical result.
-
-    Remove whole groups, oldest unprotected first, until the blocks fit `budget`. `removal_order`
-    changes which group goes first (default: prompt order); `reason_for` names why the
-    block that triggered a removal went (default `shifted_oldest`); its group partners get
-    `tool_group`. A group holding a protected block is skipped. If the protected context
-    alone is over, everything removable is gone and the result does not fit.
-    """
-    blocks = tuple(blocks)
-    members = group_members(blocks)
-    held = held_groups(blocks)
-    removable = [(i, b) for i, b in enumerate(blocks) if not b.protected]
-    if removal_order is not None:
-        removable.sort(key=lambda item: removal_order(item[1], item[0]))
-    removed: set[str] = set()
-    excluded: list[Block] = []
-    reasons: dict[str, Reason] = {}
-
-    def total_of(items: Iterable[Block]) -> int:
-        return sum(count_tokens(b) for b in items)
-
-    total = total_of(blocks)
-    for _, block in removable:
-        if total <= budget:
-            break
-        if block.key in removed or block.group in held:
-            continue
-        first = reason_for(block) if reason_for is not None else Reason.SHIFTED_OLDEST
-        for member in members[block.group]:
-            if member.key in removed:
-                continue
-            removed.add(member.key)
-            excluded.append(member)
-            reasons[member.key] = first if member is block else Reason.TOOL_GROUP
-        total = total_of(b for b in blocks if b.key not in removed)
-    kept = tuple(b for b in blocks if b.key not in removed)
-    total = total_of(kept)
-    diagnostics: tuple[str, ...] = ()
-    if total > budget:
-        diagnostics = (f"protected context alone ({total} tokens) exceeds the budget ({budget} tokens)",)
-    return ShiftResult(
-        kept=kept, excluded=tuple(excluded), diagnostics=diagnostics, reasons=reasons, total=total, budget=budget
-    )
-
-
 def block_counter(counter: TokenCounter) -> CountTokens:
     """Cost of a block under the shifting profile: tokens of its text + 4 per message."""
     overhead = MESSAGE_OVERHEAD[PROFILE]
@@ -558,6 +503,13 @@ class ReplaySetup:
             turns=assign_turns(thread.messages),
         )
 
+    def shift(self, blocks: tuple[Block, ...], request_id: str):
+        """The configured strategy on one prompt's `blocks`, under the host guard (a GuardedShift)."""
+        from inspector.pipeline.strategies import run_strategy
+
+        return run_strategy(self.strategy, blocks, self.count, self.shift_budget, registry=self.registry,
+                            summarizer=self.summarizer, interceptors=self.interceptors, request_id=request_id)
+
     def budget_error(self, needed: int) -> RequestError:
         return RequestError(
             code="TOKEN_BUDGET_EXCEEDED",
@@ -581,47 +533,12 @@ def replay(
     `registry` (a StrategyRegistry; default: the built-ins) and `interceptors` may also
     come from `ctx.strategies` / `ctx.interceptors`. Returns the audits and the summaries
     the summarize strategy sent (one per request at most; they do not chain). Identical to
-    `replay_reference`, in about linear time per request (see `inspector.pipeline.shifting_fast`).
+    the reference (tests/reference/shifting.py), in about linear time per request (see
+    `inspector.pipeline.shifting_fast`).
     """
     from inspector.pipeline.shifting_fast import ShiftingReplayer
 
     return ShiftingReplayer(thread, config, ctx, registry=registry, interceptors=interceptors).run()
-
-
-def replay_reference(
-    thread: Thread,
-    config: Config,
-    ctx,
-    *,
-    registry=None,
-    interceptors: Sequence[Callable[[tuple[Block, ...]], Sequence[Block]]] | None = None,
-) -> tuple[list[RequestAudit], list[Summary]]:
-    """`replay` the plain way: every request's blocks built from scratch and run through the
-    host guard (quadratic or worse over a thread). Kept for the differential tests."""
-    from inspector.pipeline.strategies import run_strategy
-
-    setup = ReplaySetup.of(thread, config, ctx, registry, interceptors)
-    msgs = thread.messages
-    index = thread.message_index()
-    audits: list[RequestAudit] = []
-    summaries: list[Summary] = []
-    for k, req in enumerate(effective_requests(thread)):
-        end = index[req.after_message_id]
-        blocks = build_blocks(msgs[: end + 1])
-        result = run_strategy(
-            setup.strategy,
-            blocks,
-            setup.count,
-            setup.shift_budget,
-            registry=setup.registry,
-            summarizer=setup.summarizer,
-            interceptors=setup.interceptors,
-            request_id=req.id,
-        )
-        audit = guarded_request_audit(setup, k, req, setup.turns[end], blocks, result)
-        summaries.extend(audit_summaries(audit, result))
-        audits.append(audit)
-    return audits, summaries
 
 
 def audit_summaries(audit: RequestAudit, result) -> tuple[Summary, ...]:

@@ -1,6 +1,6 @@
-"""The shifting replay at scale: identical audits to `shifting.replay_reference`, built once.
+"""The shifting replay at scale: identical audits to the seed-literal reference, built once.
 
-The reference rebuilds every request from scratch: the blocks of the whole history, the
+The reference (`tests/reference/shifting.py`) rebuilds every request from scratch: the blocks of the whole history, the
 host guard's passes, the audit rows, each O(history) in Python objects. Here:
 
 - `PrefixBlocks` keeps the blocks of the prefix `messages[: end + 1]` as `end` grows and
@@ -22,7 +22,7 @@ host guard's passes, the audit rows, each O(history) in Python objects. Here:
   the changes since. On a 10,000-message thread the block lists hold 12.9 million
   references, and the garbage collector walking them cost as much as the replay.
 
-`tests/test_shifting_fast.py` checks every audit against `replay_reference`.
+`tests/test_shifting_fast.py` checks every audit against the reference.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from inspector.pipeline.shifting import (
     Block,
     ReplaySetup,
     audit_summaries,
+    build_blocks,
     guarded_request_audit,
     protection_of,
 )
@@ -263,12 +264,6 @@ class ShiftingReplayer:
     def run(self) -> tuple[list[RequestAudit], list[Summary]]:
         if not self.requests:
             return [], []
-        if not self.unique_ids:  # duplicate ids: blocks are keyed by id, keep the reference's semantics
-            from inspector.pipeline.shifting import replay_reference
-
-            return replay_reference(
-                self.thread, self.config, self.ctx, registry=self.setup.registry, interceptors=self.setup.interceptors
-            )
         if not self.fast:
             return self._guarded()
         return self._without_collection(self._truncate)
@@ -276,27 +271,21 @@ class ShiftingReplayer:
     # --- any strategy: the host guard on incrementally built blocks --------------------
 
     def _guarded(self) -> tuple[list[RequestAudit], list[Summary]]:
-        from inspector.pipeline.strategies import run_strategy
-
         setup = self.setup
+        msgs = self.thread.messages
         index = self.thread.message_index()
-        prefix = PrefixBlocks(self.thread.messages, setup.turns)
+        # Blocks are keyed by message id: with duplicate ids each prompt is built whole.
+        prefix = PrefixBlocks(msgs, setup.turns) if self.unique_ids else None
         audits: list[RequestAudit] = []
         summaries: list[Summary] = []
         for k, req in enumerate(self.requests):
             end = index[req.after_message_id]
-            prefix.advance(end)
-            blocks = tuple(prefix.blocks)
-            result = run_strategy(
-                setup.strategy,
-                blocks,
-                setup.count,
-                setup.shift_budget,
-                registry=setup.registry,
-                summarizer=setup.summarizer,
-                interceptors=setup.interceptors,
-                request_id=req.id,
-            )
+            if prefix is None:
+                blocks = build_blocks(msgs[: end + 1])
+            else:
+                prefix.advance(end)
+                blocks = tuple(prefix.blocks)
+            result = setup.shift(blocks, req.id)
             audit = guarded_request_audit(setup, k, req, setup.turns[end], blocks, result)
             summaries.extend(audit_summaries(audit, result))
             audits.append(audit)

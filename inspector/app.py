@@ -72,6 +72,7 @@ class InspectorApp(App[None]):
         Binding("ctrl+o", "save_config", "Save config"),
         Binding("ctrl+s", "screenshot", "Screenshot", show=False),
         Binding("x", "cancel_summaries", "Cancel LLM summaries", show=False),
+        Binding("c", "toggle_compactions", "Compactions: recorded / decide", show=False),
     ]
 
     def __init__(
@@ -352,6 +353,12 @@ class InspectorApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(list(self.BINDINGS)))
+
+    def action_toggle_compactions(self) -> None:
+        """Replay the baseline and the what-if following the thread's recorded compactions, or letting
+        the profile decide every one (both in the same mode)."""
+        if self.view is not None:
+            self.replayer.toggle_compactions(self.view, self.request_index)
 
     def action_toggle_live(self) -> None:
         self.live = not self.live

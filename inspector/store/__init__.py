@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, inspect, select, update
+from sqlalchemy import text as sql_text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import QueuePool
@@ -27,6 +28,7 @@ from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolC
 from inspector.store import convert
 from inspector.store.schema import (
     SCHEMA_VERSION,
+    UPGRADES,
     Base,
     ImportRecordRow,
     MessageRow,
@@ -232,6 +234,15 @@ class Store:
         with self.engine.connect() as conn:
             versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version))]
         found = max(versions) if versions else None
+        if found is not None and found < SCHEMA_VERSION and not self.read_only and all(
+            v in UPGRADES for v in range(found, SCHEMA_VERSION)
+        ):
+            with self.engine.begin() as conn:
+                for version in range(found, SCHEMA_VERSION):
+                    for statement in UPGRADES[version]:
+                        conn.execute(sql_text(statement))
+                conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now_iso()))
+            return
         if found != SCHEMA_VERSION:
             if found is not None and found < SCHEMA_VERSION:
                 age = "older"
@@ -243,6 +254,7 @@ class Store:
             raise StoreError(
                 f"{mask_url(self.url)}: {age} database schema version {found}; "
                 f"this context-inspector reads version {SCHEMA_VERSION}"
+                + (" (importing into it once upgrades it)" if age == "older" and found in UPGRADES else "")
             )
 
     def close(self) -> None:

@@ -190,3 +190,16 @@ def reproduced_compactions(recorded: list[int] | tuple[int, ...], placed: list[i
                 done += 1
                 break
     return done
+
+
+def reproduction(summaries, decided: tuple[RequestAudit, ...] | list[RequestAudit]) -> tuple[int, int] | None:
+    """(reproduced, recorded): how many of the thread's recorded automatic compactions (manual ones
+    are the user's, not the profile's to decide) a replay left to decide (`decided`) places within
+    one request of where the agent compacted; None when none was recorded."""
+    index = {r.request_id: r.index for r in decided}
+    recorded = sorted(index[s.before_request_id] for s in summaries
+                      if s.before_request_id in index and (s.meta or {}).get("trigger") != "manual")
+    if not recorded:
+        return None
+    placed = [r.index for r in decided if r.compaction is not None]
+    return reproduced_compactions(recorded, placed), len(recorded)

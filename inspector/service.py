@@ -248,19 +248,13 @@ def run_replay(thread: Thread, config: Config, *, baseline: bool = False, compac
 
 
 def reproduction(thread: Thread, config: Config) -> tuple[int, int] | None:
-    """(reproduced, recorded): how many of the thread's recorded compactions the profile, left
-    to decide, places within one request of where the agent compacted; None with none recorded."""
+    """(reproduced, recorded) automatic compactions of the thread that `config`, left to decide,
+    places within one request of where the agent compacted (`inspector.diff.reproduction`)."""
     if not thread.summaries:
         return None
-    from inspector.diff import reproduced_compactions
+    from inspector.diff import reproduction as count
 
-    decided = run_replay(thread, config, compactions="decide").timeline
-    requests = {a.request_id: a.index for a in decided}
-    recorded = sorted(requests[s.before_request_id] for s in thread.summaries if s.before_request_id in requests)
-    if not recorded:
-        return None
-    placed = [a.index for a in decided if a.compaction is not None]
-    return reproduced_compactions(recorded, placed), len(recorded)
+    return count(thread.summaries, run_replay(thread, config, compactions="decide").timeline)
 
 
 def reproduction_line(profile: str, result: tuple[int, int] | None) -> str | None:

@@ -9,9 +9,9 @@ message costs, one request's blocks built on demand by `audit(k)`).
 
 The compaction trigger is counterfactual (DESIGN.md "Trigger tokens"): it reads the
 calibrated prompt of this replay's own previous request (`inspector.pipeline.calibration`)
-plus, scaled by the fitted ratio, what was appended since (the whole new span where the agent
-counts the prompt it is about to send, the assistant's output only where it counts the last
-response's usage). Where the replay's history is the recorded one that reading is the
+plus what was appended since by the agent's own rough count, bytes / 4 (the whole new span
+where the agent counts the prompt it is about to send, as Claude Code's `preTokens` shows; the
+assistant's output only where it counts the last response's usage, as Codex and opencode do). Where the replay's history is the recorded one that reading is the
 recorded count, so a no-op edit moves nothing.
 
 Longer than ~400 lines because the timeline pass, the per-request block builder and the
@@ -94,6 +94,7 @@ class _Tables(NamedTuple):
     labels: list[tuple[str, str, str]]
     tool_name: list[str | None]
     approx: list[int]       # the agents' rough estimate per message
+    approx_full: list[int]  # prefix sums of approx over every message
 
 
 def _tables(counter: TokenCounter, thread: Thread, profile: str) -> _Tables:
@@ -124,7 +125,10 @@ def _tables(counter: TokenCounter, thread: Thread, profile: str) -> _Tables:
     tool_name = [call_names.get(m.tool_call_id or "") if m.role is Role.TOOL else None for m in msgs]
     labels = [(m.id, str(m.role), str(m.kind)) for m in msgs]
     approx = [approx_tokens(m.text_for_count()) for m in msgs]
-    tables = _Tables(msgs, index, turn_of, costs, full, pre, npre, turn_start, labels, tool_name, approx)
+    approx_full = [0] * (n + 1)
+    for i in range(n):
+        approx_full[i + 1] = approx_full[i] + approx[i]
+    tables = _Tables(msgs, index, turn_of, costs, full, pre, npre, turn_start, labels, tool_name, approx, approx_full)
     if len(memo) >= 8:
         memo.clear()
     memo[key] = (thread.messages, tables)
@@ -295,7 +299,6 @@ class AgentReplayer:
         follow = getattr(self.ctx, "compactions", "decide") == "recorded"
         recorded_by_request = {s.before_request_id: s for s in self.thread.summaries if s.before_request_id}
         recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in self.thread.summaries}
-        ratio = cal.fit.ratio
         first_turn = t.turn_start[1] if len(t.turn_start) > 1 else len(t.msgs)
         covered, kept, kept_tokens, summary_tokens = -1, None, 0, 0
         cleared_upto, pruned_upto = 0, 0
@@ -306,15 +309,16 @@ class AgentReplayer:
             end = t.index[req.after_message_id]
             cur = t.turn_of[end]
             lo = max(covered + 1, first_turn)
-            new_cost = t.full[end + 1] - t.full[prev_end + 1] if end > prev_end else 0
+            # what was appended since the previous request, by the agent's own rough count (bytes / 4)
+            new_cost = t.approx_full[end + 1] - t.approx_full[prev_end + 1] if end > prev_end else 0
             if rules.reads == "previous":
-                new_cost = sum(t.costs[i] for i in range(prev_end + 1, end + 1) if t.msgs[i].role is Role.ASSISTANT)
+                new_cost = sum(t.approx[i] for i in range(prev_end + 1, end + 1) if t.msgs[i].role is Role.ASSISTANT)
             if k == 0:
                 reading, source = None, None
             elif estimated_trigger or cal.identity_model:
                 reading, source = prev_est + new_cost, "estimated"
             else:
-                reading, source = round(prev_cal + ratio * new_cost), "calibrated"
+                reading, source = prev_cal + new_cost, "calibrated"
                 if new_cost == 0 and cal.is_recorded_history(k - 1, prev_est):
                     source = "recorded"
             over = reading is not None and threshold is not None and reading >= threshold

@@ -218,16 +218,11 @@ def _reproduction(simulator: Simulator, thread: Thread, config: Config, baseline
     """How many recorded compactions the baseline config, left to decide, places within one request."""
     if not thread.summaries:
         return None
-    from inspector.diff import reproduced_compactions
+    from inspector.diff import reproduction
 
     decided = baseline if compactions == "decide" else _run(
         simulator, thread, config, compactions="decide").simulation(blocks=False)
-    index = {r.request_id: r.index for r in decided.requests}
-    recorded = sorted(index[s.before_request_id] for s in thread.summaries if s.before_request_id in index)
-    if not recorded:
-        return None
-    placed = [r.index for r in decided.requests if r.compaction is not None]
-    return reproduced_compactions(recorded, placed), len(recorded)
+    return reproduction(thread.summaries, decided.requests)
 
 
 def timeline_points(view: ViewState) -> list[TimelinePoint]:

@@ -125,3 +125,15 @@ def test_lengths_must_agree():
 
     with pytest.raises(ValueError):
         Calibration([1, 2], [1], [0, 0])
+
+
+def test_counts_that_do_not_follow_the_transcript_are_a_poor_fit():
+    # a made-up ramp of +3,500 per request against replayed prompts that plateau
+    reference = [10_000, 30_000, 12_000, 31_000, 11_000, 32_000, 12_500, 33_000, 11_500, 34_000]
+    billed = [10_000 + 3_500 * k for k in range(len(reference))]
+    cal = Calibration(reference, billed, [0] * len(reference))
+    assert cal.fit.source == "poor fit"
+    assert "do not follow the transcript" in cal.fit.describe()
+    assert cal.calibrated(3, reference[3]) == billed[3]        # the recorded history: the recorded count
+    assert cal.calibrated(3, 20_000) == 20_000                  # elsewhere: the replayed estimate
+    assert cal.reading(3, 20_000) == (20_000, "estimated")

@@ -22,7 +22,10 @@ recorded history (the thread's own profile, its baseline config, recorded compac
 - else predicted: `unaccounted(segment) + ratio x estimate`, the segment's own figure, else the
   latest post-compaction segment's, else the first segment's.
 With no recorded count at all the model is the identity (ratio 1, nothing unaccounted) and
-says so (`fit.source == "identity"`): calibrated equals the estimate.
+says so (`fit.source == "identity"`): calibrated equals the estimate. A fit whose median error
+exceeds `MAX_MEDIAN_ERROR` (recorded counts that do not follow the transcript, e.g. made-up
+ones) is `source == "poor fit"`: the recorded count is given back where the history is the
+recorded one, elsewhere the replayed estimate, and the description says why.
 
 Pure: no I/O; the figures are plain numbers the layers above show.
 """
@@ -36,6 +39,7 @@ from dataclasses import dataclass
 
 MIN_RATIO, MAX_RATIO = 0.25, 4.0
 MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, deterministic)
+MAX_MEDIAN_ERROR = 0.10  # a fit worse than this (median, no anchoring) is not used off the recorded history
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +58,10 @@ class CalibrationFit:
     def describe(self) -> str:
         if self.source == "identity":
             return "no recorded prompt counts: calibrated = replayed estimate"
+        if self.source == "poor fit":
+            return (f"the recorded counts do not follow the transcript (median error {self.median_error:.0%} "
+                    f"over {self.points} requests): calibrated = recorded where the history is the recorded "
+                    "one, else the replayed estimate")
         err = "" if self.median_error is None else f", median error {self.median_error:.1%}"
         return (f"unaccounted {self.unaccounted:,} tokens, ratio {self.ratio:.3f} "
                 f"({self.points} recorded requests, {self.pairs} pairs{err})")
@@ -126,6 +134,8 @@ class Calibration:
         errors = [abs(self._segment_u[s] + ratio * x - y) / y for s, x, y in points if y > 0]
         median_error = statistics.median(errors) if errors else None
         within = sum(1 for e in errors if e <= 0.03) / len(errors) if errors else None
+        if median_error is not None and median_error > MAX_MEDIAN_ERROR:
+            source = "poor fit"
         return CalibrationFit(source, ratio, first, per_segment, len(points), pairs, median_error, within)
 
     @staticmethod
@@ -175,6 +185,8 @@ class Calibration:
         fit = self.fit
         if fit.source == "identity" or not 0 <= k < len(self.reference):
             return estimate
+        if fit.source == "poor fit":
+            return self.recorded[k] if self.is_recorded_history(k, estimate) else estimate  # type: ignore[return-value]
         j = self._anchor[k]
         if j is not None:
             value = self.recorded[j] + fit.ratio * (estimate - self.reference[j])  # type: ignore[operator]
@@ -197,6 +209,8 @@ class Calibration:
             return estimate, "estimated"
         if self.is_recorded_history(k, estimate):
             return self.recorded[k], "recorded"  # type: ignore[return-value]
+        if self.fit.source == "poor fit":
+            return estimate, "estimated"
         return self.calibrated(k, estimate), "calibrated"
 
 

@@ -99,11 +99,13 @@ class HarnessReplayer:
         current_cost = 0
         previous_recorded: int | None = None
         previous_replayed: int | None = None
+        calibration = getattr(self.ctx, "calibration", None)  # the counterfactual trigger's model
         out: list[RequestAudit] = []
         for ri, request in enumerate(self.requests):
             last = self.index[request.after_message_id]
             diagnostics: list[str] = []
-            trigger_source, trigger_tokens = trigger_reading(ri, trigger_mode, previous_recorded, previous_replayed)
+            trigger_source, trigger_tokens = trigger_reading(ri, trigger_mode, previous_recorded, previous_replayed,
+                                                             calibration)
             stats = context_stats(trigger_tokens or 0, window, compaction_threshold, pruning_threshold)
 
             # Messages that came into view since the previous request.

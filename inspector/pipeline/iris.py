@@ -239,6 +239,8 @@ class IrisReplayer:
         reserve, n_protect = cfg["context.response_reserve"], cfg["context.prune_protect_turns"]
         max_injected, guard = cfg["summarization.max_injected"], cfg["summarization.threshold"]
         recorded_trigger = cfg["context.trigger_tokens"] == "recorded"
+        calibration = getattr(self.ctx, "calibration", None)
+        counterfactual = recorded_trigger and calibration is not None and not calibration.identity_model
         compact_at = window * cfg["context.compaction_threshold"]  # should_compact_on_tokens, inlined
         budget_tokens = math.floor(window * ratio)
         threshold_tokens = compaction_threshold_tokens(cfg)
@@ -262,6 +264,12 @@ class IrisReplayer:
             # _trigger: the previous request's recorded prompt tokens where known, else its replayed estimate
             if k == 0:
                 trigger_tokens = trigger_source = None
+            elif counterfactual:
+                # the recorded count only while the replayed history is the recorded one, else the
+                # calibrated prompt of this replay's own previous request (DESIGN.md "Trigger tokens")
+                prev = out[-1].budget
+                trigger_tokens, trigger_source = calibration.reading(
+                    k - 1, prev.needed_tokens if prev.needed_tokens is not None else prev.prompt_tokens)
             elif recorded_trigger and requests[k - 1].prompt_tokens is not None:
                 trigger_tokens, trigger_source = requests[k - 1].prompt_tokens, "recorded"
             else:
@@ -317,6 +325,16 @@ class IrisReplayer:
             states.append(state)
             out.append(self._aggregate(k, req, state, available, trigger_tokens, trigger_source, compaction,
                                        needed, guard_count, injected, budget_tokens, threshold_tokens))
+            if compaction is not None and counterfactual:
+                prompt_after = out[-1].budget.prompt_tokens or out[-1].budget.needed_tokens or 0
+                after = calibration.calibrated(k, prompt_after)
+                if after >= compact_at:
+                    from dataclasses import replace
+
+                    out[-1] = replace(out[-1], diagnostics=(
+                        f"the kept tail alone ({after:,} calibrated tokens, the protected turns and the agent's "
+                        f"own part) is over the threshold {threshold_tokens:,}: the next request compacts again "
+                        "if it has anything to summarize",))
         self._timeline = out
         return out
 

@@ -160,7 +160,8 @@ PROFILE_KEYS: dict[str, tuple[str, ...]] = {
         "summarization.summarizer", "summarization.model", "summarization.timeout",
     ),
     "harness": (
-        "context.window", "context.compaction_threshold", "harness.pruning_threshold",
+        "context.window", "context.token_budget_ratio", "context.response_reserve",
+        "context.compaction_threshold", "harness.pruning_threshold",
         "harness.keep_last", "context.tokenizer", "context.trigger_tokens",
         "summarization.summarizer", "summarization.model", "summarization.timeout",
     ),

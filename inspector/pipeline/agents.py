@@ -168,6 +168,9 @@ class AgentReplayer:
         self._timeline: list[RequestAudit] | None = None
         n = len(self.t.msgs)
         self._prunable_prefix(n)
+        self.session_prefix = (frozenset(i for i, m in enumerate(self.t.msgs)
+                                         if m.role is Role.USER and is_session_prefix(m))
+                               if rules.keep == "user_messages" else frozenset())
 
     # -- tool-output tables ----------------------------------------------------------------
     def _prunable_prefix(self, n: int) -> None:
@@ -238,13 +241,14 @@ class AgentReplayer:
         t = self.t
         if self.rules.keep == "user_messages":
             budget = self.config["codex.compact_user_tokens"]
-            out: dict[int, int] = {}
+            # the session prefix (AGENTS.md, environment context) is the initial context Codex rebuilds
+            out: dict[int, int] = {i: t.costs[i] for i in self.session_prefix if lo <= i <= end}
             remaining = budget
             for i in range(end, lo - 1, -1):
                 if remaining <= 0:
                     break
                 m = t.msgs[i]
-                if m.role is not Role.USER or m.kind is not Kind.MESSAGE or is_session_prefix(m):
+                if m.role is not Role.USER or m.kind is not Kind.MESSAGE or i in self.session_prefix:
                     continue
                 rough = t.approx[i]
                 if rough <= remaining:
@@ -481,7 +485,8 @@ class AgentReplayer:
                                              cost, 0, None, summary.id if summary else None))
                 else:
                     status = BlockStatus.KEPT if sent >= cost else BlockStatus.TRUNCATED
-                    blocks.append(BlockAudit(mid, role, kind, turn, status, True, KEPT_AFTER_COMPACTION, cost,
+                    why = Reason.SYSTEM if i in self.session_prefix else KEPT_AFTER_COMPACTION
+                    blocks.append(BlockAudit(mid, role, kind, turn, status, True, why, cost,
                                              0 if failed else sent, None if failed else kept_pos + kept_seen))
                     kept_seen += 1
             else:

@@ -13,7 +13,7 @@ def bench_memory(messages: int = 100_000) -> None:
     from bench.results import RESULTS
     from inspector.config import Config
     from inspector.pipeline import ReplayContext
-    from inspector.pipeline.iris import IrisReplayer
+    from inspector.pipeline.profiles.iris.replayer import IrisReplayer
     from inspector.summarizers.extractive import ExtractiveSummarizer
     from inspector.tokens import Chars4Tokenizer, TokenCounter
 

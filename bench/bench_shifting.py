@@ -54,13 +54,10 @@ from bench.results import RESULTS
 from inspector.config import Config
 from inspector.model import Message, Role
 from inspector.pipeline import ReplayContext
-from inspector.pipeline.shifting import (
-    build_blocks,
-    group_labels,
-    truncate_costs,
-)
-from inspector.pipeline.shifting_fast import ShiftingReplayer
-from inspector.pipeline.strategies import StrategyRequest, truncate
+from inspector.pipeline.profiles.shifting.blocks import build_blocks
+from inspector.pipeline.profiles.shifting.costcut import group_labels, truncate_costs
+from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer
+from inspector.pipeline.profiles.shifting.strategies import StrategyRequest, truncate
 from inspector.tokens import Chars4Tokenizer, TokenCounter, message_costs
 from tests.reference.shifting import replay_reference, shift_context_reference
 

@@ -77,7 +77,7 @@ def bench_replay() -> None:
     """
     from inspector.config import Config
     from inspector.pipeline import ReplayContext
-    from inspector.pipeline.iris import IrisReplayer
+    from inspector.pipeline.profiles.iris.replayer import IrisReplayer
     from inspector.summarizers.extractive import ExtractiveSummarizer
     from inspector.tokens import Chars4Tokenizer, TokenCounter
     from tests.reference.iris import replay_reference
@@ -120,7 +120,7 @@ def bench_replay_harness(thread, counter, seen) -> None:
     """The harness profile's timeline on the same thread: HarnessReplayer vs the reference (tests/reference/harness.py)."""
     from inspector.config import Config
     from inspector.pipeline import ReplayContext
-    from inspector.pipeline.harness_fast import HarnessReplayer
+    from inspector.pipeline.profiles.harness.replayer import HarnessReplayer
     from tests.reference.harness import replay_reference
 
     # A 100k window with triggers read from the replay itself (the recorded prompt sizes were

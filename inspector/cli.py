@@ -108,8 +108,12 @@ def threads_command(db: str | None, as_json: bool) -> None:
         return
     from inspector.textsafe import safe_line
 
-    rows = [(i.id, i.source, str(i.messages), str(i.requests), str(i.summaries), i.title) for i in infos]
+    rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""), str(i.summaries),
+             i.title) for i in infos]
     _print_table(("ID", "SOURCE", "MSGS", "REQS", "SUMS", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
+    if any(i.incomplete for i in infos):
+        click.echo("! incomplete import: the source file holds model calls, tool results or compactions this "
+                   "thread lacks (the import warnings name them)")
 
 
 @main.command("import")
@@ -226,6 +230,100 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         raise _fail(exc) from None
     click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
                                  status=status, calibration=result.calibration))
+
+
+def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:
+    """The one thread asked for, or every thread of the database (`--all`)."""
+    from inspector.store import StoreError
+
+    if (thread_id is None) == (not every):
+        raise UserError("give --thread ID or --all")
+    store = _open_store(db)
+    try:
+        ids = [thread_id] if thread_id is not None else [i.id for i in store.list_threads()]
+        return [store.load_thread(i) for i in ids]
+    except (StoreError, KeyError) as exc:
+        raise _fail(exc) from None
+    finally:
+        store.close()
+
+
+def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
+    from inspector.service import load_config, run_replay
+
+    config = load_config(profile, overrides, thread=thread)
+    result = run_replay(thread, config, baseline=not overrides)
+    for notice in result.notices:
+        click.echo(f"warning: {notice}", err=True)
+    return config, result
+
+
+@main.command("loss")
+@click.option("--thread", "thread_id", metavar="ID", help="The thread (or --all).")
+@click.option("--all", "every", is_flag=True, help="Every thread of the database.")
+@db_option
+@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--limit", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Lost facts listed per kind and compaction (0: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print the loss JSON.")
+def loss_command(thread_id: str | None, every: bool, db: str | None, profile: str | None, sets: tuple[str, ...],
+                 limit: int, as_json: bool) -> None:
+    """What each compaction lost: the facts of its span and whether its summary kept them."""
+    from inspector.lossreport import loss_json, loss_lines
+    from inspector.pipeline.survival import compaction_losses
+
+    overrides = _overrides(sets)
+    threads = _load_threads(db, thread_id, every)
+    losses: list = []
+    errors: list[dict[str, str]] = []
+    for thread in threads:
+        try:
+            _, result = _replay_for(thread, profile, overrides)
+            losses.extend((thread.id, loss) for loss in compaction_losses(thread, result))
+        except (ConfigError, ValueError, RuntimeError) as exc:
+            if not every:
+                raise _fail(exc) from None
+            message = " ".join(str(exc).split()) or exc.__class__.__name__
+            errors.append({"thread_id": thread.id, "error": message})
+            click.echo(f"error: thread {thread.id}: {message}", err=True)
+    if as_json:
+        click.echo(json.dumps(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors),
+                              indent=2, ensure_ascii=False))
+        return
+    for line in loss_lines(losses, threads=len(threads), limit=limit or None):
+        click.echo(line)
+
+
+@main.command("probe")
+@click.argument("texts", nargs=-1, required=True)
+@click.option("--thread", "thread_id", required=True, metavar="ID")
+@db_option
+@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the probe JSON.")
+def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profile: str | None,
+                  sets: tuple[str, ...], as_json: bool) -> None:
+    """Where each TEXT is visible to the model, request by request, and where it stopped being."""
+    from inspector.lossreport import probe_json, probe_lines
+    from inspector.pipeline.probe import probe
+
+    overrides = _overrides(sets)
+    empty = [t for t in texts if not t.strip()]
+    if empty:
+        raise UserError("a probe text is empty")
+    (thread,) = _load_threads(db, thread_id, False)
+    try:
+        config, result = _replay_for(thread, profile, overrides)
+        results = probe(thread, result, list(texts))
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(probe_json(results, thread_id=thread.id, profile=config.profile), indent=2,
+                              ensure_ascii=False))
+        return
+    for line in probe_lines(results):
+        click.echo(line)
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:

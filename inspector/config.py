@@ -166,7 +166,8 @@ PROFILE_KEYS: dict[str, tuple[str, ...]] = {
         "summarization.summarizer", "summarization.model", "summarization.timeout",
     ),
     "shifting": (
-        "context.window", "context.response_reserve", "context.strategy", "context.tokenizer",
+        "context.window", "context.token_budget_ratio", "context.response_reserve", "context.strategy",
+        "context.tokenizer",
         "summarization.summarizer", "summarization.model", "summarization.timeout",
     ),
     "claude-code": (

@@ -17,7 +17,8 @@ from importlib import resources
 from pathlib import Path
 
 from inspector.model import Thread
-from inspector.store import Store, StoreError, default_demo_path
+from inspector.paths import default_demo_path
+from inspector.store import Store, StoreError
 
 DEMO_VERSION = 3
 DEMO_MARK = f"context-inspector demo v{DEMO_VERSION}"

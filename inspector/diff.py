@@ -5,10 +5,14 @@ Pure: takes two `Simulation`s (the baseline and a what-if replay) and returns fr
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from inspector.frozen import fast_frozen_init
 from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
+from inspector.pipeline.facts import KINDS
+from inspector.pipeline.survival import CompactionLoss, survival_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +40,49 @@ class BlockChange:
     after: str
 
 
+# How the diff names the facts of each kind.
+LOSS_NOUNS = {
+    "path": ("file path", "file paths"), "command": ("command", "commands"), "error": ("error", "errors"),
+    "identifier": ("identifier", "identifiers"), "url": ("URL", "URLs"), "number": ("number", "numbers"),
+    "instruction": ("correction", "corrections"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LossChange:
+    """Facts of one kind that the compactions lost, in the baseline and in the what-if."""
+
+    kind: str
+    before: int
+    after: int
+
+    def phrase(self) -> str:
+        delta = self.after - self.before
+        noun = LOSS_NOUNS[self.kind][abs(delta) != 1]
+        if self.before == 0:
+            return f"{delta} {noun} lost"
+        return f"{delta} more {noun} lost" if delta > 0 else f"{-delta} fewer {noun} lost"
+
+
+def diff_loss(base: Iterable[CompactionLoss], new: Iterable[CompactionLoss]) -> tuple[LossChange, ...]:
+    """Kinds whose lost-fact count differs between two replays' compactions, in kind order."""
+    before, after = survival_table(base), survival_table(new)
+    return tuple(LossChange(str(k), before[k].lost, after[k].lost) for k in KINDS if before[k].lost != after[k].lost)
+
+
+def edit_label(overrides: Mapping[str, Any]) -> str:
+    """The config edit a diff is about, e.g. `context.compaction_threshold=0.6`."""
+    return ", ".join(f"{key}={value}" for key, value in sorted(overrides.items()))
+
+
+def loss_sentence(changes: Iterable[LossChange], label: str = "") -> str | None:
+    """`threshold 0.6: 14 more file paths lost, 2 corrections lost`; None when nothing changed."""
+    parts = [c.phrase() for c in changes]
+    if not parts:
+        return None
+    return f"{label}: {', '.join(parts)}" if label else ", ".join(parts)
+
+
 @dataclass(frozen=True, slots=True)
 class SimulationDiff:
     compactions: tuple[CompactionMove, ...]
@@ -43,6 +90,8 @@ class SimulationDiff:
     failures_disappeared: tuple[int, ...]
     changed_blocks: dict[int, int]  # request index -> number of blocks whose status changed
     prompt_delta: dict[int, int]    # request index -> new prompt tokens - baseline prompt tokens
+    loss: tuple[LossChange, ...] = ()  # facts lost per kind, where it changed (set by the caller)
+    loss_label: str = ""               # the edit the loss sentence names
 
     @property
     def empty(self) -> bool:
@@ -52,6 +101,7 @@ class SimulationDiff:
             and not self.failures_disappeared
             and not self.changed_blocks
             and not any(self.prompt_delta.values())
+            and not self.loss
         )
 
     def lines(self, moves_shown: int | None = None) -> list[str]:
@@ -81,6 +131,9 @@ class SimulationDiff:
         if self.changed_blocks:
             total = sum(self.changed_blocks.values())
             out.append(f"{total} block statuses changed across {len(self.changed_blocks)} requests")
+        sentence = loss_sentence(self.loss, self.loss_label)
+        if sentence:
+            out.append(sentence)
         return out
 
 

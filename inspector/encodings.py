@@ -84,10 +84,3 @@ class TiktokenTokenizer:
         if len(texts) < 64:
             return [len(enc.encode(t, disallowed_special=())) for t in texts]
         return [len(ids) for ids in enc.encode_batch(texts, disallowed_special=())]
-
-
-def register() -> None:
-    from inspector.tokens import register_tokenizer
-
-    for name in PUBLISHED_SHA256:
-        register_tokenizer(name, lambda name=name: TiktokenTokenizer(name))

@@ -5,7 +5,6 @@ The app and the CLI both go through here, so a replay means the same thing in ea
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,28 +12,10 @@ from typing import Any
 
 from inspector.config import COMPACTION_MODES, PROFILES, Config, ConfigError, parse_toml, source_profile, thread_values
 from inspector.model import Thread
+from inspector.paths import config_dir, config_path, data_dir  # noqa: F401  (config_dir, data_dir: still named here by the app)
 from inspector.pipeline import Replay, replay
 from inspector.pipeline.audit import Simulation
 from inspector.tokens import TokenCounter, TokenizerUnavailable, get_tokenizer
-
-APP_NAME = "context-inspector"
-
-
-def config_dir() -> Path:
-    from platformdirs import user_config_dir
-
-    return Path(os.environ.get("CONTEXT_INSPECTOR_CONFIG_DIR") or user_config_dir(APP_NAME))
-
-
-def data_dir() -> Path:
-    from platformdirs import user_data_dir
-
-    return Path(os.environ.get("CONTEXT_INSPECTOR_DATA_DIR") or user_data_dir(APP_NAME))
-
-
-def config_path() -> Path:
-    return config_dir() / "config.toml"
-
 
 THREAD_PROFILE_KEY = "replay_profile"  # a thread's meta key naming the profile it was built for
 

@@ -1,6 +1,6 @@
 """The inspector's own state database: caches that make a replay never pay twice.
 
-SQLite in the data directory (`inspector.service.data_dir()`), never the database being
+SQLite in the data directory (`inspector.paths.data_dir()`), never the database being
 inspected. Two tables:
 - `summary_cache`: structured summaries written by an API summarizer, by cache key;
 - `token_cache`: token counts by (tokenizer, sha256 of the text); the text itself is not stored.
@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from inspector.paths import data_dir
 
 STATE_FILE = "state.sqlite3"
 SCHEMA_VERSION = 1
@@ -47,8 +49,6 @@ def text_sha256(text: str) -> str:
 
 
 def default_state_path() -> Path:
-    from inspector.service import data_dir
-
     return data_dir() / STATE_FILE
 
 

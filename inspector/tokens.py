@@ -56,9 +56,9 @@ def register_tokenizer(name: str, factory: Callable[[], Tokenizer]) -> None:
 def get_tokenizer(name: str) -> Tokenizer:
     if name not in _INSTANCES:
         if name in ("cl100k_base", "o200k_base") and name not in _FACTORIES:
-            from inspector import encodings  # registers the tiktoken factories
+            from inspector.encodings import TiktokenTokenizer  # built from the data a package ships
 
-            encodings.register()
+            register_tokenizer(name, lambda: TiktokenTokenizer(name))
         factory = _FACTORIES.get(name)
         if factory is None:
             raise TokenizerUnavailable(f"context.tokenizer {name!r} is not available")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from inspector.service import data_dir
+from inspector.paths import data_dir
 from inspector.state import STATE_FILE, StateDB, text_sha256
 
 

@@ -6,9 +6,11 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from inspector.demo import DEMO_TIME, FIXTURE_FILES, build_demo_db, ensure_demo_db
 from inspector.model import Message, Role, Thread
-from inspector.store import SCHEMA_VERSION, Store
+from inspector.store import SCHEMA_VERSION, Store, StoreError
 
 
 def own_threads() -> list[Thread]:
@@ -54,7 +56,7 @@ def test_ensure_demo_db_builds_once_in_the_data_dir_and_then_reuses_it(isolated_
     path = isolated_dirs / "data" / "demo.sqlite"
     assert url == "sqlite:///" + str(path.resolve())
     stamp = digest(path)
-    with Store.open(None) as store:  # None = the demo database
+    with Store.open(url) as store:
         ids = [i.id for i in store.list_threads()]
     assert "624a4a58-b34c-462d-a70d-13421c8125a8" in ids
     assert ensure_demo_db() == url and digest(path) == stamp
@@ -71,3 +73,10 @@ def test_an_out_of_date_demo_is_rebuilt(tmp_path):
     ensure_demo_db(path)
     with Store.open(str(path)) as store:
         assert len(store.list_threads()) > 200
+
+
+def test_the_store_never_builds_the_demo_itself(isolated_dirs):
+    # The demo database is built above the store (inspector.demo); the store only opens what it is given.
+    with pytest.raises(StoreError, match="no database given"):
+        Store.open(None)
+    assert not (isolated_dirs / "data").exists() or not any((isolated_dirs / "data").iterdir())

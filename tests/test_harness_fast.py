@@ -11,7 +11,7 @@ from inspector.config import Config
 from inspector.examples import demo_threads
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 from inspector.pipeline import ReplayContext, replay
-from inspector.pipeline.harness_fast import HarnessReplayer
+from inspector.pipeline.profiles.harness.replayer import HarnessReplayer
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 from tests.helpers import CountingSummarizer

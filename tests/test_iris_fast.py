@@ -9,7 +9,7 @@ from inspector.config import Config
 from inspector.examples import overflow_thread, walkthrough_thread
 from inspector.model import Summary, Thread
 from inspector.pipeline import ReplayContext
-from inspector.pipeline.iris import IrisReplayer, replay
+from inspector.pipeline.profiles.iris.replayer import IrisReplayer, replay
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 from tests.helpers import CountingSummarizer
 from tests.reference.iris import replay_reference

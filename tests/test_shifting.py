@@ -18,27 +18,25 @@ from inspector.config import Config
 from inspector.model import Kind, Message, Role, Thread, ToolCall, ToolDef
 from inspector.pipeline import ReplayContext, simulate
 from inspector.pipeline.audit import BlockStatus, Reason
-from inspector.pipeline.shifting import (
+from inspector.pipeline.profiles.shifting.blocks import (
     SUMMARY_KIND,
     Block,
     ShiftResult,
     build_blocks,
     current_input_index,
     protection_of,
-    replay,
     shift_context,
     synthetic_block,
 )
-from inspector.pipeline.strategies import (
+from inspector.pipeline.profiles.shifting.guard import DEFAULT_REGISTRY, StrategyRegistry, run_strategy
+from inspector.pipeline.profiles.shifting.replayer import replay
+from inspector.pipeline.profiles.shifting.strategies import (
     BUILTINS,
-    DEFAULT_REGISTRY,
     SUMMARY_PREFIX,
-    StrategyRegistry,
     StrategyRequest,
     SummarizerRequired,
     UnknownStrategy,
     excerpt,
-    run_strategy,
     truncate,
 )
 from inspector.summarizers.extractive import ExtractiveSummarizer

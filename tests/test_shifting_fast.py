@@ -20,23 +20,22 @@ from inspector.config import Config
 from inspector.model import Kind, Message, Request, Role, Thread, ToolCall, ToolDef, assign_turns
 from inspector.pipeline import ReplayContext
 from inspector.pipeline.audit import Reason
-from inspector.pipeline.shifting import (
+from inspector.pipeline.profiles.shifting.blocks import (
     Block,
     ShiftResult,
     _shift_runs,
     build_blocks,
-    group_labels,
     group_members,
     held_groups,
-    replay,
     shift_context,
     synthetic_block,
-    truncate_costs,
 )
-from inspector.pipeline.shifting_fast import Fenwick, PrefixBlocks, ShiftingReplayer
-from inspector.pipeline.strategies import (
+from inspector.pipeline.profiles.shifting.costcut import group_labels, truncate_costs
+from inspector.pipeline.profiles.shifting.guard import StrategyRegistry
+from inspector.pipeline.profiles.shifting.prefix import Fenwick, PrefixBlocks
+from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer, replay
+from inspector.pipeline.profiles.shifting.strategies import (
     BUILTINS,
-    StrategyRegistry,
     StrategyRequest,
     relevance_rank,
     shortened,
@@ -498,7 +497,7 @@ def test_fenwick_first_reaching_matches_a_linear_scan():
 
 def test_timeline_and_audit_k_equal_the_full_run():
     """The app's path (timeline without blocks, `audit(k)` from checkpoints and changes) against `run()`."""
-    from inspector.pipeline.shifting_fast import CHECKPOINT_EVERY
+    from inspector.pipeline.profiles.shifting.replayer import CHECKPOINT_EVERY
 
     thread = generate_thread(1_200, seed=8)
     for window in (8192, 3000, 60_000):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inspector.importers._common import flatten_blocks
+from inspector.content import flatten_blocks
 from inspector.model import Message, Request, Role, Summary, ToolCall
 
 COMMAND_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>")

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
+from inspector.content import flatten_blocks
 from inspector.importers._common import (
     FormatError,
     ParseResult,
     Progress,
-    flatten_blocks,
     load_json,
     title_from_messages,
 )

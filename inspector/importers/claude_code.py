@@ -71,6 +71,7 @@ class _Group:
             return []
         out: list[int] = []
         seen: set[int] = set()
+        gaps: list[str] = []  # found walking back; reported in file order
         current: int | None = self.conversation[-1]
         while current is not None:
             if current in seen:
@@ -95,8 +96,9 @@ class _Group:
                 continue
             current = self._before(current, seen)
             if current is not None:
-                skipped.append(f"{self.name}:{number}: {what} {link!r} is not in the file; the chain continues "
-                               f"with line {self.records[current][0]} (the record before it in file order)")
+                gaps.append(f"{self.name}:{number}: {what} {link!r} is not in the file; the chain continues "
+                            f"with line {self.records[current][0]} (the record before it in file order)")
+        skipped.extend(reversed(gaps))
         out.sort()
         return out
 
@@ -367,10 +369,11 @@ def _count(cov: Coverage, name: str, records: Sequence[Record], thread: Thread |
             skipped.append(f"{name}:{number}: model call {mid} not imported ({_why(number, off)})")
     paired: set[str] = set()
     called: set[str] = set()
+    unpaired: set[str] = set()
     for m in thread.messages if thread is not None else ():
         called.update(c.id for c in m.tool_calls)
-        if m.role is Role.TOOL and m.tool_call_id in called:
-            paired.add(str(m.tool_call_id))
+        if m.role is Role.TOOL:
+            (paired if m.tool_call_id in called else unpaired).add(str(m.tool_call_id))
     seen: set[str] = set()
     for number, rec in records:
         if rec.get("type") != "user":
@@ -382,6 +385,9 @@ def _count(cov: Coverage, name: str, records: Sequence[Record], thread: Thread |
             cov.results += 1
             if use in paired:
                 cov.results_imported += 1
+            elif use in unpaired:
+                skipped.append(f"{name}:{number}: tool result for {use} answers no tool call of the thread "
+                               "(its call is not in the file)")
             else:
                 skipped.append(f"{name}:{number}: tool result for {use} not imported ({_why(number, off)})")
     summaries = {s.meta.get("boundary_uuid") for s in thread.summaries} if thread is not None else set()

@@ -29,13 +29,15 @@
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from inspector.importers._common import Coverage, ParseResult, Progress, first_line, flatten_blocks, iter_jsonl
+from inspector.content import flatten_blocks
+from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 
 ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")
@@ -118,6 +120,38 @@ def _text(payload: Mapping[str, Any]) -> str:
     return flatten_blocks(payload.get("content"), {}).strip()
 
 
+def _user_item(rec: Mapping[str, Any]) -> bool:
+    payload = rec.get("payload")
+    return rec.get("type") == "response_item" and isinstance(payload, Mapping) and \
+        payload.get("type") == "message" and payload.get("role") == "user"
+
+
+def _echoed_events(records: list[tuple[int, dict]], prompts: Counter[str]) -> set[int]:
+    """Lines of `user_message` events that repeat a `response_item` user message: one holding the same
+    text anywhere in the file (each counted once), or the response item next to the event (other
+    events skipped) when one text holds the other."""
+    out: set[int] = set()
+    left = Counter(prompts)
+    items = [i for i, (_, r) in enumerate(records) if r.get("type") != "event_msg"]
+    for i, (number, rec) in enumerate(records):
+        payload = rec.get("payload")
+        if rec.get("type") != "event_msg" or not isinstance(payload, Mapping) or payload.get("type") != "user_message":
+            continue
+        said = str(payload.get("message") or "").strip()
+        if left[said] > 0:
+            left[said] -= 1
+            out.add(number)
+            continue
+        at = bisect.bisect_left(items, i)
+        for j in (at - 1, at):
+            if 0 <= j < len(items) and _user_item(records[items[j]][1]):
+                text = _text(records[items[j]][1]["payload"])
+                if said and text and (said in text or text in said):
+                    out.add(number)
+                    break
+    return out
+
+
 def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult:
     result = ParseResult()
     st = _State()
@@ -126,9 +160,8 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     meta: dict[str, Any] = {"file": PurePath(name).name}
     other: dict[str, int] = {}
     records = list(iter_jsonl(text, name, result.skipped, progress))
-    prompts = Counter(_text(r["payload"]) for _, r in records
-                      if r.get("type") == "response_item" and isinstance(r.get("payload"), Mapping)
-                      and r["payload"].get("type") == "message" and r["payload"].get("role") == "user")
+    prompts = Counter(_text(r["payload"]) for _, r in records if _user_item(r))
+    echoes = _echoed_events(records, prompts)
     last_total: Any = None
 
     for number, rec in records:
@@ -165,8 +198,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
             _response_item(st, number, payload, timestamp, result.skipped, name, other)
         elif kind == "event_msg" and ptype == "user_message":
             said = str(payload.get("message") or "")
-            if prompts[said.strip()] > 0:
-                prompts[said.strip()] -= 1
+            if number in echoes:
                 other["event_msg/user_message"] = other.get("event_msg/user_message", 0) + 1
                 continue
             st.boundary()

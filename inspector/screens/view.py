@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
+from typing import Any
 
 from inspector.config import AGENT_PROFILES, Config
 from inspector.diff import SimulationDiff, diff_simulations
@@ -103,6 +104,17 @@ class ViewState:
     def recorded_compactions(self) -> dict[str, Summary]:
         """The thread's recorded summaries by the request they came before (where the app compacted)."""
         return {s.before_request_id: s for s in self.thread.summaries if s.before_request_id}
+
+    @cached_property
+    def recorded_events(self) -> dict[str, list[Mapping[str, Any]]]:
+        """In-place context changes the app recorded (Claude Code's microcompact clearing old tool results),
+        by the request they came before (`thread.meta["events"]`)."""
+        out: dict[str, list[Mapping[str, Any]]] = {}
+        events = self.thread.meta.get("events")
+        for event in events if isinstance(events, list) else ():
+            if isinstance(event, Mapping) and isinstance(event.get("before_request_id"), str):
+                out.setdefault(event["before_request_id"], []).append(event)
+        return out
 
     @cached_property
     def unused_recorded_summaries(self) -> tuple[Summary, ...]:
@@ -230,6 +242,7 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
     if view.diff is not None:
         changed = set(view.diff.changed_blocks) | set(view.diff.prompt_delta)
     recorded = view.recorded_compactions
+    events = view.recorded_events
     points = []
     for r in view.requests:
         # the bars are what the provider would bill (calibrated); the recorded dots stay
@@ -239,7 +252,7 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
             if r.failed and r.budget.needed_tokens is not None:
                 tokens = r.budget.needed_tokens
         points.append(TimelinePoint(tokens, r.budget.recorded_prompt_tokens, r.compaction is not None, r.failed,
-                                    r.index in changed, r.request_id in recorded))
+                                    r.index in changed, r.request_id in recorded, r.request_id in events))
     return points
 
 

@@ -39,8 +39,7 @@ from typing import Any
 
 from sqlalchemy import Engine, MetaData, Table, func, select
 
-from inspector.importers._common import flatten_blocks
-from inspector.importers._sanitize import sanitize_thread
+from inspector.content import flatten_blocks
 from inspector.model import (
     SUMMARY_LIST_FIELDS,
     EmotionalMarker,
@@ -53,7 +52,9 @@ from inspector.model import (
     ThreadInfo,
     ToolCall,
 )
-from inspector.store import Store, StoreError, database_errors, mask_url
+from inspector.sanitize import sanitize_thread
+from inspector.store.engine import StoreError, database_errors, mask_url
+from inspector.store.native import Store
 
 IRIS_TABLES = ("conversations", "conversation_summaries")
 

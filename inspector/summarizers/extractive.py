@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from inspector.model import Message, Role, Summary
-from inspector.pipeline.harness import CONTEXT_SUMMARY_MARKER
+from inspector.pipeline.profiles.harness.stages import CONTEXT_SUMMARY_MARKER
 
 # Things that look like file paths: a relative or absolute path with a file extension,
 # an absolute path of two or more parts, or a bare file name with a well-known extension.

@@ -6,9 +6,9 @@ Two layers, both oracles (never imported by the product):
   `compact`, and `ContextManager` wrapping them), so the seed's worked examples run as tests
   almost verbatim (`tests/test_harness.py`).
 - `replay_reference(thread, config, ctx)`: the same policy applied to a recorded thread,
-  every request rebuilt from the whole thread. `inspector.pipeline.harness_fast.HarnessReplayer`
+  every request rebuilt from the whole thread. `inspector.pipeline.profiles.harness.replayer.HarnessReplayer`
   must give identical audits (`tests/test_harness_fast.py`, `bench/`). The replay semantics are
-  in the docstring of `inspector.pipeline.harness`.
+  in the docstring of `inspector.pipeline.profiles.harness.stages`.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from inspector.model import (
     tool_groups,
 )
 from inspector.pipeline import ReplayContext, audit
-from inspector.pipeline import harness as stages
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit
-from inspector.pipeline.harness import PROFILE, context_stats, context_summary_text, plan_removals
+from inspector.pipeline.profiles.harness import stages as stages
+from inspector.pipeline.profiles.harness.stages import PROFILE, context_stats, context_summary_text, plan_removals
 from inspector.tokens import MESSAGE_OVERHEAD, TokenCounter, message_costs, text_cost, tools_cost
 
 DictMessage = Mapping[str, Any]
@@ -378,7 +378,7 @@ def replay_reference(thread: Thread, config: Config, ctx: ReplayContext) -> tupl
                 turn=turns[last],
                 status="failed" if failed else "completed",
                 error=audit.RequestError(
-                    code=Reason.TOKEN_BUDGET_EXCEEDED.value,
+                    code="TOKEN_BUDGET_EXCEEDED",  # the seeds' and DESIGN's error code (the block reason is lower case)
                     message=f"prompt of {prompt_tokens} tokens exceeds the {available} available",
                 )
                 if failed

@@ -3,7 +3,7 @@
 The oracle of the differential tests (`tests/test_iris_fast.py`) and of `bench/`: a
 readable transcription of seeds/iris-context-management.txt and iris-summarization.txt
 (where they are silent, DESIGN.md's "Semantics"). The product replays with
-`inspector.pipeline.iris.IrisReplayer`, which must give identical audits.
+`inspector.pipeline.profiles.iris.replayer.IrisReplayer`, which must give identical audits.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from inspector.config import Config
 from inspector.model import Message, Request, Role, Summary, Thread, assign_turns, effective_requests
 from inspector.pipeline import audit
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit
-from inspector.pipeline.iris import (
+from inspector.pipeline.profiles.iris.replayer import (
     PLACEHOLDER,
     PROFILE,
     compaction_threshold_tokens,

@@ -6,10 +6,10 @@ product:
 - `shift_context_reference`: "Remove or compress the oldest unpinned blocks first. Remove
   tool-call and tool-result messages only as a pair. Recount tokens after every change." As
   written: while the recount is over the budget, the oldest removable block goes with its
-  whole group, then everything is counted again (quadratic). `inspector.pipeline.shifting.
+  whole group, then everything is counted again (quadratic). `inspector.pipeline.profiles.shifting.blocks.
   shift_context` keeps a running total instead and must give the identical result.
 - `replay_reference`: every request's blocks built from scratch and run through the host
-  guard. `inspector.pipeline.shifting_fast.ShiftingReplayer` must give identical audits.
+  guard. `inspector.pipeline.profiles.shifting.replayer.ShiftingReplayer` must give identical audits.
 """
 
 from __future__ import annotations
@@ -19,16 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from inspector.config import Config
 from inspector.model import Summary, Thread, effective_requests
 from inspector.pipeline.audit import Reason, RequestAudit
-from inspector.pipeline.shifting import (
-    Block,
-    CountTokens,
-    RemovalOrder,
-    ReplaySetup,
-    ShiftResult,
-    audit_summaries,
-    build_blocks,
-    guarded_request_audit,
-)
+from inspector.pipeline.profiles.shifting.audits import ReplaySetup, audit_summaries, guarded_request_audit
+from inspector.pipeline.profiles.shifting.blocks import Block, CountTokens, RemovalOrder, ShiftResult, build_blocks
 
 
 def shift_context_reference(blocks: Iterable[Block], count_tokens: CountTokens, budget: int, *,

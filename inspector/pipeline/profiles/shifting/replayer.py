@@ -33,155 +33,39 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from inspector.config import Config
-from inspector.model import Kind, Message, Role, Summary, Thread, effective_requests, tool_groups
+from inspector.model import Summary, Thread, effective_requests
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit
-from inspector.pipeline.shifting import (
+from inspector.pipeline.profiles.shifting.audits import ReplaySetup, audit_summaries, guarded_request_audit
+from inspector.pipeline.profiles.shifting.blocks import (
     Block,
-    ReplaySetup,
-    audit_summaries,
     build_blocks,
-    guarded_request_audit,
-    protection_of,
+)
+from inspector.pipeline.profiles.shifting.prefix import Fenwick, PrefixBlocks
+from inspector.pipeline.profiles.shifting.strategies import (
+    truncate,
 )
 
 CHECKPOINT_EVERY = 128
 """`audit(k)` starts from the rows of request k - k % CHECKPOINT_EVERY, kept whole."""
 
 
-class Fenwick:
-    """Prefix sums over positions 0..n-1 with point updates, both O(log n)."""
+def replay(
+    thread: Thread,
+    config: Config,
+    ctx,
+    *,
+    registry=None,
+    interceptors: Sequence[Callable[[tuple[Block, ...]], Sequence[Block]]] | None = None,
+) -> tuple[list[RequestAudit], list[Summary]]:
+    """One audit per request of `effective_requests(thread)` under `config["context.strategy"]`.
 
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.tree = [0] * (n + 1)
-        self.total = 0
-        self.top = 1 << max(0, n.bit_length() - 1) if n else 0
-
-    def add(self, position: int, delta: int) -> None:
-        self.total += delta
-        i = position + 1
-        tree, n = self.tree, self.n
-        while i <= n:
-            tree[i] += delta
-            i += i & -i
-
-    def prefix(self, position: int) -> int:
-        """Sum of positions 0..position (0 when position < 0)."""
-        i = position + 1
-        tree = self.tree
-        out = 0
-        while i > 0:
-            out += tree[i]
-            i -= i & -i
-        return out
-
-    def first_reaching(self, need: int) -> int:
-        """Smallest position whose prefix sum is >= need (need > 0, weights >= 0); n if none."""
-        pos = 0
-        step = self.top
-        tree, n = self.tree, self.n
-        while step:
-            nxt = pos + step
-            if nxt <= n and tree[nxt] < need:
-                pos = nxt
-                need -= tree[nxt]
-            step >>= 1
-        return pos  # 0-based index of the (pos + 1)-th slot
-
-
-class PrefixBlocks:
-    """`build_blocks(messages[: end + 1])` for a non-decreasing `end`, kept up to date by patching.
-
-    Prefix-dependent fields: a tool result that comes before its call is its own group until
-    the call is in the prefix; a group is protected (`protected_group`) while one of its
-    members in the prefix is; the current input is the latest user message of the prefix.
+    `registry` (a StrategyRegistry; default: the built-ins) and `interceptors` may also
+    come from `ctx.strategies` / `ctx.interceptors`. Returns the audits and the summaries
+    the summarize strategy sent (one per request at most; they do not chain). Identical to
+    the reference (tests/reference/shifting.py), in about linear time per request (see
+    `.replayer`).
     """
-
-    def __init__(self, messages: Sequence[Message], turns: list[int | None]) -> None:
-        self.messages = messages
-        self.turns = turns
-        self.leader = tool_groups(messages)
-        self.own = [protection_of(m) for m in messages]
-        self.is_input = [m.role is Role.USER and m.kind is Kind.MESSAGE for m in messages]
-        self.texts = [m.text_for_count() for m in messages]
-        members: dict[int, list[int]] = {}
-        for i, lead in enumerate(self.leader):
-            if lead != i:
-                members.setdefault(lead, [lead]).append(i)
-        for ms in members.values():
-            ms.sort()
-        self.members = members
-        self.end = -1
-        self.current: int | None = None
-        self.blocks: list[Block] = []
-
-    def group_of(self, i: int) -> int:
-        lead = self.leader[i]
-        return lead if lead <= self.end else i
-
-    def group_members(self, group: int) -> list[int]:
-        """Indices in the prefix of the group led by `group` (thread order)."""
-        ms = self.members.get(group)
-        if ms is None or group > self.end:
-            return [group]
-        end = self.end
-        return ms if ms[-1] <= end else [j for j in ms if j <= end]
-
-    def held(self, group: int) -> bool:
-        own, current = self.own, self.current
-        return any(own[j] is not None or j == current for j in self.group_members(group))
-
-    def first_of(self, i: int) -> int:
-        return self.group_members(self.group_of(i))[0]
-
-    def grouped(self, i: int) -> str | None:
-        """The audit's `group`: the group key when the group has partners or the block calls tools."""
-        group = self.group_of(i)
-        if len(self.group_members(group)) > 1 or self.messages[i].tool_calls:
-            return self.messages[group].id
-        return None
-
-    def block(self, i: int) -> Block:
-        m = self.messages[i]
-        group = self.group_of(i)
-        is_current = i == self.current
-        protection = self.own[i] or (Reason.CURRENT_INPUT if is_current else None)
-        if protection is None and self.held(group):
-            protection = Reason.PROTECTED_GROUP
-        return Block(
-            key=m.id,
-            role=str(m.role),
-            kind=str(m.kind),
-            text=self.texts[i],
-            group=self.messages[group].id,
-            protection=protection,
-            relevance=m.relevance,
-            manual_excluded=m.manual_excluded,
-            current_input=is_current,
-            turn=self.turns[i],
-            message=m,
-        )
-
-    def advance(self, end: int) -> set[int]:
-        """Grow the prefix to `messages[: end + 1]`; returns the indices whose block changed."""
-        dirty: set[int] = set()
-        while self.end < end:
-            e = self.end = self.end + 1
-            self.blocks.append(None)  # type: ignore[arg-type]  # patched below
-            dirty.add(e)
-            lead = self.leader[e]
-            if lead <= e and lead in self.members:
-                # e is a call whose earlier results join it now, or a result joining its call:
-                # the group's protection and partners may change for every member.
-                dirty.update(self.group_members(lead))
-            if self.is_input[e]:
-                if self.current is not None:
-                    dirty.update(self.group_members(self.group_of(self.current)))
-                self.current = e
-                dirty.update(self.group_members(self.group_of(e)))
-        for i in dirty:
-            self.blocks[i] = self.block(i)
-        return dirty
+    return ShiftingReplayer(thread, config, ctx, registry=registry, interceptors=interceptors).run()
 
 
 class ShiftingReplayer:
@@ -196,7 +80,6 @@ class ShiftingReplayer:
         registry=None,
         interceptors: Sequence[Callable[[tuple[Block, ...]], Sequence[Block]]] | None = None,
     ) -> None:
-        from inspector.pipeline.strategies import truncate
 
         self.thread = thread
         self.config = config

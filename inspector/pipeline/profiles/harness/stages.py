@@ -1,7 +1,7 @@
 """The agent-harness pipeline (profile "harness"), after agent-harness-context-management.txt.
 
 The pure stages of the policy (`context_stats`, `plan_removals`, the `[Context Summary]`
-text, the trigger reading) used by the replayer, `inspector.pipeline.harness_fast`. The
+text, the trigger reading) used by the replayer, `inspector.pipeline.profiles.harness.replayer`. The
 seed's own dict-message API (`ContextManager`, `prune_messages`, `compact`) and the literal
 request-by-request replay are the oracles in `tests/reference/harness.py`.
 
@@ -43,7 +43,7 @@ from inspector.model import Kind, Message, Role, Summary, Thread
 from inspector.pipeline.audit import Reason
 
 if TYPE_CHECKING:
-    from inspector.pipeline import ReplayContext
+    from inspector.pipeline.context import ReplayContext
 
 PROFILE = "harness"
 CONTEXT_SUMMARY_MARKER = "[Context Summary]"

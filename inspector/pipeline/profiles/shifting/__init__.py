@@ -1,0 +1,1 @@
+"""The shifting profile."""

@@ -1,0 +1,146 @@
+"""Replaying a thread under a config: the profile's replayer behind one interface.
+
+`replay` gives a `Replay`: the timeline at once (every request's aggregates) and one
+request's blocks on `audit(k)`; `simulate` is every request with its blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from inspector.config import Config
+from inspector.model import Summary, Thread
+from inspector.pipeline.audit import RequestAudit, Simulation
+from inspector.pipeline.calibration import Calibration, segments_from_compactions
+from inspector.pipeline.context import ReplayContext, Summarizer
+from inspector.pipeline.profiles import anthropic_context_editing, claude_code, codex, opencode
+from inspector.pipeline.profiles.harness.replayer import HarnessReplayer
+from inspector.pipeline.profiles.iris.replayer import IrisReplayer
+from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer
+from inspector.tokens import TokenCounter, get_tokenizer
+
+REPLAYERS = {
+    "iris": IrisReplayer, "harness": HarnessReplayer, "shifting": ShiftingReplayer,
+    # the real agents' profiles: one shared replayer (inspector.pipeline.agents), each with its rules
+    claude_code.NAME: claude_code.replayer, codex.NAME: codex.replayer, opencode.NAME: opencode.replayer,
+    anthropic_context_editing.NAME: anthropic_context_editing.replayer,
+}
+AGENT_REPLAYERS = frozenset((claude_code.NAME, codex.NAME, opencode.NAME, anthropic_context_editing.NAME))
+
+
+def simulate(
+    thread: Thread,
+    config: Config,
+    *,
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+    follow_recorded: bool = False,
+) -> Simulation:
+    """Replay every request of `thread` under `config`; one audit per request."""
+    if counter is None:
+        counter = TokenCounter(get_tokenizer(config["context.tokenizer"]))
+    ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=follow_recorded)
+    return Replay(thread, config, ctx).simulation(blocks=True)
+
+
+class Replay:
+    """A replay that answers the timeline at once and builds block lists on demand.
+
+    Each profile's replayer (`IrisReplayer`, `HarnessReplayer`, `ShiftingReplayer`) gives
+    the timeline at once, in about linear time, and one request's blocks on `audit(k)`.
+    """
+
+    def __init__(self, thread: Thread, config: Config, ctx: ReplayContext) -> None:
+        self.thread = thread
+        self.config = config
+        self.ctx = ctx
+        self.notices: list[str] = []  # e.g. a tokenizer fallback, said by the layer above
+        self._audits: dict[int, RequestAudit] = {}
+        self.calibration = ctx.calibration
+        Replayer = REPLAYERS[config.profile]
+        self._fast = Replayer(thread, config, ctx)
+        # The seed profiles' audits get the calibrated prompt filled in here; the agents' replayers
+        # compute it themselves (their trigger reads it).
+        self._fill = config.profile not in AGENT_REPLAYERS and ctx.calibration is not None
+        timeline = self._fast.timeline()
+        self.timeline: tuple[RequestAudit, ...] = (
+            tuple(self._calibrated(a) for a in timeline) if self._fill else tuple(timeline))
+        self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)
+
+    def __len__(self) -> int:
+        return len(self.timeline)
+
+    def audit(self, index: int) -> RequestAudit:
+        """Request `index` with its full block list."""
+        hit = self._audits.get(index)
+        if hit is None:
+            hit = self._fast.audit(index)
+            if self._fill:
+                hit = self._calibrated(hit)
+            if len(self._audits) > 64:
+                self._audits.clear()
+            self._audits[index] = hit
+        return hit
+
+    def _calibrated(self, audit: RequestAudit) -> RequestAudit:
+        b = audit.budget
+        estimate = b.needed_tokens if b.needed_tokens is not None else b.prompt_tokens
+        value = self.ctx.calibration.calibrated(audit.index, estimate)
+        return replace(audit, budget=replace(b, calibrated_prompt_tokens=value, unaccounted_tokens=value - estimate))
+
+    def summary_spans(self) -> dict[str, tuple[str, ...]] | None:
+        """Summary id -> the messages its compaction replaced, where the profile's replayer knows them
+        without building blocks (iris, harness); None otherwise (read them from `audit(k)`)."""
+        spans = getattr(self._fast, "summary_spans", None)
+        return spans() if callable(spans) else None
+
+    def simulation(self, *, blocks: bool = True) -> Simulation:
+        requests = tuple(self.audit(k) for k in range(len(self))) if blocks else self.timeline
+        return Simulation(
+            thread_id=self.thread.id,
+            profile=self.config.profile,
+            config=self.config.as_dict(),
+            tokenizer=self.ctx.counter.name,
+            approximate=self.ctx.counter.approximate,
+            requests=requests,
+            summaries=self.summaries,
+        )
+
+
+def replay(
+    thread: Thread,
+    config: Config,
+    *,
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+    follow_recorded: bool = False,
+    calibration: Calibration | None = None,
+) -> Replay:
+    """`calibration`: the thread's calibrated token model (`reference_calibration`); None: the
+    identity (calibrated = replayed, the trigger reads recorded counts where present)."""
+    if counter is None:
+        counter = TokenCounter(get_tokenizer(config["context.tokenizer"]))
+    return Replay(thread, config, ReplayContext(counter, summarizer, follow_recorded, calibration))
+
+
+def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
+                          summarizer: Summarizer | None = None, *, compactions: str = "recorded") -> Calibration:
+    """The thread's calibrated token model, fitted against the replay of its recorded history:
+    `config` is the thread's baseline (its own profile and defaults) and `compactions` its
+    default mode. Remembered per thread, tokenizer and config: every edit reuses it."""
+    memo = counter.__dict__.setdefault("_calibrations", {})
+    key = id(thread.messages), id(thread.requests), tuple(config.as_dict().items()), compactions
+    hit = memo.get(key)
+    if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests:
+        return hit[2]
+    ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=compactions == "recorded")
+    timeline = Replay(thread, config, ctx).timeline
+    reference = [a.budget.needed_tokens if a.budget.needed_tokens is not None else a.budget.prompt_tokens
+                 for a in timeline]
+    recorded = [a.budget.recorded_prompt_tokens for a in timeline]
+    segments = segments_from_compactions([a.compaction is not None for a in timeline])
+    calibration = Calibration(reference, recorded, segments)
+    if len(memo) >= 8:
+        memo.clear()
+    memo[key] = (thread.messages, thread.requests, calibration)
+    return calibration

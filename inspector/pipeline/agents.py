@@ -20,7 +20,7 @@ three rule kinds must agree on one state; splitting them would spread that contr
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
@@ -73,6 +73,7 @@ class _State(NamedTuple):
     covered_upto: int        # last summarized message index (-1: none)
     chain_len: int
     kept: dict[int, int] | None    # summarized-span message index -> tokens sent (kept verbatim or truncated)
+    kept_counts: tuple[int, int]   # (kept whole, truncated) among `kept`
     cleared_upto: int        # tool outputs in (covered_upto, cleared_upto) are pruned/cleared
     clear_args: bool         # context editing with clear_tool_inputs
     failed: bool
@@ -147,6 +148,8 @@ def is_session_prefix(message) -> bool:
 class AgentReplayer:
     """One replay of an agent profile: `timeline()` at once, `audit(k)` on demand."""
 
+    FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (its trigger reads them)
+
     def __init__(self, thread: Thread, config: Config, ctx, rules: AgentRules) -> None:
         self.thread, self.config, self.ctx, self.rules = thread, config, ctx, rules
         counter: TokenCounter = ctx.counter
@@ -171,6 +174,8 @@ class AgentReplayer:
         self.session_prefix = (frozenset(i for i, m in enumerate(self.t.msgs)
                                          if m.role is Role.USER and is_session_prefix(m))
                                if rules.keep == "user_messages" else frozenset())
+        self.user_indices = [i for i, m in enumerate(self.t.msgs) if m.role is Role.USER
+                             and m.kind is Kind.MESSAGE and i not in self.session_prefix]
 
     # -- tool-output tables ----------------------------------------------------------------
     def _prunable_prefix(self, n: int) -> None:
@@ -244,12 +249,11 @@ class AgentReplayer:
             # the session prefix (AGENTS.md, environment context) is the initial context Codex rebuilds
             out: dict[int, int] = {i: t.costs[i] for i in self.session_prefix if lo <= i <= end}
             remaining = budget
-            for i in range(end, lo - 1, -1):
-                if remaining <= 0:
+            users = self.user_indices
+            for pos in range(bisect_right(users, end) - 1, -1, -1):
+                i = users[pos]
+                if remaining <= 0 or i < lo:
                     break
-                m = t.msgs[i]
-                if m.role is not Role.USER or m.kind is not Kind.MESSAGE or i in self.session_prefix:
-                    continue
                 rough = t.approx[i]
                 if rough <= remaining:
                     out[i] = t.costs[i]
@@ -305,6 +309,7 @@ class AgentReplayer:
         recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in self.thread.summaries}
         first_turn = t.turn_start[1] if len(t.turn_start) > 1 else len(t.msgs)
         covered, kept, kept_tokens, summary_tokens = -1, None, 0, 0
+        kept_counts = (0, 0)
         cleared_upto, pruned_upto = 0, 0
         prev_end, prev_cur = -1, None
         prev_est = prev_cal = 0
@@ -353,6 +358,8 @@ class AgentReplayer:
                 new_covered = max(covered, t.index[new_summary.last_message_id])
                 kept = self._kept(first_turn, new_covered) if rules.keep == "user_messages" else None
                 kept_tokens = sum(kept.values()) if kept else 0
+                whole = sum(1 for i, sent in kept.items() if sent >= t.costs[i]) if kept else 0
+                kept_counts = (whole, len(kept) - whole) if kept else (0, 0)
                 covered = new_covered
                 lo = max(covered + 1, first_turn)
                 if new_summary.id not in self.summary_cost:
@@ -390,7 +397,7 @@ class AgentReplayer:
                 diagnostics.append(
                     f"the kept tail alone ({calibrated:,} calibrated tokens) is over the threshold {threshold:,}:"
                     " the next request compacts again")
-            state = _State(end, cur, covered, len(self.chain), kept, cleared_upto, clear_args, failed,
+            state = _State(end, cur, covered, len(self.chain), kept, kept_counts, cleared_upto, clear_args, failed,
                            system_tokens, summary_tokens, kept_tokens, history)
             self.states.append(state)
             out.append(self._aggregate(k, req, state, estimate, calibrated, reading, source, compaction,
@@ -414,11 +421,8 @@ class AgentReplayer:
         truncated = 0
         summarized = max(0, min(st.covered_upto + 1, end1) - first_turn)
         if st.kept:
-            for i, sent in st.kept.items():
-                if sent < t.costs[i]:
-                    truncated += 1
-                else:
-                    kept_n += 1
+            kept_n += st.kept_counts[0]
+            truncated = st.kept_counts[1]
             summarized -= len(st.kept)
         lo = max(st.covered_upto + 1, first_turn)
         history_n = max(0, end1 - lo)

@@ -6,11 +6,9 @@ request's blocks on `audit(k)`; `simulate` is every request with its blocks.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from inspector.config import Config
 from inspector.model import Summary, Thread
-from inspector.pipeline.audit import RequestAudit, Simulation
+from inspector.pipeline.audit import BudgetAudit, RequestAudit, Simulation
 from inspector.pipeline.calibration import Calibration, segments_from_compactions
 from inspector.pipeline.context import ReplayContext, Summarizer
 from inspector.pipeline.profiles import anthropic_context_editing, claude_code, codex, opencode
@@ -25,7 +23,6 @@ REPLAYERS = {
     claude_code.NAME: claude_code.replayer, codex.NAME: codex.replayer, opencode.NAME: opencode.replayer,
     anthropic_context_editing.NAME: anthropic_context_editing.replayer,
 }
-AGENT_REPLAYERS = frozenset((claude_code.NAME, codex.NAME, opencode.NAME, anthropic_context_editing.NAME))
 
 
 def simulate(
@@ -61,7 +58,7 @@ class Replay:
         self._fast = Replayer(thread, config, ctx)
         # The seed profiles' audits get the calibrated prompt filled in here; the agents' replayers
         # compute it themselves (their trigger reads it).
-        self._fill = config.profile not in AGENT_REPLAYERS and ctx.calibration is not None
+        self._fill = ctx.calibration is not None and not getattr(self._fast, "FILLS_CALIBRATION", False)
         timeline = self._fast.timeline()
         self.timeline: tuple[RequestAudit, ...] = (
             tuple(self._calibrated(a) for a in timeline) if self._fill else tuple(timeline))
@@ -82,11 +79,18 @@ class Replay:
             self._audits[index] = hit
         return hit
 
-    def _calibrated(self, audit: RequestAudit) -> RequestAudit:
-        b = audit.budget
+    def _calibrated(self, a: RequestAudit) -> RequestAudit:
+        """`a` with the calibrated prompt in its budget (for replayers that do not fill it in; the
+        positional constructors are the fast ones: this runs once per request of every edit)."""
+        b = a.budget
         estimate = b.needed_tokens if b.needed_tokens is not None else b.prompt_tokens
-        value = self.ctx.calibration.calibrated(audit.index, estimate)
-        return replace(audit, budget=replace(b, calibrated_prompt_tokens=value, unaccounted_tokens=value - estimate))
+        value = self.ctx.calibration.calibrated(a.index, estimate)
+        budget = BudgetAudit(b.window, b.system_tokens, b.tool_tokens, b.summary_tokens, b.response_reserve,
+                             b.available, b.history_tokens, b.prompt_tokens, b.recorded_prompt_tokens,
+                             b.trigger_source, b.trigger_tokens, b.pruned_savings, b.needed_tokens, value,
+                             value - estimate)
+        return RequestAudit(a.index, a.request_id, a.after_message_id, a.turn, a.status, a.error, budget,
+                            a.compaction, a.summaries_injected, a.protect_turns, a.blocks, a.diagnostics, a.stats)
 
     def summary_spans(self) -> dict[str, tuple[str, ...]] | None:
         """Summary id -> the messages its compaction replaced, where the profile's replayer knows them

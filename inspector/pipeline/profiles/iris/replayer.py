@@ -168,6 +168,8 @@ class IrisReplayer:
     request being looked at (`audit(k)`). Results equal `tests/reference/iris.py`.
     """
 
+    FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (Replay need not add them)
+
     def __init__(self, thread: Thread, config: Config, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx
         counter: TokenCounter = ctx.counter
@@ -383,9 +385,12 @@ class IrisReplayer:
             if mid > lo:  # what pruning saved: full minus placeholder costs of the pruned span
                 savings = (self.full[mid] - self.full[lo]) - (self.pruned[mid] - self.pruned[lo])
         # Positional arguments: the field order of BudgetAudit and RequestAudit (audit.py).
+        estimate = needed_tokens if failed else prompt
+        calibration = self.ctx.calibration
+        calibrated = None if calibration is None else calibration.calibrated(k, estimate)
         budget = BudgetAudit(window, st.system_tokens, self.tool_tokens, st.summary_tokens, reserve, available,
                              st.history_tokens, prompt, req.prompt_tokens, trigger_source, trigger_tokens, savings,
-                             needed_tokens)
+                             needed_tokens, calibrated, None if calibrated is None else calibrated - estimate)
         stats = {
             "compaction_threshold_tokens": threshold_tokens,
             "budget_tokens": budget_tokens,

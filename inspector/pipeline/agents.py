@@ -67,13 +67,26 @@ class AgentRules:
     placeholder: str = ""         # what a pruned or cleared tool output is replaced by
 
 
+class _Kept(NamedTuple):
+    """What a Codex compaction kept: user_indices[start:hi] whole, one truncated, the session prefix."""
+
+    start: int
+    hi: int
+    truncated: tuple[int, int] | None   # (message index, tokens sent)
+    prefix: tuple[int, ...]
+    tokens: int
+
+    @property
+    def count(self) -> int:
+        return self.hi - self.start + len(self.prefix) + (self.truncated is not None)
+
+
 class _State(NamedTuple):
     end: int
     cur: int | None
     covered_upto: int        # last summarized message index (-1: none)
     chain_len: int
-    kept: dict[int, int] | None    # summarized-span message index -> tokens sent (kept verbatim or truncated)
-    kept_counts: tuple[int, int]   # (kept whole, truncated) among `kept`
+    kept: _Kept | None             # what the last compaction kept verbatim (codex)
     cleared_upto: int        # tool outputs in (covered_upto, cleared_upto) are pruned/cleared
     clear_args: bool         # context editing with clear_tool_inputs
     failed: bool
@@ -174,8 +187,13 @@ class AgentReplayer:
         self.session_prefix = (frozenset(i for i, m in enumerate(self.t.msgs)
                                          if m.role is Role.USER and is_session_prefix(m))
                                if rules.keep == "user_messages" else frozenset())
+        self.session_prefix_sorted = tuple(sorted(self.session_prefix))
         self.user_indices = [i for i, m in enumerate(self.t.msgs) if m.role is Role.USER
                              and m.kind is Kind.MESSAGE and i not in self.session_prefix]
+        self.user_approx, self.user_cost = [0], [0]  # prefix sums over user_indices
+        for i in self.user_indices:
+            self.user_approx.append(self.user_approx[-1] + self.t.approx[i])
+            self.user_cost.append(self.user_cost[-1] + self.t.costs[i])
 
     # -- tool-output tables ----------------------------------------------------------------
     def _prunable_prefix(self, n: int) -> None:
@@ -241,28 +259,40 @@ class AgentReplayer:
         want = self.ntool[lo] + total - keep
         return bisect_left(self.ntool, want, lo, end + 2)
 
-    def _kept(self, lo: int, end: int) -> dict[int, int] | None:
-        """What a compaction keeps verbatim of the span it summarizes (index -> tokens sent)."""
-        t = self.t
-        if self.rules.keep == "user_messages":
-            budget = self.config["codex.compact_user_tokens"]
-            # the session prefix (AGENTS.md, environment context) is the initial context Codex rebuilds
-            out: dict[int, int] = {i: t.costs[i] for i in self.session_prefix if lo <= i <= end}
-            remaining = budget
-            users = self.user_indices
-            for pos in range(bisect_right(users, end) - 1, -1, -1):
-                i = users[pos]
-                if remaining <= 0 or i < lo:
-                    break
-                rough = t.approx[i]
-                if rough <= remaining:
-                    out[i] = t.costs[i]
-                    remaining -= rough
-                else:  # truncated to what is left (Codex `truncate_text`)
-                    out[i] = max(1, t.costs[i] * remaining // max(1, rough))
-                    remaining = 0
-            return out or None
-        return None
+    def _kept(self, lo: int, end: int) -> _Kept | None:
+        """What a compaction keeps verbatim of the span it summarizes: Codex's newest user messages
+        up to `codex.compact_user_tokens` by its rough count, the one that overflows truncated to
+        what is left (`truncate_text`), found by bisection over the users' prefix sums."""
+        if self.rules.keep != "user_messages":
+            return None
+        t, users, rough, cost = self.t, self.user_indices, self.user_approx, self.user_cost
+        budget = self.config["codex.compact_user_tokens"]
+        hi = bisect_right(users, end)
+        lo_pos = bisect_left(users, lo)
+        start = bisect_left(rough, rough[hi] - budget, lo_pos, hi + 1) if hi > lo_pos else hi
+        trunc: tuple[int, int] | None = None
+        remaining = budget - (rough[hi] - rough[start])
+        if start > lo_pos and remaining > 0:
+            i = users[start - 1]
+            trunc = (i, max(1, t.costs[i] * remaining // max(1, t.approx[i])))
+        # the session prefix (AGENTS.md, environment context) is the initial context Codex rebuilds
+        prefix = tuple(i for i in self.session_prefix_sorted if lo <= i <= end)
+        tokens = cost[hi] - cost[start] + (trunc[1] if trunc else 0) + sum(t.costs[i] for i in prefix)
+        if start == hi and trunc is None and not prefix:
+            return None
+        return _Kept(start, hi, trunc, prefix, tokens)
+
+    def _kept_map(self, kept: _Kept | None) -> dict[int, int]:
+        """index -> tokens sent, for one request's blocks."""
+        if kept is None:
+            return {}
+        costs = self.t.costs
+        out = {i: costs[i] for i in kept.prefix}
+        for i in self.user_indices[kept.start:kept.hi]:
+            out[i] = costs[i]
+        if kept.truncated is not None:
+            out[kept.truncated[0]] = kept.truncated[1]
+        return out
 
     def _recent_tail(self, lo: int, end: int) -> int:
         """opencode `select`: newest turns kept whole while they fit the preserve budget, then
@@ -309,7 +339,6 @@ class AgentReplayer:
         recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in self.thread.summaries}
         first_turn = t.turn_start[1] if len(t.turn_start) > 1 else len(t.msgs)
         covered, kept, kept_tokens, summary_tokens = -1, None, 0, 0
-        kept_counts = (0, 0)
         cleared_upto, pruned_upto = 0, 0
         prev_end, prev_cur = -1, None
         prev_est = prev_cal = 0
@@ -357,9 +386,7 @@ class AgentReplayer:
                 self.chain.append(new_summary)
                 new_covered = max(covered, t.index[new_summary.last_message_id])
                 kept = self._kept(first_turn, new_covered) if rules.keep == "user_messages" else None
-                kept_tokens = sum(kept.values()) if kept else 0
-                whole = sum(1 for i, sent in kept.items() if sent >= t.costs[i]) if kept else 0
-                kept_counts = (whole, len(kept) - whole) if kept else (0, 0)
+                kept_tokens = kept.tokens if kept else 0
                 covered = new_covered
                 lo = max(covered + 1, first_turn)
                 if new_summary.id not in self.summary_cost:
@@ -397,7 +424,7 @@ class AgentReplayer:
                 diagnostics.append(
                     f"the kept tail alone ({calibrated:,} calibrated tokens) is over the threshold {threshold:,}:"
                     " the next request compacts again")
-            state = _State(end, cur, covered, len(self.chain), kept, kept_counts, cleared_upto, clear_args, failed,
+            state = _State(end, cur, covered, len(self.chain), kept, cleared_upto, clear_args, failed,
                            system_tokens, summary_tokens, kept_tokens, history)
             self.states.append(state)
             out.append(self._aggregate(k, req, state, estimate, calibrated, reading, source, compaction,
@@ -421,9 +448,9 @@ class AgentReplayer:
         truncated = 0
         summarized = max(0, min(st.covered_upto + 1, end1) - first_turn)
         if st.kept:
-            kept_n += st.kept_counts[0]
-            truncated = st.kept_counts[1]
-            summarized -= len(st.kept)
+            truncated = 1 if st.kept.truncated is not None else 0
+            kept_n += st.kept.count - truncated
+            summarized -= st.kept.count
         lo = max(st.covered_upto + 1, first_turn)
         history_n = max(0, end1 - lo)
         pruned = self.ntool[st.cleared_upto] - self.ntool[lo] if st.cleared_upto > lo else 0
@@ -459,7 +486,7 @@ class AgentReplayer:
         t, rules = self.t, self.rules
         failed = st.failed
         summary = self.chain[st.chain_len - 1] if st.chain_len else None
-        kept = st.kept or {}
+        kept = self._kept_map(st.kept)
         # prompt order: pre-turn system blocks, then summary and kept messages, then the history
         position = t.npre[st.end + 1]
         order: list[str] = ["summary", "kept"] if rules.summary_first else ["kept", "summary"]

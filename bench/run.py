@@ -171,12 +171,26 @@ def bench_tui() -> None:
     bench_tui_memory()
 
 
+def bench_agents() -> None:
+    from bench.bench_agents import bench_agents as run
+
+    run()
+
+
+def bench_calibration() -> None:
+    from bench.bench_calibration import run
+
+    run()
+
+
 BENCHES: dict[str, Callable[[], None]] = {
     "tokens": bench_tokens,
     "replay": bench_replay,
     "shifting": bench_shifting,
     "memory": bench_memory,
     "tui": bench_tui,
+    "agents": bench_agents,
+    "calibration": bench_calibration,
 }
 
 

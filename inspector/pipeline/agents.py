@@ -109,6 +109,7 @@ class _Tables(NamedTuple):
     tool_name: list[str | None]
     approx: list[int]       # the agents' rough estimate per message
     approx_full: list[int]  # prefix sums of approx over every message
+    approx_out: list[int]   # prefix sums of approx over the assistant messages (a response's output)
 
 
 def _tables(counter: TokenCounter, thread: Thread, profile: str) -> _Tables:
@@ -139,10 +140,12 @@ def _tables(counter: TokenCounter, thread: Thread, profile: str) -> _Tables:
     tool_name = [call_names.get(m.tool_call_id or "") if m.role is Role.TOOL else None for m in msgs]
     labels = [(m.id, str(m.role), str(m.kind)) for m in msgs]
     approx = [approx_tokens(m.text_for_count()) for m in msgs]
-    approx_full = [0] * (n + 1)
+    approx_full, approx_out = [0] * (n + 1), [0] * (n + 1)
     for i in range(n):
         approx_full[i + 1] = approx_full[i] + approx[i]
-    tables = _Tables(msgs, index, turn_of, costs, full, pre, npre, turn_start, labels, tool_name, approx, approx_full)
+        approx_out[i + 1] = approx_out[i] + (approx[i] if msgs[i].role is Role.ASSISTANT else 0)
+    tables = _Tables(msgs, index, turn_of, costs, full, pre, npre, turn_start, labels, tool_name, approx, approx_full,
+                     approx_out)
     if len(memo) >= 8:
         memo.clear()
     memo[key] = (thread.messages, tables)
@@ -198,14 +201,28 @@ class AgentReplayer:
     # -- tool-output tables ----------------------------------------------------------------
     def _prunable_prefix(self, n: int) -> None:
         """Prefix sums over the tool outputs a rule may clear: count, full cost, rough estimate,
-        and (context editing) the tool-call arguments of the assistant messages."""
+        and (context editing) the tool-call arguments of the assistant messages. They depend on
+        the thread and the protected tools only: remembered with the thread's tables."""
         cfg, t = self.config, self.t
-        protected = set()
+        protected: frozenset[str] = frozenset()
         if self.rules.prune == "opencode":
-            protected = {"skill"}
+            protected = frozenset({"skill"})
         elif self.rules.prune == "clear_tool_uses":
-            protected = {s.strip() for s in str(cfg.values.get("context_editing.exclude_tools", "")).split(",")
-                         if s.strip()}
+            protected = frozenset(s.strip() for s in str(cfg.values.get("context_editing.exclude_tools", "")).split(",")
+                                  if s.strip())
+        memo = self.ctx.counter.__dict__.setdefault("_agent_prunable", {})
+        key = (id(t), self.rules.prune, protected, self.placeholder_cost)
+        hit = memo.get(key)
+        if hit is not None and hit[0] is t:
+            self.prunable, self.ntool, self.tool_saving, self.tool_approx, self.arg_cost = hit[1]
+            return
+        self._build_prunable(n, protected)
+        if len(memo) >= 8:
+            memo.clear()
+        memo[key] = (t, (self.prunable, self.ntool, self.tool_saving, self.tool_approx, self.arg_cost))
+
+    def _build_prunable(self, n: int, protected: frozenset[str]) -> None:
+        t = self.t
         ntool, cost, approx, args = [0] * (n + 1), [0] * (n + 1), [0] * (n + 1), [0] * (n + 1)
         counter = self.ctx.counter
         arg_cost = {}
@@ -310,7 +327,7 @@ class AgentReplayer:
             start = max(lo, t.turn_start[turn])
             stop = t.turn_start[turn + 1] if turn + 1 < len(t.turn_start) else len(t.msgs)
             stop = min(stop, end + 1)
-            size = sum(t.approx[start:stop])
+            size = t.approx_full[stop] - t.approx_full[start]
             if total + size <= budget:
                 total += size
                 keep = start
@@ -338,6 +355,7 @@ class AgentReplayer:
         recorded_by_request = {s.before_request_id: s for s in self.thread.summaries if s.before_request_id}
         recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in self.thread.summaries}
         first_turn = t.turn_start[1] if len(t.turn_start) > 1 else len(t.msgs)
+        reads_output = rules.reads == "previous"
         covered, kept, kept_tokens, summary_tokens = -1, None, 0, 0
         cleared_upto, pruned_upto = 0, 0
         prev_end, prev_cur = -1, None
@@ -348,9 +366,8 @@ class AgentReplayer:
             cur = t.turn_of[end]
             lo = max(covered + 1, first_turn)
             # what was appended since the previous request, by the agent's own rough count (bytes / 4)
-            new_cost = t.approx_full[end + 1] - t.approx_full[prev_end + 1] if end > prev_end else 0
-            if rules.reads == "previous":
-                new_cost = sum(t.approx[i] for i in range(prev_end + 1, end + 1) if t.msgs[i].role is Role.ASSISTANT)
+            appended = t.approx_out if reads_output else t.approx_full
+            new_cost = appended[end + 1] - appended[prev_end + 1] if end > prev_end else 0
             if k == 0:
                 reading, source = None, None
             elif estimated_trigger or cal.identity_model:

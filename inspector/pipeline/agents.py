@@ -192,7 +192,7 @@ class AgentReplayer:
                                if rules.keep == "user_messages" else frozenset())
         self.session_prefix_sorted = tuple(sorted(self.session_prefix))
         self.user_indices = [i for i, m in enumerate(self.t.msgs) if m.role is Role.USER
-                             and m.kind is Kind.MESSAGE and i not in self.session_prefix]
+                             and m.kind is Kind.MESSAGE and i not in self.session_prefix] if rules.keep == "user_messages" else []
         self.user_approx, self.user_cost = [0], [0]  # prefix sums over user_indices
         for i in self.user_indices:
             self.user_approx.append(self.user_approx[-1] + self.t.approx[i])

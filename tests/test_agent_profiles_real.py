@@ -126,3 +126,33 @@ def test_what_if_compactions_do_not_cascade(imported, name):
             after = timeline[index + 1]["budget"]
             assert after["trigger_source"] == "calibrated"
             assert after["trigger_tokens"] < threshold
+
+
+CASCADE_SETTINGS = [
+    ("iris", "context.compaction_threshold=0.5"),
+    ("harness", "context.compaction_threshold=0.5"),
+    ("claude-code", "claude_code.autocompact_pct_override=50"),
+    ("codex", "codex.auto_compact_token_limit=100000"),
+    ("opencode", "context.window=120000"),
+    ("anthropic-context-editing", "context_editing.compact_trigger=80000"),
+]
+
+
+@pytest.mark.parametrize("profile, setting", CASCADE_SETTINGS)
+def test_after_a_what_if_compaction_the_trigger_reads_the_compacted_history(imported, profile, setting):
+    """The request after each compaction reads the calibrated prompt of the compacted history: below
+    the threshold, unless the audit says what is kept is over it (two in a row are then explained)."""
+    db, ids = imported
+    for name in WITH_COMPACTIONS:
+        out = _run("simulate", "--thread", ids[name], "--db", str(db), "--json", "--timeline",
+                   "--profile", profile, "--compactions", "decide", "--set", setting)
+        timeline = json.loads(out)["requests"]
+        compacted = [r["index"] for r in timeline if r["compaction"]]
+        for a, b in zip(compacted, compacted[1:], strict=False):
+            if b == a + 1:
+                said = timeline[a]["diagnostics"] + timeline[b]["diagnostics"]
+                assert any("kept tail alone" in d or "compacts again right after" in d for d in said), (
+                    name, profile, a, said)
+        for index in compacted:
+            if index + 1 < len(timeline):
+                assert timeline[index + 1]["budget"]["trigger_source"] in ("calibrated", "estimated"), (name, index)

@@ -400,6 +400,10 @@ class AgentReplayer:
                     span = (t.msgs[lo].id, t.msgs[span_hi].id)
                     new_summary = recorded_by_span.get(span) or self._summarize(lo, span_hi, req)
             if new_summary is not None and trigger is not None:
+                if not follow and out and out[-1].compaction is not None and reading is not None:
+                    diagnostics.append(
+                        f"compacts again right after the previous compaction: what this profile keeps and the "
+                        f"agent's own part already read {reading:,} tokens, over the threshold {threshold:,}")
                 self.chain.append(new_summary)
                 new_covered = max(covered, t.index[new_summary.last_message_id])
                 kept = self._kept(first_turn, new_covered) if rules.keep == "user_messages" else None

@@ -183,6 +183,14 @@ def bench_calibration() -> None:
     run()
 
 
+def bench_cache() -> None:
+    from bench.bench_cache import DEFAULT_FIXTURES, accuracy, bench_sweep, report_accuracy
+
+    bench_sweep()
+    if DEFAULT_FIXTURES.is_dir():
+        report_accuracy(accuracy(DEFAULT_FIXTURES))
+
+
 BENCHES: dict[str, Callable[[], None]] = {
     "tokens": bench_tokens,
     "replay": bench_replay,
@@ -191,6 +199,7 @@ BENCHES: dict[str, Callable[[], None]] = {
     "tui": bench_tui,
     "agents": bench_agents,
     "calibration": bench_calibration,
+    "cache": bench_cache,
 }
 
 

@@ -387,6 +387,15 @@ class InspectorApp(App[None]):
         if self.view is not None:
             self.replayer.toggle_compactions(self.view, self.request_index)
 
+    def action_sweep(self) -> None:
+        """The sweep screen for the shown thread, from its baseline config."""
+        if self.view is None:
+            self.notify("open a thread first", severity="warning")
+            return
+        from inspector.screens.sweep import SweepScreen
+
+        self.push_screen(SweepScreen(self.view.thread, self.view.baseline_config))
+
     def action_toggle_live(self) -> None:
         self.live = not self.live
         self.notify("live mode on" if self.live else "live mode off", timeout=2)

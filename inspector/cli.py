@@ -9,7 +9,9 @@ from typing import Any
 
 import click
 
+from inspector.cli_output import OutputRefused, check_output, json_text, terminal_json
 from inspector.config import COMPACTION_MODES, PROFILES, ConfigError, parse_set
+from inspector.textsafe import safe_line
 
 FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
 
@@ -20,7 +22,23 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file=None) -> None:  # noqa: D102
-        click.echo(f"context-inspector: error: {self.format_message()}", err=True)
+        click.echo(f"context-inspector: error: {safe_line(self.format_message())}", err=True)
+
+
+def _say(prefix: str, line: object) -> None:
+    """One line on stderr, terminal-safe (untrusted text never reaches the terminal raw)."""
+    click.echo(f"{prefix}{safe_line(line)}", err=True)
+
+
+def _flush(store: Any) -> None:
+    """How the database was opened (WAL-mode SQLite) and what was repaired while reading it."""
+    note = getattr(store, "access_note", None)
+    if note:
+        _say("note: ", note)
+    for line in getattr(store, "warnings", ()):
+        _say("warning: ", line)
+    if hasattr(store, "warnings"):
+        store.warnings.clear()
 
 
 def _fail(exc: Exception) -> UserError:
@@ -102,9 +120,10 @@ def threads_command(db: str | None, as_json: bool) -> None:
     except StoreError as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
     if as_json:
-        click.echo(json.dumps([i.to_json() for i in infos], indent=2, ensure_ascii=False))
+        click.echo(json_text([i.to_json() for i in infos]))
         return
     from inspector.textsafe import safe_line
 
@@ -150,26 +169,37 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 @main.command("export")
 @click.argument("thread_ids", nargs=-1)
 @db_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File to write (default stdout).")
-def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None) -> None:
+@click.option("-o", "--output", type=click.Path(), help="File to write (default stdout).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file that is not JSON.")
+def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None, force: bool) -> None:
     """Export threads in the native format (all threads when none are named)."""
     from inspector.importers.native import export_native
     from inspector.store import StoreError
 
     store = _open_store(db)
+    if output:
+        try:
+            check_output(output, store.url, force)
+        except OutputRefused as exc:
+            store.close()
+            raise UserError(str(exc)) from None
     try:
         ids = list(thread_ids) or [i.id for i in store.list_threads()]
         threads = [store.load_thread(i) for i in ids]
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
     text = json.dumps(export_native(threads), indent=2, ensure_ascii=False)
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
     else:
-        click.echo(text)
+        click.echo(terminal_json(text))
 
 
 @main.command("simulate")
@@ -196,13 +226,16 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
+    for line in thread.meta.get("load_warnings", ()) if isinstance(thread.meta, dict) else ():
+        _say("warning: ", line)
     try:
         config = load_config(profile, overrides, thread=thread)
         mode = compactions or default_compactions(thread)
         result = run_replay(thread, config, compactions=mode)
         for notice in result.notices:
-            click.echo(f"warning: {notice}", err=True)
+            _say("warning: ", notice)
         if request_index is not None and not 0 <= request_index < len(result):
             raise UserError(
                 f"--request {request_index} is out of range: thread {thread_id} has {len(result)} requests"
@@ -220,7 +253,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(json.dumps(sim.to_json(timeline=timeline, request=request_index), indent=2, ensure_ascii=False))
+        click.echo(json_text(sim.to_json(timeline=timeline, request=request_index)))
         return
     from inspector.report import render_simulation
 
@@ -245,6 +278,7 @@ def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
 
 
@@ -254,7 +288,7 @@ def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
     config = load_config(profile, overrides, thread=thread)
     result = run_replay(thread, config, baseline=not overrides)
     for notice in result.notices:
-        click.echo(f"warning: {notice}", err=True)
+        _say("warning: ", notice)
     return config, result
 
 
@@ -262,7 +296,7 @@ def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
 @click.option("--thread", "thread_id", metavar="ID", help="The thread (or --all).")
 @click.option("--all", "every", is_flag=True, help="Every thread of the database.")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--limit", type=click.IntRange(min=0), default=10, show_default=True,
               help="Lost facts listed per kind and compaction (0: all).")
@@ -272,34 +306,41 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
     """What each compaction lost: the facts of its span and whether its summary kept them."""
     from inspector.lossreport import loss_json, loss_lines
     from inspector.pipeline.survival import compaction_losses
+    from inspector.textsafe import safe_line
 
     overrides = _overrides(sets)
     threads = _load_threads(db, thread_id, every)
     losses: list = []
+    profiles: dict[str, str] = {}
     errors: list[dict[str, str]] = []
     for thread in threads:
         try:
-            _, result = _replay_for(thread, profile, overrides)
+            config, result = _replay_for(thread, profile, overrides)
+            profiles[thread.id] = config.profile
             losses.extend((thread.id, loss) for loss in compaction_losses(thread, result))
         except (ConfigError, ValueError, RuntimeError) as exc:
             if not every:
                 raise _fail(exc) from None
             message = " ".join(str(exc).split()) or exc.__class__.__name__
             errors.append({"thread_id": thread.id, "error": message})
-            click.echo(f"error: thread {thread.id}: {message}", err=True)
+            _say("error: ", f"thread {thread.id}: {message}")
     if as_json:
-        click.echo(json.dumps(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors),
-                              indent=2, ensure_ascii=False))
+        click.echo(json_text(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors,
+                                       profiles=profiles)))
+        if errors and len(errors) == len(threads):
+            sys.exit(1)
         return
-    for line in loss_lines(losses, threads=len(threads), limit=limit or None):
-        click.echo(line)
+    for line in loss_lines(losses, threads=len(threads), limit=limit or None, failed=len(errors)):
+        click.echo(safe_line(line))
+    if errors and len(errors) == len(threads):
+        sys.exit(1)
 
 
 @main.command("probe")
 @click.argument("texts", nargs=-1, required=True)
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the probe JSON.")
 def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profile: str | None,
@@ -319,11 +360,75 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(json.dumps(probe_json(results, thread_id=thread.id, profile=config.profile), indent=2,
-                              ensure_ascii=False))
+        click.echo(json_text(probe_json(results, thread_id=thread.id, profile=config.profile)))
         return
     for line in probe_lines(results):
-        click.echo(line)
+        click.echo(safe_line(line))
+
+
+@main.command("sweep")
+@click.option("--thread", "thread_id", metavar="ID", help="The thread to sweep.")
+@click.option("--all", "all_threads", is_flag=True, help="Every thread of the database (added up per config).")
+@db_option
+@click.option("--profile", type=click.Choice(PROFILES))
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--key", "keys", multiple=True, required=True, metavar="K=V1,V2,...",
+              help="A key and the values to try (repeatable: every combination is replayed).")
+@click.option("--compactions", type=click.Choice(["recorded", "decide"]), default="decide", show_default=True,
+              help="Follow the recorded compactions, or let each config decide them.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes (--all).")
+@click.option("--json", "as_json", is_flag=True, help="Print {\"rows\": [...]}.")
+def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, profile: str | None,
+                  sets: tuple[str, ...], keys: tuple[str, ...], compactions: str, jobs: int, as_json: bool) -> None:
+    """Replay every combination of config values; one row per config (cost, cache, compactions)."""
+    from inspector import sweep
+    from inspector.service import load_config
+    from inspector.store import StoreError
+
+    if bool(thread_id) == all_threads:
+        raise UserError("give --thread ID or --all")
+    overrides = _overrides(sets)
+    try:
+        combos = sweep.combinations([sweep.parse_key(k) for k in keys])
+    except ConfigError as exc:
+        raise _fail(exc) from None
+    store = _open_store(db)
+    try:
+        ids = [i.id for i in store.list_threads()] if all_threads else [thread_id]
+        thread = None if all_threads else store.load_thread(thread_id)
+        url = store.url
+    except (StoreError, KeyError) as exc:
+        raise _fail(exc) from None
+    finally:
+        store.close()
+    errors: list[str] = []
+    try:
+        if thread is not None:
+            base = load_config(profile, overrides, thread=thread)
+            rows = sweep.sweep_thread(thread, base, combos, compactions=compactions)
+        else:
+            bar = click.progressbar(length=len(ids), label="sweeping", file=sys.stderr) if sys.stderr.isatty() \
+                else None
+            if bar is not None:
+                bar.__enter__()
+            try:
+                rows, errors = sweep.sweep_all(url, ids, profile, overrides, combos, compactions=compactions,
+                                               jobs=jobs, progress=(lambda _tid: bar.update(1)) if bar else None)
+            finally:
+                if bar is not None:
+                    bar.__exit__(None, None, None)
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise _fail(exc) from None
+    for line in errors:
+        click.echo(f"warning: {safe_line(line)}", err=True)
+    if as_json:
+        click.echo(json_text({"rows": [r.to_json() for r in rows]}))
+        return
+    names = tuple(combos[0]) if combos else ()
+    header = (*names, "COMPACTIONS", "FAILURES", "PROMPT TOKENS", "CACHE READ", "BREAKS", "COST", "FACTS LOST", "")
+    _print_table(header, [tuple(safe_line(c) for c in r) for r in sweep.iter_table(rows)])
+    if any(r.baseline for r in rows):
+        click.echo("* the thread's own config")
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:

@@ -39,6 +39,8 @@ class InspectorCommands(Provider):
         commands.append(("Export selected audit as JSON", app.action_export_audit, "write a file in the current directory"))
         commands.append(("Jump to first failure", app.action_first_failure, "first failed request"))
         commands.append(("Jump to next compaction", app.action_next_compaction, "next request with a compaction"))
+        commands.append(("Sweep a config key", app.action_sweep,
+                         "replay a range of values: compactions, cache breaks and cost per value, plotted"))
         commands.append(("Reset config to baseline", app.action_reset_config, "undo every edit"))
         commands.append(("Save config to TOML", app.action_save_config, "write the config file"))
         commands.append(("Probe: …", partial(app.notify, 'type "Probe: " and a text, e.g. Probe: never edit the '

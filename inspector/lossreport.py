@@ -36,9 +36,10 @@ def survival_lines(table: Mapping[FactKind, KindCount]) -> list[str]:
             for r in rows]
 
 
-def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, limit: int | None = 10) -> list[str]:
+def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, limit: int | None = 10,
+               failed: int = 0) -> list[str]:
     """Each compaction (with its thread id) and the facts it lost, then the totals per kind.
-    `limit`: lost facts listed per kind and compaction (None: all)."""
+    `limit`: lost facts listed per kind and compaction (None: all); `failed`: threads not replayed."""
     out: list[str] = []
     for thread_id, loss in losses:
         out.append(
@@ -60,22 +61,26 @@ def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, li
         out.append("")
     noun = "compaction" if len(losses) == 1 else "compactions"
     tnoun = "thread" if threads == 1 else "threads"
+    unreplayed = f"; {failed} of them could not be replayed (see the errors above)" if failed else ""
     if not losses:
-        out.append(f"no compactions in this replay ({threads} {tnoun})")
+        out.append(f"no compactions in this replay ({threads} {tnoun}{unreplayed})")
         return out
-    out.append(f"survival per kind over {len(losses)} {noun} in {threads} {tnoun}:")
+    out.append(f"survival per kind over {len(losses)} {noun} in {threads} {tnoun}{unreplayed}:")
     out.extend("  " + line for line in survival_lines(survival_table(loss for _, loss in losses)))
     return out
 
 
 def loss_json(losses: Sequence[tuple[str, CompactionLoss]], *, profile: str | None, thread_ids: Sequence[str],
-              errors: Sequence[Mapping[str, str]] = ()) -> dict[str, Any]:
+              errors: Sequence[Mapping[str, str]] = (), profiles: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`profile`: the one asked for (None: each thread's default); `profiles`: thread id -> the one replayed."""
     table = survival_table(loss for _, loss in losses)
+    profiles = profiles or {}
     return {
         "format": LOSS_FORMAT,
         "profile": profile,
         "threads": list(thread_ids),
-        "compactions": [{"thread_id": tid, **loss.to_json()} for tid, loss in losses],
+        "compactions": [{"thread_id": tid, "profile": profiles.get(tid, profile), **loss.to_json()}
+                        for tid, loss in losses],
         "totals": {str(k): c.to_json() for k, c in table.items()},
         "errors": list(errors),
     }

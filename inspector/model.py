@@ -101,6 +101,9 @@ class Request:
     `cache_read_input_tokens`, Codex `cached_input_tokens`), where it did."""
     cache_write_tokens: int | None = None
     """Of `prompt_tokens`, what the provider reported written to its cache (`cache_creation_input_tokens`)."""
+    output_tokens: int | None = None
+    """The response's tokens as the provider reported them (Claude Code `output_tokens`, Codex
+    `output_tokens`), where it did."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,3 +119,22 @@ async def test_the_what_if_diff_says_how_loss_changed(tmp_path):
         await settle(app, pilot)
         diff = " ".join(plain(app.query_one("#diff", Static)).split())
         assert f"context.compaction_threshold=0.3: {lost} commands lost" in diff
+
+
+async def test_hostile_facts_are_shown_literally_in_the_lost_list(tmp_path):
+    hostile = "Never run \x1b[2J\x1b]0;pwned\x07 rm -rf /tmp/\x1b[31mx.py[/bold] now."
+    thread = seed_thread()
+    thread = Thread(thread.id, title=thread.title, window=thread.window, requests=thread.requests,
+                    summaries=thread.summaries,
+                    messages=thread.messages[:1] + (Message("m1", Role.USER, hostile),) + thread.messages[2:])
+    app = _app(tmp_path, thread)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        view = app.query_one(SummariesView)
+        assert any(f.message_id == "m1" and str(f.kind) == "instruction" for f in view.lost)
+        table = app.query_one("#lost-facts")
+        cells = [c for i in range(table.row_count) for c in table.plain_row(i)]
+        assert cells and not any(ch in cell for cell in cells for ch in "\x1b\x07")
+        assert any("[/bold]" in cell for cell in cells)  # markup shown, not parsed

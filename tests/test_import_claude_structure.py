@@ -165,3 +165,27 @@ async def test_the_tui_thread_list_marks_an_incomplete_import(tmp_path: Path):
         rows = {t.id: threads._row(t) for t in threads.threads}
         assert rows[SESSION][3].plain == "2!" and "red" in str(rows[SESSION][3].style)
         assert rows["s-2"][3].plain == "2"
+
+
+def test_a_fresh_context_in_the_same_file_is_a_thread_of_its_own():
+    """Claude Code starts a new root in the same file when a plan is implemented after clearing the
+    context: the earlier conversation is not a rewind, its calls are a thread of their own."""
+    records = [
+        rec("progress", "p0", None, data={"type": "hook_progress"}),
+        user("u1", "p0", "plan the change"),
+        assistant("a1", "u1", "msg-1", [{"type": "text", "text": "here is the plan"}]),
+        user("u2", "a1", "ok"),
+        assistant("a2", "u2", "msg-2", [use("t1")], tokens=150),
+        user("r1", "a2", [result("t1")]),
+        rec("progress", "p1", None, data={"type": "hook_progress"}),
+        user("u3", "p1", "Implement the following plan: ..."),
+        assistant("a3", "u3", "msg-3", [{"type": "text", "text": "done"}], tokens=80),
+    ]
+    out = parsed(records)
+    assert out.skipped == []
+    main, earlier = out.threads
+    assert main.id == SESSION and [m.id for m in main.messages] == ["u3", "a3"]
+    assert earlier.id == f"{SESSION}/context-p0" and earlier.meta["same_file_as"] == SESSION
+    assert [m.id for m in earlier.messages] == ["u1", "a1", "u2", "a2", "r1"]
+    assert [r.id for r in earlier.requests] == ["msg-1", "msg-2"] and [r.id for r in main.requests] == ["msg-3"]
+    assert out.coverage[0].line() == "s.jsonl: model calls 3/3 with billed tokens, tool results 1/1, compactions 0/0"

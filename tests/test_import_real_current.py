@@ -186,6 +186,12 @@ def test_a_session_folder_brings_its_sub_agent_files(tmp_path: Path):
         assert [c.line() for c in report.coverage] == [
             "turn-2.jsonl: model calls 11/11 with billed tokens, tool results 14/14, compactions 0/0",
             "agent-a485154.jsonl: model calls 6/6 with billed tokens, tool results 20/20, compactions 0/0"]
+    # The sub-agent file named alone afterwards is the same file as the session brought: it replaces.
+    with Store.open(str(tmp_path / f"{folder.name}.sqlite"), read_only=False) as store:
+        again = import_paths([agent_file], store)
+        ids = store.thread_ids()
+    assert again.replaced == again.threads == [f"{session_recs[-1]['sessionId']}/agent-a485154"]
+    assert len(ids) == 2 and not any("~" in i for i in ids)
 
 
 # ---- synthetic variants of the real files: the importer follows links, not lines ------------------------
@@ -341,6 +347,23 @@ def counts_batched_per_turn(recs: list[dict]) -> list[dict]:
     return out
 
 
+def like_0_60(recs: list[dict]) -> list[dict]:
+    """What a real 0.60.1 rollout looks like: a turn context before every call, the previous count
+    repeated and an empty count before the call's own count, the count before the call's items."""
+    out: list[dict] = []
+    previous = None
+    for r in counts_before_calls(recs):
+        if is_count(r):
+            out.append({"timestamp": r["timestamp"], "type": "turn_context", "payload": {"model": "gpt-5.1-codex"}})
+            if previous is not None:
+                out.append(previous)
+            out.append({"timestamp": r["timestamp"], "type": "event_msg",
+                        "payload": {"type": "token_count", "info": None, "rate_limits": {}}})
+            previous = r
+        out.append(r)
+    return out
+
+
 def ghost_snapshots(recs: list[dict]) -> list[dict]:
     out = []
     for r in recs:
@@ -351,7 +374,7 @@ def ghost_snapshots(recs: list[dict]) -> list[dict]:
     return out
 
 
-@pytest.mark.parametrize("variant", [None, counts_before_calls, counts_batched_per_turn, ghost_snapshots])
+@pytest.mark.parametrize("variant", [None, counts_before_calls, counts_batched_per_turn, like_0_60, ghost_snapshots])
 def test_codex_token_counts_bill_their_own_call_in_every_order(variant):
     recs = lines_of(CODEX)
     truth = codex_truth(recs)

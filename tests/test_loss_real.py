@@ -226,3 +226,71 @@ def test_loss_all_prints_the_per_kind_survival_table(real_db):
         assert (int(facts.replace(",", "")), int(survived.replace(",", "")), int(lost.replace(",", ""))) == (
             expected["facts"], expected["survived"], expected["lost"])
     assert sum(data["totals"][k]["facts"] for k in KINDS) > 0
+
+
+def test_loss_on_a_codex_compaction_commands_against_an_independent_count(tmp_path):
+    """The real Codex rollout with a `compacted` record put after its line 60: the recorded summary's
+    command rows against the function calls' first command lines, read here from the JSONL."""
+    lines = _lines(_real("codex-rollout.jsonl"))
+    message = "Checked `git status --short` and AGENTS.md; next: set the default compaction to 90 in an env var."
+    compacted = json.dumps({"timestamp": json.loads(lines[59])["timestamp"], "type": "compacted",
+                            "payload": {"message": message}})
+    path = tmp_path / "rollout-compacted.jsonl"
+    path.write_text("\n".join([*lines[:60], compacted, *lines[60:]]) + "\n", encoding="utf-8")
+    db = str(tmp_path / "codex.sqlite")
+    assert CliRunner().invoke(main, ["import", str(path), "--db", db]).exit_code == 0
+    (row,) = json.loads(CliRunner().invoke(main, ["threads", "--db", db, "--json"]).output)
+    result = CliRunner().invoke(main, ["loss", "--thread", row["id"], "--db", db, "--json"])
+    assert result.exit_code == 0, result.output
+    (compaction,) = json.loads(result.output)["compactions"]
+    assert compaction["source"] == "recorded" and compaction["summary_id"] == "compacted-L61"
+    expected: dict[str, bool] = {}
+    for line in lines[:60]:
+        payload = json.loads(line).get("payload", {})
+        if payload.get("type") == "function_call":
+            arguments = json.loads(payload["arguments"])
+            command = arguments.get("cmd") or arguments.get("command")
+            if isinstance(command, str) and command.strip():
+                first = command.strip().splitlines()[0].strip()
+                expected.setdefault(first, first.lower() in message.lower())
+    commands = {f["text"]: f["survived"] for f in compaction["facts"] if f["kind"] == "command"}
+    assert commands == expected
+    assert commands["git status --short"] is True and sum(commands.values()) == 1
+
+
+def test_probe_follows_a_user_instruction_through_the_real_compaction(real_db):
+    name = "claude-code-session-with-compaction.jsonl"
+    thread = _thread_of(real_db, name)
+    text = "don't overcomplicate"
+    records = [json.loads(line) for line in _lines(_real(name))]
+    said = [r["uuid"] for r in records if r.get("type") == "user" and not r.get("isCompactSummary")
+            and text in json.dumps(r.get("message", {}).get("content"))]
+    summary = next(r for r in records if r.get("isCompactSummary"))
+    assert text in json.dumps(summary["message"]["content"]).lower()  # the recorded summary kept it
+    result = CliRunner().invoke(main, ["probe", "--thread", thread, "--db", real_db, text, "--json"])
+    assert result.exit_code == 0, result.output
+    (found,) = json.loads(result.output)["probes"]
+    assert found["messages"] == said and found["lost_at"] is None
+    data = json.loads(CliRunner().invoke(main, ["loss", "--thread", thread, "--db", real_db, "--json"]).output)
+    (compaction,) = data["compactions"]
+    seen = [r["visibility"] for r in found["requests"]]
+    first = seen.index("verbatim")
+    at = compaction["request_index"]
+    assert set(seen[:first]) == {"absent"} and set(seen[first:at]) == {"verbatim"}
+    assert {r["summary_id"] for r in found["requests"][at:]} == {compaction["summary_id"]}
+
+
+def test_loss_all_reports_the_threads_it_could_not_replay_and_the_others(real_db):
+    # A what-if that needs new summaries from the Anthropic API, with no key: every thread that compacts fails.
+    args = ["loss", "--all", "--db", real_db, "--set", "summarization.summarizer=anthropic",
+            "--set", "context.compaction_threshold=0.5"]
+    result = CliRunner().invoke(main, [*args, "--json"])
+    data = json.loads(result.stdout)
+    threads = json.loads(CliRunner().invoke(main, ["threads", "--db", real_db, "--json"]).output)
+    assert data["threads"] == [t["id"] for t in threads]
+    assert data["errors"] and all("ANTHROPIC_API_KEY" in e["error"] for e in data["errors"])
+    assert {e["thread_id"] for e in data["errors"]} == {t["id"] for t in threads if t["summaries"]}
+    assert result.exit_code == (1 if len(data["errors"]) == len(threads) else 0)
+    assert sum(1 for line in result.stderr.splitlines() if line.startswith("error: thread ")) == len(data["errors"])
+    text = CliRunner().invoke(main, args).stdout
+    assert f"{len(data['errors'])} of them could not be replayed" in text

@@ -202,6 +202,7 @@ def test_seed_loss_command_json(tmp_path, summary, survived):
     assert data["format"] == "context-inspector/loss-v1" and data["threads"] == ["seed06"]
     (compaction,) = data["compactions"]
     assert compaction["summary_id"] == "s06" and compaction["source"] == "recorded"
+    assert compaction["profile"] == "iris" and data["profile"] is None
     assert compaction["facts"] == [
         {"kind": "instruction", "text": CORRECTION06, "message_id": "m1", "survived": survived},
         {"kind": "path", "text": "test_parser.py", "message_id": "m3", "survived": survived},
@@ -226,3 +227,28 @@ def test_probe_command_shows_hostile_text_literally(tmp_path):
     result = CliRunner().invoke(main, ["probe", "--thread", "seed06", "--db", db, "\x1b[31mred\x1b]0;title\x07"])
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output and "red" in result.output
+
+
+def test_shifting_truncate_drops_the_correction_and_summarize_keeps_it_in_its_summary():
+    from inspector.summarizers.extractive import ExtractiveSummarizer
+
+    messages = [Message("u0", Role.USER, "Never edit the test fixtures. " + "x " * 200)]
+    for i in range(1, 8):
+        messages += [Message(f"a{i}", Role.ASSISTANT, "ok " * 150), Message(f"u{i}", Role.USER, f"next {i} " + "y " * 150)]
+    thread = Thread("shift", messages=tuple(messages))
+    results = {}
+    for strategy in ("truncate", "summarize"):
+        config = Config.for_profile("shifting", {"context.window": 1200, "context.strategy": strategy,
+                                                 "context.response_reserve": 0})
+        result = replay(thread, config, summarizer=ExtractiveSummarizer())
+        (found,) = probe(thread, result, [CORRECTION06])
+        results[strategy] = found
+        gone = found.requests[found.lost_at if found.lost_at is not None else -1]  # where lost, else the last
+        assert found.requests[0].visibility == "verbatim" and found.requests[0].block_id == "u0"
+        if strategy == "summarize":
+            sent = {sid for r in result.timeline for sid in r.summaries_injected}
+            assert gone.visibility == "summary" and gone.summary_id in sent
+    truncated, summarized = results["truncate"], results["summarize"]
+    assert truncated.lost_at is not None and summarized.lost_at is None
+    # Where truncate loses it, summarize shows it in the summary of the excluded history.
+    assert summarized.requests[truncated.lost_at].visibility == "summary"

@@ -14,6 +14,7 @@ from textual.widgets import Static
 from inspector.config import AGENT_PROFILES
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
+from widgets.cost import cost_table
 from widgets.safe import safe_line
 
 # (key, label, colour, bar character): the parts of the window, in the bar's order. Free is the window
@@ -282,6 +283,8 @@ class BudgetView(Static):
             body.add_row(legend)
             body.add_row(facts)
         grid.add_row(body)
+        grid.add_row(Text(""))
+        grid.add_row(cost_table(request))
         grid.add_row(Text(""))
         grid.add_row(largest_blocks(request))
         return grid

@@ -55,6 +55,7 @@ MARKS: tuple[tuple[str, str, str], ...] = (
     ("•", "timeline", "the prompt tokens the provider recorded for this request"),
     ("✗", "timeline", "the request fails: its protected context alone is over the budget"),
     ("▲", "timeline", "the selected request"),
+    ("⊘", "timeline", "the request where the text of the last probe (palette `Probe: ...`) stops being visible"),
     ("blue bar", "timeline", "replayed prompt tokens"),
     ("orange bar", "timeline", "a prompt at or over the compaction threshold"),
     ("red bar", "timeline", "a failed request (what it would have needed)"),

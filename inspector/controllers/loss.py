@@ -12,6 +12,7 @@ from textual.widgets import TabbedContent
 from textual.worker import get_current_worker
 
 from inspector.diff import LossChange, diff_loss, edit_label
+from inspector.pipeline.facts import prepare
 from inspector.pipeline.probe import ProbeResult, probe
 from inspector.pipeline.survival import CompactionLoss, ReplayLike, compaction_losses
 from inspector.screens.status import DiffPanel
@@ -22,6 +23,8 @@ from widgets.timeline import TimelineChart
 
 if TYPE_CHECKING:
     from inspector.app import InspectorApp
+
+PREPARE_CHUNK = 256  # messages whose facts are extracted between checks for cancellation
 
 
 def _replay_of(view: ViewState, *, baseline: bool = False) -> ReplayLike:
@@ -51,6 +54,12 @@ class LossTracker:
 
     def _work(self, view: ViewState) -> None:
         worker = get_current_worker()
+        if view.simulation.summaries:  # the facts of every message, a chunk at a time (a newer view cancels)
+            messages = view.thread.messages
+            for start in range(0, len(messages), PREPARE_CHUNK):
+                if worker.is_cancelled:
+                    return
+                prepare(messages[start : start + PREPARE_CHUNK])
         current = compaction_losses(view.thread, _replay_of(view))
         changes: tuple[LossChange, ...] = ()
         if view.diff is not None:

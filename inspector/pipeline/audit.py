@@ -11,6 +11,7 @@ from typing import Any
 
 from inspector.frozen import fast_frozen_init
 from inspector.model import Summary
+from inspector.pipeline.pricing import CostSplit
 
 
 class BlockStatus(StrEnum):
@@ -96,6 +97,30 @@ class BlockAudit:
         }
 
 
+CACHE_BREAK_CAUSES = ("compaction", "pruning", "summary_injected", "what_if_edit", "lifetime_expired")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheBreak:
+    """Where a request's prompt stopped matching the previous request's cached prompt, and why.
+
+    `position` is the first changed block's place in the prompt (None: the system prompt and
+    tool definitions, or the whole prompt when the cache lifetime expired); `message_id` the
+    changed message (None for synthetic blocks); `lost_tokens` the previous prompt's tokens
+    that were cached and must now be written again; `cost` what that costs more than reading
+    them (None without a price)."""
+
+    cause: str
+    position: int | None
+    message_id: str | None
+    lost_tokens: int
+    cost: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cause": self.cause, "position": self.position, "message_id": self.message_id,
+                "lost_tokens": self.lost_tokens, "cost": None if self.cost is None else round(self.cost, 6)}
+
+
 @fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class BudgetAudit:
@@ -116,6 +141,16 @@ class BudgetAudit:
     # replayed history is the recorded one, moved by the scaled difference in a what-if.
     calibrated_prompt_tokens: int | None = None
     unaccounted_tokens: int | None = None  # calibrated - replayed: the agent's own part (system, tools, files)
+    # The prompt cache and the cost (inspector/pipeline/cache.py), set after the replay; None where
+    # unknown (no price for the model, nothing recorded).
+    recorded_cache_read_tokens: int | None = None
+    recorded_cache_write_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cache_break: CacheBreak | None = None
+    cost: float | None = None
+    recorded_cost: float | None = None
+    cost_split: CostSplit | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -134,6 +169,14 @@ class BudgetAudit:
             "needed_tokens": self.needed_tokens,
             "calibrated_prompt_tokens": self.calibrated_prompt_tokens,
             "unaccounted_tokens": self.unaccounted_tokens,
+            "recorded_cache_read_tokens": self.recorded_cache_read_tokens,
+            "recorded_cache_write_tokens": self.recorded_cache_write_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cache_break": None if self.cache_break is None else self.cache_break.to_json(),
+            "cost": None if self.cost is None else round(self.cost, 6),
+            "recorded_cost": None if self.recorded_cost is None else round(self.recorded_cost, 6),
+            "cost_split": None if self.cost_split is None else self.cost_split.to_json(),
         }
 
 

@@ -34,6 +34,8 @@ class ReplayContext:
     # Baseline replays follow the thread's recorded compactions; what-if replays decide
     # compactions from the config's triggers (DESIGN.md, "Summaries").
     follow_recorded: bool = False
+    # Prices for the cost of each request (pricing.PriceTable); None: no cost.
+    prices: object | None = None
     # The calibrated token model of the thread (inspector.pipeline.calibration); None: identity.
     calibration: object | None = None
 

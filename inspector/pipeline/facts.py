@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -163,7 +163,8 @@ def _path_of_run(run: str) -> str | None:
         last = run.rsplit("/", 1)[-1]
         if _EXT_RE.search(last) and last[0] != ".":
             return run
-        if run.startswith(("/", "~/", "./", "../")) and len(parts) >= 2 - run.startswith("/"):
+        anchored = run.startswith("/") or (run.startswith(("~/", "./", "../")) and len(parts) >= 2)
+        if anchored:
             return run if len(run) > 2 else None
         return run if len(parts) >= 3 else None
     ext = _EXT_RE.search(run)
@@ -414,6 +415,12 @@ def _keyed_facts(message: Message) -> tuple[tuple[Fact, tuple[str, str]], ...]:
         _cache.clear()
     _cache[id(message)] = (message, facts)
     return facts
+
+
+def prepare(messages: Iterable[Message]) -> None:
+    """Extract (and remember) the facts of `messages` ahead of the spans that will need them."""
+    for message in messages:
+        _keyed_facts(message)
 
 
 def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:

@@ -51,6 +51,24 @@ def _run(simulator: Simulator, thread: Thread, config: Config, *, compactions: s
     return FullReplay(out) if isinstance(out, Simulation) else out
 
 
+def _timeline(replay: Replay | FullReplay) -> Simulation:
+    """The timeline without the cache and cost in every budget (the panes read those per request,
+    and the diff the replays' totals): pricing every request of a long thread on each edit is waste."""
+    if isinstance(replay, Replay):
+        return replay.simulation(blocks=False, priced=False)
+    return replay.simulation(blocks=False)
+
+
+def _with_cost(diff: SimulationDiff, baseline: Replay | FullReplay, current: Replay | FullReplay) -> SimulationDiff:
+    if isinstance(baseline, Replay) and isinstance(current, Replay):
+        from dataclasses import replace
+
+        from inspector.diff import cost_delta_of_totals
+
+        return replace(diff, cost=cost_delta_of_totals(baseline.cost_totals(), current.cost_totals()))
+    return diff
+
+
 def default_simulator(thread: Thread, config: Config, *, baseline: bool = False,
                       compactions: str | None = None) -> Replay:
     from inspector.service import run_replay
@@ -192,13 +210,13 @@ def build_view(
         compactions = previous.compactions if same_thread else ("recorded" if thread.summaries else "decide")
     if baseline is None:
         baseline = _run(simulator, thread, baseline_config, compactions=compactions)
-    baseline_sim = baseline.simulation(blocks=False)
+    baseline_sim = _timeline(baseline)
     if config == baseline_config:
         current, simulation, diff = baseline, baseline_sim, None
     else:
         current = _run(simulator, thread, config, compactions=compactions)
-        simulation = current.simulation(blocks=False)
-        diff = diff_simulations(baseline_sim, simulation)
+        simulation = _timeline(current)
+        diff = _with_cost(diff_simulations(baseline_sim, simulation), baseline, current)
     if same_thread and previous.baseline_config == baseline_config:
         reproduction = previous.reproduction
     else:
@@ -232,8 +250,7 @@ def _reproduction(simulator: Simulator, thread: Thread, config: Config, baseline
         return None
     from inspector.diff import reproduction
 
-    decided = baseline if compactions == "decide" else _run(
-        simulator, thread, config, compactions="decide").simulation(blocks=False)
+    decided = baseline if compactions == "decide" else _timeline(_run(simulator, thread, config, compactions="decide"))
     return reproduction(thread.summaries, decided.requests)
 
 

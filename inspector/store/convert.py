@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -93,6 +94,7 @@ def request_row(thread_id: str, seq: int, r: Request) -> dict[str, Any]:
         "created_at": r.created_at,
         "cache_read_tokens": r.cache_read_tokens,
         "cache_write_tokens": r.cache_write_tokens,
+        "output_tokens": r.output_tokens,
     }
 
 
@@ -105,6 +107,7 @@ def request_from_row(row: Mapping[str, Any]) -> Request:
         created_at=row["created_at"],
         cache_read_tokens=row.get("cache_read_tokens"),
         cache_write_tokens=row.get("cache_write_tokens"),
+        output_tokens=row.get("output_tokens"),
     )
 
 
@@ -148,8 +151,8 @@ def summary_from_dict(data: Mapping[str, Any]) -> Summary:
             raise ValueError(f"summary {data['id']!r}: emotional_markers entries must be objects")
         try:
             intensity = float(e.get("intensity", 0.0))
-        except OverflowError:
-            raise ValueError(f"summary {data['id']!r}: an emotional marker's intensity is out of range") from None
+        except OverflowError:  # a 400-digit number: not finite as a float (the sanitizer sets it to 0)
+            intensity = math.inf
         markers.append(EmotionalMarker(moment=str(e.get("moment", "")), intensity=intensity))
     return Summary(
         id=data["id"],

@@ -177,6 +177,18 @@ def bench_repairs() -> None:
     run()
 
 
+def bench_agents() -> None:
+    from bench.bench_agents import bench_agents as run
+
+    run()
+
+
+def bench_calibration() -> None:
+    from bench.bench_calibration import run
+
+    run()
+
+
 def bench_cache() -> None:
     from bench.bench_cache import DEFAULT_FIXTURES, accuracy, bench_sweep, report_accuracy
 
@@ -192,6 +204,8 @@ BENCHES: dict[str, Callable[[], None]] = {
     "memory": bench_memory,
     "tui": bench_tui,
     "repairs": bench_repairs,
+    "agents": bench_agents,
+    "calibration": bench_calibration,
     "cache": bench_cache,
 }
 

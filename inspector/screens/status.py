@@ -40,6 +40,11 @@ class StatusLine(Static):
         line.append(f"{failures} failed", style="bold #ff5f5f" if failures else "")
         line.append(f"  · profile {view.config.profile} · {sim.tokenizer}"
                     f" ({'approximate' if sim.approximate else 'exact'})")
+        line.append(f" · compactions {view.compactions}", style="#87afd7")
+        if view.reproduction is not None:
+            done, total = view.reproduction
+            line.append(f" · {view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
+                        f"{'' if total == 1 else 's'}", style="#87d787" if done == total else "#ffaf5f")
         if live:
             line.append("  ● live", style="#87d787")
         line.append("\n")

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from inspector.cli_output import OutputRefused, check_output, json_text, terminal_json
 from inspector.config import ConfigError, parse_set
 from inspector.textsafe import safe_line
 
@@ -21,7 +22,23 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file=None) -> None:  # noqa: D102
-        click.echo(f"context-inspector: error: {self.format_message()}", err=True)
+        click.echo(f"context-inspector: error: {safe_line(self.format_message())}", err=True)
+
+
+def _say(prefix: str, line: object) -> None:
+    """One line on stderr, terminal-safe (untrusted text never reaches the terminal raw)."""
+    click.echo(f"{prefix}{safe_line(line)}", err=True)
+
+
+def _flush(store: Any) -> None:
+    """How the database was opened (WAL-mode SQLite) and what was repaired while reading it."""
+    note = getattr(store, "access_note", None)
+    if note:
+        _say("note: ", note)
+    for line in getattr(store, "warnings", ()):
+        _say("warning: ", line)
+    if hasattr(store, "warnings"):
+        store.warnings.clear()
 
 
 def _fail(exc: Exception) -> UserError:
@@ -103,9 +120,10 @@ def threads_command(db: str | None, as_json: bool) -> None:
     except StoreError as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
     if as_json:
-        click.echo(json.dumps([i.to_json() for i in infos], indent=2, ensure_ascii=False))
+        click.echo(json_text([i.to_json() for i in infos]))
         return
     from inspector.textsafe import safe_line
 
@@ -151,26 +169,37 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 @main.command("export")
 @click.argument("thread_ids", nargs=-1)
 @db_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File to write (default stdout).")
-def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None) -> None:
+@click.option("-o", "--output", type=click.Path(), help="File to write (default stdout).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file that is not JSON.")
+def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None, force: bool) -> None:
     """Export threads in the native format (all threads when none are named)."""
     from inspector.importers.native import export_native
     from inspector.store import StoreError
 
     store = _open_store(db)
+    if output:
+        try:
+            check_output(output, store.url, force)
+        except OutputRefused as exc:
+            store.close()
+            raise UserError(str(exc)) from None
     try:
         ids = list(thread_ids) or [i.id for i in store.list_threads()]
         threads = [store.load_thread(i) for i in ids]
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
     text = json.dumps(export_native(threads), indent=2, ensure_ascii=False)
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
     else:
-        click.echo(text)
+        click.echo(terminal_json(text))
 
 
 @main.command("simulate")
@@ -194,12 +223,15 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
+    for line in thread.meta.get("load_warnings", ()) if isinstance(thread.meta, dict) else ():
+        _say("warning: ", line)
     try:
         config = load_config(profile, overrides, thread=thread)
         result = run_replay(thread, config, baseline=not overrides)
         for notice in result.notices:
-            click.echo(f"warning: {notice}", err=True)
+            _say("warning: ", notice)
         if request_index is not None and not 0 <= request_index < len(result):
             raise UserError(
                 f"--request {request_index} is out of range: thread {thread_id} has {len(result)} requests"
@@ -217,7 +249,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(json.dumps(sim.to_json(timeline=timeline, request=request_index), indent=2, ensure_ascii=False))
+        click.echo(json_text(sim.to_json(timeline=timeline, request=request_index)))
         return
     from inspector.report import render_simulation
 
@@ -237,6 +269,7 @@ def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
 
 
@@ -246,7 +279,7 @@ def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
     config = load_config(profile, overrides, thread=thread)
     result = run_replay(thread, config, baseline=not overrides)
     for notice in result.notices:
-        click.echo(f"warning: {notice}", err=True)
+        _say("warning: ", notice)
     return config, result
 
 
@@ -281,15 +314,15 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
                 raise _fail(exc) from None
             message = " ".join(str(exc).split()) or exc.__class__.__name__
             errors.append({"thread_id": thread.id, "error": message})
-            click.echo(f"error: thread {safe_line(thread.id, 80)}: {safe_line(message, 300)}", err=True)
+            _say("error: ", f"thread {thread.id}: {message}")
     if as_json:
-        click.echo(json.dumps(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors,
-                                        profiles=profiles), indent=2, ensure_ascii=False))
+        click.echo(json_text(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors,
+                                       profiles=profiles)))
         if errors and len(errors) == len(threads):
             sys.exit(1)
         return
     for line in loss_lines(losses, threads=len(threads), limit=limit or None, failed=len(errors)):
-        click.echo(line)
+        click.echo(safe_line(line))
     if errors and len(errors) == len(threads):
         sys.exit(1)
 
@@ -318,11 +351,10 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(json.dumps(probe_json(results, thread_id=thread.id, profile=config.profile), indent=2,
-                              ensure_ascii=False))
+        click.echo(json_text(probe_json(results, thread_id=thread.id, profile=config.profile)))
         return
     for line in probe_lines(results):
-        click.echo(line)
+        click.echo(safe_line(line))
 
 
 @main.command("sweep")
@@ -381,7 +413,7 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
     for line in errors:
         click.echo(f"warning: {safe_line(line)}", err=True)
     if as_json:
-        click.echo(json.dumps({"rows": [r.to_json() for r in rows]}, indent=2, ensure_ascii=False))
+        click.echo(json_text({"rows": [r.to_json() for r in rows]}))
         return
     names = tuple(combos[0]) if combos else ()
     header = (*names, "COMPACTIONS", "FAILURES", "PROMPT TOKENS", "CACHE READ", "BREAKS", "COST", "FACTS LOST", "")

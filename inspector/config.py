@@ -149,13 +149,30 @@ def coerce(key: str, value: Any) -> Any:
             out = float(str(value).strip().replace("_", "")) if not isinstance(value, (int, float)) else float(value)
     except (TypeError, ValueError):
         kind = "an integer" if spec.type is int else "a number"
-        raise ConfigError(f"{key} must be {kind}: got {value!r}") from None
+        raise ConfigError(f"{key} must be {kind}: got {_short(value)}") from None
     if isinstance(out, float) and not math.isfinite(out):
-        raise ConfigError(f"{key} must be a finite number: got {value!r}")
+        raise ConfigError(f"{key} must be a finite number: got {_short(value)}")
+    bound = MAX_TIMEOUT_S if key == "summarization.timeout" else MAX_INT if spec.type is int else None
+    if bound is not None and out > bound:
+        raise ConfigError(f"{key} must be at most {bound}: got {_short(value)}")
     problem = spec.check(out)
     if problem:
-        raise ConfigError(f"{key} {problem}: got {value!r}")
+        raise ConfigError(f"{key} {problem}: got {_short(value)}")
     return out
+
+
+MAX_INT = 2**53
+"""Integer keys above this are not real (and would overflow the pipelines' float arithmetic)."""
+MAX_TIMEOUT_S = 86_400.0
+"""One day: a longer summary timeout is a mistake (1e308 s would overflow the HTTP client's clock)."""
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        return "an integer of more than 4300 digits"
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -236,12 +253,22 @@ def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict[str, Any]]:
-    """(profile or None, validated values) from TOML text; errors name the file and key."""
+def load_toml(text: str, source: str = "config.toml") -> dict[str, Any]:
+    """TOML text as a table; a one-line ConfigError naming `source` for anything it cannot hold."""
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark, as some editors write
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: TOML nested too deeply (tables or arrays inside each other)") from None
+    except ValueError as exc:  # e.g. an integer past Python's digit limit
+        raise ConfigError(f"{source}: {' '.join(str(exc).split())[:120]}") from None
+
+
+def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict[str, Any]]:
+    """(profile or None, validated values) from TOML text; errors name the file and key."""
+    data = load_toml(text, source)
     profile = data.pop("profile", None)
     data.pop("prices", None)  # the price table's overrides: read by service.load_prices
     if profile is not None and profile not in PROFILES:

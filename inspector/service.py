@@ -52,15 +52,15 @@ _PRICES: dict[tuple, Any] = {}
 
 
 def _price_overrides(path: Path) -> Mapping[str, Any] | None:
-    import tomllib
+    from inspector.config import load_toml
 
     if not path.is_file():
         return None
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return data.get("prices")
+    return load_toml(text, source=str(path)).get("prices")
 
 
 def load_prices(path: Path | None = None):
@@ -252,4 +252,7 @@ def run_replay(thread: Thread, config: Config, *, baseline: bool = False) -> Rep
     )
     if notice:
         result.notices.append(notice)
+    from inspector.state import PROBLEMS
+
+    result.notices.extend(p for p in PROBLEMS if p not in result.notices)
     return result

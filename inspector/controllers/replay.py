@@ -100,6 +100,9 @@ class ReplayController:
             app.call_from_thread(app.show_failure, f"cannot open the database: {exc}")
             return
         app.call_from_thread(app.set_threads, infos)
+        note = getattr(source, "access_note", None)
+        if note:  # how a WAL-mode or journaled SQLite file was opened without writing beside it
+            app.call_from_thread(app.notify, safe_line(note, 300))
         if not infos:
             app.call_from_thread(app.show_failure, "the database has no threads")
             return

@@ -36,7 +36,8 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from inspector.importers import anthropic, claude_code, codex, native, openai, swe_agent
-from inspector.importers._common import Coverage, FormatError, ParseResult, decode_json
+from inspector.importers._common import Coverage, FormatError, ParseResult, cap_warnings, decode_json
+from inspector.importers._input import InputError, read_input
 from inspector.importers.native import export_native
 from inspector.sanitize import sanitize_thread
 from inspector.store import StoreError
@@ -86,6 +87,8 @@ class ImportReport:
     errors: list[str] = field(default_factory=list)
     """Whole files that could not be imported (unreadable, unknown format), one line each."""
     coverage: list[Coverage] = field(default_factory=list)
+    unlisted: int = 0
+    """Warnings counted but not listed (see `_common.cap_warnings`)."""
 
     def coverage_lines(self) -> list[str]:
         """One line per file that records model calls: what it holds against what was imported."""
@@ -95,7 +98,7 @@ class ImportReport:
         text = f"imported {len(self.threads)} thread(s) from {len(self.files)} file(s)"
         if self.replaced:
             text += f", {len(self.replaced)} replaced"
-        text += f"; {len(self.skipped)} skipped"
+        text += f"; {len(self.skipped) + self.unlisted} skipped"
         if self.errors:
             text += f"; {len(self.errors)} file(s) failed"
         if self.coverage:
@@ -137,6 +140,8 @@ def _document_kind(document: Any) -> str | None:
         if isinstance(document.get("messages"), list):
             return "anthropic" if _looks_anthropic(document) else "openai"
         return None
+    if isinstance(document, list):
+        document = [x for x in document if x is not None]  # a null entry is reported by the parser
     if isinstance(document, list) and document:
         if all(isinstance(x, dict) and "traj" in x for x in document):
             return "openai"
@@ -205,9 +210,7 @@ def read_text(path: Path, warnings: list[str] | None = None) -> str:
     """The file's text (gunzipped when .gz). Invalid UTF-8 raises UnicodeDecodeError, unless
     `warnings` is given: then each bad line is decoded with U+FFFD replacements and reported
     there as `file:line: invalid UTF-8 replaced with U+FFFD`."""
-    data = path.read_bytes()
-    if path.name.lower().endswith(".gz"):
-        data = gzip.decompress(data)
+    data = read_input(path)  # bounded: never a FIFO or a device, never past the size limit
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -464,6 +467,9 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
     except IsADirectoryError:
         report.errors.append(f"{name}: is a directory")
         return
+    except InputError as exc:
+        report.errors.append(f"{name}: {exc}")
+        return
     except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         report.errors.append(f"{name}: cannot read ({' '.join(str(exc).split())})")
         return
@@ -492,10 +498,13 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     result.skipped[:0] = decode_warnings
     result.threads = _keep_apart(result.threads, path, sha, known, store, result.skipped)
+    result.skipped, omitted = cap_warnings(result.skipped, name)
     thread_ids = [t.id for t in result.threads]
     try:
         flags = store.save_threads(result.threads, now=now)
         replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
+        report.errors.extend(f"{name}: {line}" for line in getattr(store, "save_errors", []))
+        thread_ids = [t.id for t, was in zip(result.threads, flags, strict=True) if was is not None]
         store.add_import_record(
             path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),
             sha256=sha,
@@ -514,6 +523,7 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
     report.files.append(name)
     report.files.extend(str(p) for p, _ in companions)
     report.skipped.extend(result.skipped)
+    report.unlisted += max(0, omitted - 1)  # the counting line itself is one of report.skipped
     report.threads.extend(thread_ids)
     report.replaced.extend(replaced)
     report.coverage.extend(result.coverage)

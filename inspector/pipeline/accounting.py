@@ -20,16 +20,15 @@ from inspector.model import Request, Role, Thread, effective_requests
 from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit
 from inspector.pipeline.cache import (
     Block,
-    CacheRules,
     Prompt,
     Run,
     RunTable,
     parse_time,
     prompt_from_audit,
-    rules_for,
     simulate_cache,
     with_lead_extra,
 )
+from inspector.pipeline.cache_rules import CacheRules, rules_for
 from inspector.pipeline.pricing import CostSplit, PriceTable, request_cost
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from inspector.cli_output import OutputRefused, check_output, json_text, terminal_json
-from inspector.config import ConfigError, parse_set
+from inspector.config import PROFILES, ConfigError, parse_set
 from inspector.textsafe import safe_line
 
 FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
@@ -361,7 +361,7 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
 @click.option("--thread", "thread_id", metavar="ID", help="The thread to sweep.")
 @click.option("--all", "all_threads", is_flag=True, help="Every thread of the database (added up per config).")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(list(PROFILES)))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--key", "keys", multiple=True, required=True, metavar="K=V1,V2,...",
               help="A key and the values to try (repeatable: every combination is replayed).")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from inspector.model import Thread
+from inspector.pipeline.accounting import billed_prompt_tokens
 from inspector.pipeline.audit import RequestAudit, Simulation
 from inspector.textsafe import safe_line
 
@@ -61,6 +64,15 @@ def request_lines(audit: RequestAudit, thread: Thread) -> list[str]:
     if audit.compaction:
         c = audit.compaction
         out.append(f"  compaction ({c.trigger}): {c.summary_id} covers {c.first_message_id} .. {c.last_message_id}")
+    if b.cache_read_tokens is not None:
+        out.append(f"  cache read {_fmt(b.cache_read_tokens)}  write {_fmt(b.cache_write_tokens)}  "
+                   f"cost {_dollars(b.cost)}  recorded {_dollars(b.recorded_cost)} (cache read "
+                   f"{_fmt(b.recorded_cache_read_tokens)}, write {_fmt(b.recorded_cache_write_tokens)})")
+    if b.cache_break is not None:
+        k = b.cache_break
+        out.append(f"  cache break ({k.cause}) at position {_fmt(k.position)} "
+                   f"{safe_line(k.message_id or '(system prompt)', 40)}: {_fmt(k.lost_tokens)} cached tokens lost, "
+                   f"{_dollars(k.cost)}")
     for d in audit.diagnostics:
         out.append(f"  diagnostic: {safe_line(d)}")
     rows = []
@@ -76,6 +88,28 @@ def request_lines(audit: RequestAudit, thread: Thread) -> list[str]:
     return out
 
 
+def _dollars(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.2f}"
+
+
+def cost_lines(sim: Simulation) -> list[str]:
+    """The thread's bill, replayed and recorded, and its prompt cache (none when not modelled)."""
+    sent = [r for r in sim.requests if not r.failed]
+    if not sim.requests or all(r.budget.cache_read_tokens is None for r in sim.requests):
+        return []
+    read = sum(r.budget.cache_read_tokens or 0 for r in sent)
+    prompt = sum(billed_prompt_tokens(r.budget) for r in sent)
+    costs = [r.budget.cost for r in sim.requests]
+    recorded = [r.budget.recorded_cost for r in sim.requests]
+    breaks = Counter(r.budget.cache_break.cause for r in sim.requests if r.budget.cache_break is not None)
+    line = (f"cost {_dollars(None if None in costs else sum(costs))}"
+            f" (recorded {_dollars(None if None in recorded else sum(recorded))}), "
+            f"cache read {read / prompt:.0%} of prompt tokens, " if prompt else "cache read -, ")
+    line += f"{sum(breaks.values())} cache breaks" + (
+        " (" + ", ".join(f"{c} {n}" for c, n in sorted(breaks.items())) + ")" if breaks else "")
+    return [line]
+
+
 def render_simulation(sim: Simulation, thread: Thread, *, timeline: bool = False, request: int | None = None,
                       compactions: str | None = None, status: str | None = None, calibration=None) -> str:
     head = [
@@ -85,6 +119,7 @@ def render_simulation(sim: Simulation, thread: Thread, *, timeline: bool = False
         f"{sum(1 for r in sim.requests if r.failed)} failed"
         + (f", compactions {compactions}" if compactions else ""),
         NUMBERING,
+        *cost_lines(sim),
     ]
     if status:
         head.append(status)

@@ -20,8 +20,8 @@ from inspector.tokens import TokenizerUnavailable, register_tokenizer
 if TYPE_CHECKING:
     import anthropic
 
-# Token counts are per model family; claude-sonnet-4-5 (the summarization default) reaches end of life
-# on 2026-11-30, so counting defaults to its successor.
+# Token counts are per model family; the seed's claude-sonnet-4-5 reached end of life on 2026-11-30,
+# so counting uses its successor, the summarization default too.
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_WORKERS = 8

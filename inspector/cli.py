@@ -130,11 +130,15 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     finally:
         progress.close()
         store.close()
+    from inspector.textsafe import safe_line
+
     for line in report.skipped:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"warning: {safe_line(line)}", err=True)
     for line in getattr(report, "errors", []):
-        click.echo(f"error: {line}", err=True)
-    click.echo(report.summary_line())
+        click.echo(f"error: {safe_line(line)}", err=True)
+    for line in report.coverage_lines():
+        click.echo(safe_line(line))
+    click.echo(safe_line(report.summary_line()))
     if not report.threads:
         sys.exit(1)
 
@@ -223,20 +227,21 @@ def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 
 class _progress_bar:
-    """A progress bar on stderr for large files, silent otherwise."""
+    """One progress bar on stderr for the whole import run when it is large, silent otherwise."""
 
     def __init__(self) -> None:
         self._bar = None
-        self._path: str | None = None
 
     def __call__(self, path: str, done: int, total: int) -> None:
         if total < 5_000_000 or not sys.stderr.isatty():
             return
-        if self._bar is None or self._path != path:
-            self.close()
-            self._path = path
-            self._bar = click.progressbar(length=total, label=path[-40:], file=sys.stderr)
+        from inspector.textsafe import safe_line
+
+        if self._bar is None:
+            self._bar = click.progressbar(length=total, label="importing", file=sys.stderr)
             self._bar.__enter__()
+        if path:
+            self._bar.label = safe_line(path[-40:])
         self._bar.update(max(0, done - self._bar.pos))
 
     def close(self) -> None:

@@ -73,7 +73,9 @@ _COMMON: dict[str, Any] = {
     "context.trigger_tokens": "recorded",
     "summarization.threshold": 40,
     "summarization.max_injected": 3,
-    "summarization.model": "claude-sonnet-4-5",
+    # The Iris seed says claude-sonnet-4-5 (iris-summarization.txt); that model reached its end of life on
+    # 2026-11-30, so the inspector defaults to its successor (not in the SDK's DEPRECATED_MODELS).
+    "summarization.model": "claude-sonnet-4-6",
     "summarization.timeout": 120.0,
     "summarization.summarizer": "extractive",
     "harness.pruning_threshold": 0.9,

@@ -20,7 +20,7 @@ from inspector.model import Thread
 from inspector.paths import default_demo_path
 from inspector.store import Store, StoreError
 
-DEMO_VERSION = 2
+DEMO_VERSION = 3
 DEMO_MARK = f"context-inspector demo v{DEMO_VERSION}"
 DEMO_TIME = "2026-01-01T00:00:00.000000Z"
 FIXTURE_TIME = "2026-01-01T00:00:01.000000Z"  # listed after the example threads

@@ -190,6 +190,7 @@ def roleplay_thread() -> Thread:
                        {"type": "object", "properties": {"table": {"type": "string"}, "day": {"type": "integer"}}}),),
         messages=tuple(msgs),
         window=2_048,
+        meta={"replay_profile": "shifting"},  # opens under the profile it was built for
     )
 
 
@@ -223,6 +224,7 @@ def harness_thread() -> Thread:
         messages=msgs,
         requests=reqs,
         window=200,
+        meta={"replay_profile": "harness"},  # opens under the profile it was built for
     )
 
 

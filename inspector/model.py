@@ -96,6 +96,11 @@ class Request:
     model: str | None = None
     created_at: str | None = None
     derived: bool = False
+    cache_read_tokens: int | None = None
+    """Of `prompt_tokens`, what the provider reported read from its prompt cache (Claude Code
+    `cache_read_input_tokens`, Codex `cached_input_tokens`), where it did."""
+    cache_write_tokens: int | None = None
+    """Of `prompt_tokens`, what the provider reported written to its cache (`cache_creation_input_tokens`)."""
 
 
 @dataclass(frozen=True, slots=True)

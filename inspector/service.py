@@ -6,15 +6,24 @@ The app and the CLI both go through here, so a replay means the same thing in ea
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.config import Config, ConfigError, parse_toml
+from inspector.config import PROFILES, Config, ConfigError, parse_toml
 from inspector.model import Thread
-from inspector.paths import config_dir, config_path, data_dir  # noqa: F401  (config_dir, data_dir: still named here by the app)
+from inspector.paths import config_path
 from inspector.pipeline import Replay, replay
 from inspector.pipeline.audit import Simulation
 from inspector.tokens import TokenCounter, TokenizerUnavailable, get_tokenizer
+
+THREAD_PROFILE_KEY = "replay_profile"  # a thread's meta key naming the profile it was built for
+
+
+def thread_profile(thread: Thread) -> str | None:
+    """The profile a thread says it was built for (the demo threads), if it names a known one."""
+    wanted = thread.meta.get(THREAD_PROFILE_KEY) if isinstance(thread.meta, Mapping) else None
+    return wanted if isinstance(wanted, str) and wanted in PROFILES else None
 
 
 def load_config(
@@ -25,19 +34,12 @@ def load_config(
 ) -> Config:
     """Profile defaults, then the thread's own window, then the TOML file, then overrides.
 
-    A profile given explicitly wins over the file's; the file's values are kept when
-    they are keys of any profile.
+    The profile: the one given explicitly, else the thread's own (`thread_profile`: a demo thread built
+    for harness or shifting), else the file's, else iris. The file's values are kept when they are keys
+    of any profile.
     """
-    path = path or config_path()
-    file_profile: str | None = None
-    file_values: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read: {exc}") from None
-        file_profile, file_values = parse_toml(text, source=str(path))
-    chosen = profile or file_profile or "iris"
+    file_profile, file_values = read_config_file(path)
+    chosen = profile or (thread_profile(thread) if thread is not None else None) or file_profile or "iris"
     values: dict[str, Any] = {}
     if thread is not None and thread.window:
         values["context.window"] = thread.window
@@ -46,13 +48,81 @@ def load_config(
     return Config.for_profile(chosen, values)
 
 
-def save_config(config: Config, path: Path | None = None) -> Path:
+def read_config_file(path: Path | None = None) -> tuple[str | None, dict[str, Any]]:
+    """(profile or None, validated values) of the config file; (None, {}) when there is none."""
     path = path or config_path()
+    if not path.is_file():
+        return None, {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return parse_toml(text, source=str(path))
+
+
+def _write_toml(path: Path, profile: str | None, values: Mapping[str, Any]) -> None:
+    """Write with tomli-w to a temporary file, read it back, and only then replace `path`."""
+    import tomli_w
+
+    data: dict[str, Any] = {} if profile is None else {"profile": profile}
+    for key, value in sorted(values.items()):
+        section, name = key.split(".", 1)
+        data.setdefault(section, {})[name] = value
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(config.to_toml(), encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
+        back = parse_toml(tmp.read_text(encoding="utf-8"), source=str(tmp))
+        if back != (profile, dict(values)):
+            raise ConfigError(f"{tmp}: the file read back differs from what was written; {path} left as it was")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def save_config(config: Config, path: Path | None = None) -> Path:
+    """Write `config`'s profile and the keys that differ from that profile's defaults."""
+    path = path or config_path()
+    defaults = Config.for_profile(config.profile)
+    _write_toml(path, config.profile, {k: v for k, v in config.values.items() if defaults.values.get(k) != v})
     return path
+
+
+@dataclass(frozen=True)
+class SavedEdits:
+    path: Path
+    saved: tuple[str, ...]  # keys written (the user's edits)
+    skipped: tuple[str, ...]  # edits not written (a thread's own window)
+
+
+def save_edits(config: Config, baseline: Config, path: Path | None = None, *,
+               thread_window: int | None = None) -> SavedEdits:
+    """Add the user's edits (`config` against `baseline`) to the config file, keeping what it already says.
+
+    The file applies to every thread, so a thread's own window (`thread_window`) is never written: a 32K
+    thread's window saved there would replay a 200K thread at 32K."""
+    path = path or config_path()
+    file_profile, values = read_config_file(path)
+    reference = baseline if config.profile == baseline.profile else baseline.with_profile(config.profile)
+    changes = {k: new for k, (_old, new) in config.changed_keys(reference).items() if new is not None}
+    skipped = tuple(k for k in changes if k == "context.window" and thread_window)
+    for key in skipped:
+        changes.pop(key)
+    values.update(changes)
+    profile = config.profile if config.profile != baseline.profile else file_profile
+    _write_toml(path, profile, values)
+    return SavedEdits(path, tuple(sorted(changes)), skipped)
+
+
+def file_overrides(config: Config, path: Path | None = None) -> tuple[str, ...]:
+    """The keys the config file sets to something else than `config.profile`'s defaults and `config` uses
+    (what makes a baseline differ from the defaults); () without a file or when it cannot be read."""
+    try:
+        _profile, values = read_config_file(path)
+    except ConfigError:
+        return ()
+    defaults = Config.for_profile(config.profile).values
+    return tuple(sorted(k for k, v in values.items() if defaults.get(k) != v and config.values.get(k) == v))
 
 
 _COUNTERS: dict[str, TokenCounter] = {}

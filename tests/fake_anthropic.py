@@ -55,7 +55,7 @@ def fake_token_count(body: dict[str, Any]) -> int:
 
 
 def message_response(tool_input: Any, *, input_tokens: int = 1200, output_tokens: int = 350,
-                     model: str = "claude-sonnet-4-5") -> dict[str, Any]:
+                     model: str = "claude-sonnet-4-6") -> dict[str, Any]:
     """A Messages API response whose only content block is a `record_summary` tool call."""
     return {
         "id": "msg_fake_01",

@@ -299,7 +299,7 @@ async def test_save_config_writes_toml(tmp_path):
         await pilot.press("ctrl+o")
         await settle(app, pilot)
         text = (tmp_path / "config.toml").read_text()
-        assert 'profile = "iris"' in text and "prune_protect_turns = 3" in text
+        assert "prune_protect_turns = 3" in text and "window" not in text  # only the edit
 
 
 async def test_command_palette_jumps_to_request_and_thread(tmp_path):

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.config import DEFAULTS, KEY_SPECS, PROFILE_KEYS, Config, ConfigError, coerce, parse_set, parse_toml
+from inspector.config import (
+    DEFAULTS,
+    KEY_SPECS,
+    PROFILE_KEYS,
+    PROFILES,
+    Config,
+    ConfigError,
+    coerce,
+    parse_set,
+    parse_toml,
+)
 from inspector.service import load_config, save_config
 
 
@@ -17,7 +27,7 @@ def test_iris_defaults_from_the_seeds():
     assert c["summarization.threshold"] == 40
     assert c["summarization.max_injected"] == 3
     assert c["summarization.timeout"] == 120
-    assert c["summarization.model"] == "claude-sonnet-4-5"
+    assert c["summarization.model"] == "claude-sonnet-4-6"  # the seed's claude-sonnet-4-5 reached end of life
     assert c["context.tokenizer"] == "chars4"
 
 
@@ -91,3 +101,11 @@ def test_thread_window_is_the_default_window():
     c = load_config("iris", thread=Thread(id="t", window=258_400))
     assert c["context.window"] == 258_400
     assert load_config("iris", {"context.window": 1000}, thread=Thread(id="t", window=258_400))["context.window"] == 1000
+
+
+def test_default_summarization_model_is_not_deprecated_in_the_installed_sdk():
+    from anthropic._data.deprecated_models import DEPRECATED_MODELS
+
+    for profile in PROFILES:
+        model = Config.for_profile(profile)["summarization.model"]
+        assert model not in DEPRECATED_MODELS, (profile, model, DEPRECATED_MODELS.get(model))

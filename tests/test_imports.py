@@ -21,7 +21,8 @@ PACKAGES = ("inspector", "widgets")
 
 
 def _graph() -> grimp.ImportGraph:
-    return grimp.build_graph(*PACKAGES, cache_dir=None)
+    # As the contract reads it: an import under `if TYPE_CHECKING:` runs nothing.
+    return grimp.build_graph(*PACKAGES, cache_dir=None, exclude_type_checking_imports=True)
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:

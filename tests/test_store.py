@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.model import Message, Request, Role, Summary
+from inspector.model import Message, Request, Role, Summary, Thread
 from inspector.store import SCHEMA_VERSION, Store, StoreError, mask_url, resolve_db_url
 from tests.store_fixtures import db_url, sample_thread  # noqa: F401
 from tests.test_import_native import threads as random_threads
@@ -114,6 +114,29 @@ def test_other_schema_versions_are_refused_with_both_versions_named(tmp_path, ve
     assert "\n" not in message
     assert f"{word} database schema version {version}" in message
     assert f"reads version {SCHEMA_VERSION}" in message
+
+
+def test_a_version_1_store_is_upgraded_in_write_mode_and_keeps_its_threads(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    with Store.open(str(path), create=True) as store:
+        store.save_thread(Thread(id="t", messages=(Message(id="m", role=Role.USER, content="hi"),),
+                                 requests=(Request(id="r", after_message_id="m", prompt_tokens=7),)))
+    conn = sqlite3.connect(path)  # what version 1 was: no cache columns
+    conn.execute("ALTER TABLE ci_requests DROP COLUMN cache_read_tokens")
+    conn.execute("ALTER TABLE ci_requests DROP COLUMN cache_write_tokens")
+    conn.execute("UPDATE ci_schema_version SET version = 1")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="older database schema version 1.*importing into it once upgrades it"):
+        Store.open(str(path))
+    with Store.open(str(path), read_only=False) as store:
+        store.save_thread(Thread(id="u", messages=(Message(id="m", role=Role.USER, content="yo"),),
+                                 requests=(Request(id="r", after_message_id="m", prompt_tokens=9,
+                                                   cache_read_tokens=5, cache_write_tokens=3),)))
+    with Store.open(str(path)) as reader:
+        assert reader.load_thread("t").requests == (Request(id="r", after_message_id="m", prompt_tokens=7),)
+        assert reader.load_thread("u").requests[0].cache_read_tokens == 5
+        assert reader.load_thread("u").requests[0].cache_write_tokens == 3
 
 
 def test_missing_file_directory_and_unknown_driver_are_one_line_errors(tmp_path):

@@ -14,13 +14,15 @@ from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
 from widgets.safe import safe_line
 
-# (key, label, colour, bar character)
+# (key, label, colour, bar character): the parts of the window, in the bar's order. Free is the window
+# minus the prompt minus the reserve, as in Claude Code's /context; what pruning saved is not part of the
+# window (those tokens were not sent) and is shown beside Free.
+SAVED = ("saved", "Saved by pruning (not sent)", "#d7af5f", "░")
 SEGMENTS = (
     ("system", "System prompt", "#af87ff", "█"),
     ("tools", "Tool definitions", "#5fafd7", "█"),
     ("summaries", "Injected summaries", "#d787d7", "█"),
     ("history", "Kept history", "#5f87d7", "█"),
-    ("saved", "Saved by pruning", "#d7af5f", "░"),
     ("free", "Free", "#4e4e4e", "·"),
     ("reserve", "Response reserve", "#87875f", "▒"),
 )
@@ -39,6 +41,7 @@ class BudgetParts:
     window: int
     values: dict[str, int]
     over: int  # tokens beyond the window (failed or overflowing requests)
+    saved: int = 0  # tokens pruning removed from the prompt (outside the window's parts)
 
 
 def budget_parts(request: RequestAudit) -> BudgetParts:
@@ -49,18 +52,15 @@ def budget_parts(request: RequestAudit) -> BudgetParts:
         # A failed request sends nothing: show what it would have needed as history.
         history = max(0, b.needed_tokens - b.system_tokens - b.tool_tokens - b.summary_tokens)
     used = b.system_tokens + b.tool_tokens + b.summary_tokens + history + b.response_reserve
-    free_total = max(0, b.window - used)
-    saved = min(b.pruned_savings, free_total)
     values = {
         "system": b.system_tokens,
         "tools": b.tool_tokens,
         "summaries": b.summary_tokens,
         "history": history,
-        "saved": saved,
-        "free": free_total - saved,
+        "free": max(0, b.window - used),
         "reserve": b.response_reserve,
     }
-    return BudgetParts(window=b.window, values=values, over=max(0, used - b.window))
+    return BudgetParts(window=b.window, values=values, over=max(0, used - b.window), saved=b.pruned_savings)
 
 
 def stacked_bar(parts: BudgetParts, width: int) -> Text:
@@ -177,6 +177,10 @@ class BudgetView(Static):
             if key == "history" and request.failed:
                 label = "History needed (not sent)"
             legend.add_row(Text(char * 2, style=colour), label, f"{value:,}", _pct(value, b.window))
+            if key == "free" and parts.saved:
+                _key, saved_label, saved_colour, saved_char = SAVED
+                legend.add_row(Text(saved_char * 2, style=saved_colour), Text(saved_label, style="dim"),
+                               f"{parts.saved:,}", "")
         if parts.over:
             legend.add_row(Text("!!", style="bold #ff5f5f"), "Over the window", f"{parts.over:,}", "")
         legend.add_row("", Text("Window", style="bold"), f"{b.window:,}", "100.0%")

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
@@ -29,7 +31,12 @@ def format_value(value: Any) -> str:
 
 
 class ConfigForm(VerticalScroll):
-    """The editable form. Posts `Edited` for a valid value and `ProfileChanged` for a profile switch."""
+    """The editable form. Posts `Edited` for a valid value and `ProfileChanged` for a profile switch.
+
+    Enter or leaving a field applies a valid value (an invalid one only shows its error); Escape cancels
+    the edit (the field shows the applied value again) and then does what Escape does outside the form."""
+
+    BINDINGS = [Binding("escape", "cancel_edit", "Cancel edit", show=False)]
 
     DEFAULT_CSS = """
     ConfigForm { height: 1fr; padding: 0 1; }
@@ -156,6 +163,14 @@ class ConfigForm(VerticalScroll):
     def on_input_blurred(self, event: Input.Blurred) -> None:
         event.stop()
         self._apply_input(event.input)
+
+    def action_cancel_edit(self) -> None:
+        widget = self.app.focused
+        key = self._key_of(widget.id) if isinstance(widget, Input) else None
+        if key is not None and isinstance(widget, Input):
+            widget.value = format_value(self.config[key])
+            self.validate(key, widget.value)
+        raise SkipAction()  # let the app's escape (focus the timeline) run too
 
     def _apply_input(self, widget: Input) -> None:
         key = self._key_of(widget.id)

@@ -38,7 +38,7 @@ class TimelinePoint:
 @dataclass(frozen=True, slots=True)
 class TimelineScale:
     window: int
-    budget: int | None = None     # history budget (or available tokens)
+    budget: int | None = None     # the prompt ceiling the profile enforces (the largest prompt it sends)
     threshold: int | None = None  # compaction threshold in tokens
 
 
@@ -220,6 +220,18 @@ class TimelineChart(Widget, can_focus=True):
         level = tokens / self.vmax * plot_height
         return max(0, min(plot_height - 1, plot_height - 1 - int(level - 1e-9) if level >= 1 else plot_height - 1))
 
+    def _tick(self, y: int, plot_height: int, line_rows: set[int | None]) -> str:
+        """The y axis: the top value, 0 at the bottom row, and the value at the middle row, where no
+        line's label (or one next to it) is drawn."""
+        if y == 0:
+            return compact_number(self.vmax)
+        if y == plot_height - 1:
+            return "0"
+        middle = plot_height // 2
+        if y == middle and plot_height >= 5 and not ({y - 1, y, y + 1} & line_rows):
+            return compact_number(self.vmax * (plot_height - y) / plot_height)
+        return ""
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         height = self.size.height
@@ -244,9 +256,10 @@ class TimelineChart(Widget, can_focus=True):
                 break
         else:
             line_key = None
-        if not label and y == 0:
-            label = compact_number(self.vmax)
-        segments = [Segment(label.rjust(GUTTER - 1)[: GUTTER - 1] + "┤", styles["gutter"])]
+        if not label:
+            label = self._tick(y, plot_height, set(lines.values()))
+        tick = "┤" if label else "│"
+        segments = [Segment(label.rjust(GUTTER - 1)[: GUTTER - 1] + tick, styles["gutter"])]
         cols, start, end, col_w, cursor = self._columns()
         base_level = (plot_height - 1 - y) * 8
         scale = plot_height * 8 / self.vmax

@@ -1,9 +1,19 @@
 """Importers: transcript files -> threads in the store.
 
 `import_paths(paths, store)` imports files (directories are walked for *.json, *.jsonl,
-*.traj and their .gz copies). Thread ids are deterministic (session id, file stem, record
-id), so importing a file again replaces its threads instead of duplicating them, and the
-import record says which were replaced. A malformed line or record is reported as
+*.traj and their .gz copies; a Claude Code session's sub-agent files, `subagents/agent-*.jsonl`
+beside it or in `<session>/subagents/`, are imported with it, not on their own). Thread ids are
+deterministic (session id, file stem, record id), so importing a file again replaces its
+threads instead of duplicating them, and the import record says which were replaced. A thread
+id that another file already gave (`a/chat.json` and `b/chat.json`, two Claude Code files of one
+resumed `sessionId`) never replaces that file's thread: the later file's threads get the suffix
+`~<8 hex digits of the file's path>` and a warning says so (same path, or the same content,
+replaces).
+
+Coverage: for the formats that record model calls (Claude Code, Codex) every file gets a line
+saying how many model calls it holds and how many became requests with billed tokens, and the
+same for tool results and compactions (`ImportReport.coverage`); every item short is a warning
+naming its line, and the file's threads carry `meta["import_gaps"]` (listed as incomplete). A malformed line or record is reported as
 `file:line: reason` (or `file: record N: reason`) and skipped; the rest imports.
 
 Bad input never stops the other files and never loses a whole thread for one bad item: invalid
@@ -26,7 +36,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from inspector.importers import anthropic, claude_code, codex, native, openai, swe_agent
-from inspector.importers._common import FormatError, ParseResult, decode_json
+from inspector.importers._common import Coverage, FormatError, ParseResult, decode_json
 from inspector.importers.native import export_native
 from inspector.sanitize import sanitize_thread
 from inspector.store import StoreError
@@ -75,6 +85,11 @@ class ImportReport:
     files: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     """Whole files that could not be imported (unreadable, unknown format), one line each."""
+    coverage: list[Coverage] = field(default_factory=list)
+
+    def coverage_lines(self) -> list[str]:
+        """One line per file that records model calls: what it holds against what was imported."""
+        return [c.line() for c in self.coverage]
 
     def summary_line(self) -> str:
         text = f"imported {len(self.threads)} thread(s) from {len(self.files)} file(s)"
@@ -83,6 +98,17 @@ class ImportReport:
         text += f"; {len(self.skipped)} skipped"
         if self.errors:
             text += f"; {len(self.errors)} file(s) failed"
+        if self.coverage:
+            total = Coverage("")
+            for c in self.coverage:
+                for key in ("calls", "calls_imported", "results", "results_imported", "compactions",
+                            "compactions_imported"):
+                    setattr(total, key, getattr(total, key) + getattr(c, key))
+            short = sum(1 for c in self.coverage if not c.complete)
+            text += (f"; model calls {total.calls_imported}/{total.calls} with billed tokens, "
+                     f"tool results {total.results_imported}/{total.results}, "
+                     f"compactions {total.compactions_imported}/{total.compactions}")
+            text += f" ({short} file(s) incomplete, see the warnings)" if short else ""
         return text
 
 
@@ -208,18 +234,23 @@ def detect_format(path: str | Path) -> str:
     return detect_format_text(path.name, read_text(path))
 
 
-def parse_text(text: str, name: str, fmt: str = "auto", progress: Callable[[int], None] | None = None) -> tuple[str, ParseResult]:
-    """(format, parse result) for the contents `text` of file `name`."""
+def parse_text(text: str, name: str, fmt: str = "auto", progress: Callable[[int], None] | None = None,
+               companions: list[tuple[str, str]] | None = None) -> tuple[str, ParseResult]:
+    """(format, parse result) for the contents `text` of file `name` (`companions`: a Claude Code
+    session's sub-agent files as (name, text))."""
     if fmt == "auto":
         fmt = detect_format_text(name, text)
     if fmt not in FORMATS:
         raise FormatError(f"unknown format {fmt!r} (one of {', '.join(FORMAT_NAMES)})")
     logical = _logical_name(name)
     try:
-        result = FORMATS[fmt].parse(text, logical, progress)
+        if companions and fmt == "claude-code":
+            result = claude_code.parse(text, logical, progress, companions)
+        else:
+            result = FORMATS[fmt].parse(text, logical, progress)
     except RecursionError:
         raise FormatError(f"{name}: content nested too deeply to import") from None
-    result.threads = _valid_threads(result.threads, logical, result.skipped)
+    result.threads = _mark_gaps(_valid_threads(result.threads, logical, result.skipped), result.coverage)
     if logical != name:  # report the file the user named
         result.skipped = [s.replace(logical, name, 1) if s.startswith(logical) else s for s in result.skipped]
     return fmt, result
@@ -240,7 +271,43 @@ def _valid_threads(threads: list[Any], name: str, skipped: list[str]) -> list[An
     return out
 
 
+def _mark_gaps(threads: list[Any], coverage: list[Coverage]) -> list[Any]:
+    """Threads of a file whose coverage is short carry `meta["import_gaps"]` (what is missing)."""
+    short = [c for c in coverage if not c.complete]
+    if not short:
+        return threads
+    gaps = {"calls": sum(c.calls - c.calls_imported for c in short),
+            "results": sum(c.results - c.results_imported for c in short),
+            "compactions": sum(c.compactions - c.compactions_imported for c in short),
+            "files": [c.file for c in short]}
+    return [_replace_thread(t, meta={**t.meta, "import_gaps": gaps}) for t in threads]
+
+
+def _replace_thread(thread: Any, **changes: Any) -> Any:
+    fields = {name: getattr(thread, name) for name in type(thread).__slots__}
+    fields.update(changes)
+    return type(thread)(**fields)
+
+
+def is_subagent_file(path: Path) -> bool:
+    return path.parent.name == "subagents" and _logical_name(path.name).startswith("agent-") and \
+        _logical_name(path.name).endswith(".jsonl")
+
+
+def subagent_files(session: Path) -> list[Path]:
+    """A Claude Code session's sub-agent files: `<session>/subagents/agent-*.jsonl` (CLI 2.1.x) and
+    `subagents/agent-*.jsonl` beside it (kept only where they name the session's id, checked when read)."""
+    stem = _logical_name(session.name)
+    stem = stem[: -len(".jsonl")] if stem.endswith(".jsonl") else stem
+    found: list[Path] = []
+    for folder in (session.parent / stem / "subagents", session.parent / "subagents"):
+        if folder.is_dir():
+            found.extend(sorted(f for f in folder.iterdir() if f.is_file() and is_subagent_file(f)))
+    return found
+
+
 def _expand(paths: Iterable[str | Path]) -> list[Path]:
+    """Files to import, directories walked (sorted)."""
     out: list[Path] = []
     for p in paths:
         path = Path(p)
@@ -253,6 +320,74 @@ def _expand(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
+def _session_id(text: str) -> str | None:
+    for line in text.splitlines()[:50]:
+        try:
+            value = decode_json(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
+            return value["sessionId"]
+    return None
+
+
+def _companions(path: Path, text: str, warnings: list[str]) -> list[tuple[Path, str]]:
+    """The sub-agent files of Claude Code session `path` that name its session id, read."""
+    session = _session_id(text)
+    out: list[tuple[Path, str]] = []
+    for agent in subagent_files(path):
+        try:
+            agent_text = read_text(agent, warnings)
+        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            warnings.append(f"{agent}: sub-agent file cannot be read ({' '.join(str(exc).split())})")
+            continue
+        if session is None or _session_id(agent_text) in (session, None):
+            out.append((agent, agent_text))
+    return out
+
+
+def _known_sources(store: Any) -> dict[str, tuple[str, str]]:
+    """Thread id -> (resolved path, sha256) of the file that last imported it."""
+    out: dict[str, tuple[str, str]] = {}
+    try:
+        records = store.import_records()
+    except (StoreError, AttributeError):
+        return out
+    for record in records:
+        where = _resolved(str(record.get("path") or ""))
+        for tid in record.get("thread_ids") or []:
+            out[str(tid)] = (where, str(record.get("sha256") or ""))
+    return out
+
+
+def _resolved(path: str) -> str:
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError, ValueError):
+        return path
+
+
+def _keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple[str, str]],
+                warnings: list[str]) -> list[Any]:
+    """Threads of `path` renamed where one of their ids came from a different file (see the module doc)."""
+    where = _resolved(str(path))
+    clash = [t.id for t in threads if t.id in known and known[t.id][0] != where and known[t.id][1] != sha]
+    if not clash:
+        return threads
+    suffix = "~" + hashlib.sha256(where.encode("utf-8")).hexdigest()[:8]
+    renamed = {t.id: t.id + suffix for t in threads}
+    for tid in clash:
+        warnings.append(f"{path}: thread {tid} was imported from another file ({known[tid][0]}); both kept, "
+                        f"this file's as {renamed[tid]}")
+    out = []
+    for t in threads:
+        meta = dict(t.meta)
+        if meta.get("parent_thread_id") in renamed:
+            meta["parent_thread_id"] = renamed[meta["parent_thread_id"]]
+        out.append(_replace_thread(t, id=renamed[t.id], meta=meta))
+    return out
+
+
 def import_paths(
     paths: Iterable[str | Path],
     store: Any,
@@ -261,57 +396,96 @@ def import_paths(
     *,
     now: str | None = None,
 ) -> ImportReport:
-    """Import every file of `paths` into `store` (opened for writing); see the module docstring."""
+    """Import every file of `paths` into `store` (opened for writing); see the module docstring.
+
+    `progress(path, done, total)` counts bytes over the whole run (one bar for every file)."""
     report = ImportReport()
-    for path in _expand(paths):
-        name = str(path)
-        decode_warnings: list[str] = []
+    files = _expand(paths)
+    sizes: list[int] = []
+    for f in files:
         try:
-            text = read_text(path, decode_warnings)
-        except FileNotFoundError:
-            report.errors.append(f"{name}: no such file")
+            sizes.append(f.stat().st_size)
+        except OSError:
+            sizes.append(0)
+    grand = sum(sizes)
+    done_before = 0
+    known = _known_sources(store)
+    consumed: set[Path] = set()
+    agents = [f for f in files if is_subagent_file(f)]
+    for path, size in [*((f, s) for f, s in zip(files, sizes, strict=True) if not is_subagent_file(f)),
+                       *((f, 0) for f in agents)]:
+        if path in consumed:
             continue
-        except IsADirectoryError:
-            report.errors.append(f"{name}: is a directory")
-            continue
-        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            report.errors.append(f"{name}: cannot read ({' '.join(str(exc).split())})")
-            continue
-        total = len(text)
-
-        def file_progress(done: int, _name: str = name, _total: int = total) -> None:
-            if progress is not None:
-                progress(_name, done, _total)
-
-        try:
-            used, result = parse_text(text, name, fmt, file_progress)
-        except FormatError as exc:
-            report.errors.append(str(exc))
-            continue
-        except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the other files
-            detail = " ".join(str(exc).split())[:200]
-            report.errors.append(f"{name}: internal error while importing ({type(exc).__name__}: {detail}); "
-                                 "please report it")
-            continue
-        result.skipped[:0] = decode_warnings
-        thread_ids = [t.id for t in result.threads]
-        try:
-            flags = store.save_threads(result.threads, now=now)
-            replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
-            store.add_import_record(
-                path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),
-                sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                fmt=used,
-                thread_ids=thread_ids,
-                replaced=replaced,
-                skipped=result.skipped,
-                now=now,
-            )
-        except StoreError as exc:
-            report.errors.append(f"{name}: {exc}")
-            continue
-        report.files.append(name)
-        report.skipped.extend(result.skipped)
-        report.threads.extend(thread_ids)
-        report.replaced.extend(replaced)
+        _import_one(path, store, fmt, progress, (done_before, size, grand), now, known, consumed, report)
+        done_before += size
+    if progress is not None and grand:
+        progress("", grand, grand)
     return report
+
+
+def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | None, span: tuple[int, int, int],
+                now: str | None, known: dict[str, tuple[str, str]], consumed: set[Path],
+                report: ImportReport) -> None:
+    name = str(path)
+    decode_warnings: list[str] = []
+    try:
+        text = read_text(path, decode_warnings)
+    except FileNotFoundError:
+        report.errors.append(f"{name}: no such file")
+        return
+    except IsADirectoryError:
+        report.errors.append(f"{name}: is a directory")
+        return
+    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        report.errors.append(f"{name}: cannot read ({' '.join(str(exc).split())})")
+        return
+    total = max(len(text), 1)
+
+    def file_progress(done: int, _name: str = name, _total: int = total) -> None:
+        if progress is not None:  # the whole run's bytes: files before this one, then this one's share
+            before, size, grand = span
+            progress(_name, before + min(done, _total) * size // _total, grand)
+
+    companions: list[tuple[Path, str]] = []
+    try:
+        used = fmt if fmt != "auto" else detect_format_text(name, text)
+        if used == "claude-code" and not is_subagent_file(path):
+            companions = _companions(path, text, decode_warnings)
+        used, result = parse_text(text, name, used, file_progress, [(str(p), t) for p, t in companions])
+    except FormatError as exc:
+        report.errors.append(str(exc))
+        return
+    except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the other files
+        detail = " ".join(str(exc).split())[:200]
+        report.errors.append(f"{name}: internal error while importing ({type(exc).__name__}: {detail}); "
+                             "please report it")
+        return
+    consumed.update(p for p, _ in companions)
+    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    result.skipped[:0] = decode_warnings
+    result.threads = _keep_apart(result.threads, path, sha, known, result.skipped)
+    thread_ids = [t.id for t in result.threads]
+    try:
+        flags = store.save_threads(result.threads, now=now)
+        replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
+        store.add_import_record(
+            path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),
+            sha256=sha,
+            fmt=used,
+            thread_ids=thread_ids,
+            replaced=replaced,
+            skipped=result.skipped,
+            now=now,
+        )
+    except StoreError as exc:
+        report.errors.append(f"{name}: {exc}")
+        return
+    where = _resolved(str(path))
+    for tid in thread_ids:
+        known[tid] = (where, sha)
+    report.files.append(name)
+    report.files.extend(str(p) for p, _ in companions)
+    report.skipped.extend(result.skipped)
+    report.threads.extend(thread_ids)
+    report.replaced.extend(replaced)
+    report.coverage.extend(result.coverage)

@@ -18,9 +18,39 @@ Progress = Callable[[int], None]
 
 
 @dataclass
+class Coverage:
+    """What one source file holds against what became part of a thread: model calls (and how many
+    of them are requests with their billed prompt tokens), tool results (imported and paired with
+    their call), compactions (recorded summaries). Each shortfall is also a warning naming the line."""
+
+    file: str
+    calls: int = 0
+    calls_imported: int = 0
+    results: int = 0
+    results_imported: int = 0
+    compactions: int = 0
+    compactions_imported: int = 0
+    calls_unbilled: int = 0
+    """Model calls the file records without any token counts (nothing to import: said, not a loss)."""
+
+    @property
+    def complete(self) -> bool:
+        return (self.calls_imported, self.results_imported, self.compactions_imported) == (
+            self.calls, self.results, self.compactions)
+
+    def line(self) -> str:
+        unbilled = f" (+{self.calls_unbilled} the file records no tokens for)" if self.calls_unbilled else ""
+        return (f"{self.file}: model calls {self.calls_imported}/{self.calls} with billed tokens{unbilled}, "
+                f"tool results {self.results_imported}/{self.results}, "
+                f"compactions {self.compactions_imported}/{self.compactions}")
+
+
+@dataclass
 class ParseResult:
     threads: list[Thread] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    coverage: list[Coverage] = field(default_factory=list)
+    """One entry per source file the format can count calls in (Claude Code, Codex)."""
 
 
 class FormatError(ValueError):

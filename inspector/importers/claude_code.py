@@ -1,373 +1,297 @@
 """Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`).
 
-How a file becomes threads:
+How a file becomes threads (built on the records' links, not on line positions):
 
 - The main thread (id = `sessionId`) is the `parentUuid` chain ending at the file's last
-  non-sidechain line, followed back across a compaction through `logicalParentUuid`. Lines of
-  other branches (rewinds) are not messages; their line numbers are listed in
-  `meta["off_chain_lines"]`.
-- Sidechains (`isSidechain: true`, sub-agent runs) become their own threads, one per root line,
-  id `<sessionId>/sidechain-<root uuid>`, with `meta["parent_thread_id"]` and, when the root
-  prompt matches a `Task` tool call of the main thread, `meta["parent_tool_use_id"]`.
-- Consecutive assistant lines sharing `message.id` are one assistant message (id = the first
-  line's uuid); text blocks joined, `tool_use` blocks become tool calls, thinking goes to meta
-  (see `_common`). A `tool_result` block becomes a `tool` message (id = the line's uuid, with
-  `#n` when a line holds several), `toolUseResult` kept in its meta.
-- `isMeta` lines keep `meta["isMeta"] = True`; slash-command lines (`<command-name>`,
-  `<local-command-stdout>`, ...) keep `meta["command"] = True`.
-- One request per `message.id` (id = `message.id`), placed after the message before that
-  assistant message, with prompt_tokens = input + cache_creation + cache_read tokens, read once
-  per `message.id` (the usage repeats on every line of the message). Synthetic messages
-  (model `<synthetic>`) are not requests.
-- `compact_boundary` + the following `isCompactSummary` line become a recorded Summary
-  (id `compact-<boundary uuid>`) covering every message since the previous compaction, with
-  `before_request_id` the next request and `meta` holding `preTokens` and `trigger`. The
-  compact-summary line itself is not a message (its text is the summary).
-- Other `system` lines (UI notices) go to `meta["system_lines"]`; line types that are not
-  conversation (`file-history-snapshot`, `queue-operation`, `progress`, ...) are counted in
-  `meta["other_lines"]`; a `summary` line gives the title of the chain its `leafUuid` ends (else of the main thread).
+  non-sidechain conversation record (user, assistant, system), walked back through records of
+  EVERY type (`progress`, `file-history-snapshot`, `queue-operation`, attachments, types added
+  later), and across a compaction through `logicalParentUuid`. Where a parent is not in the file
+  (a damaged line, a boundary whose old chain was not kept), the chain continues with the
+  conversation record just before in file order, with a one-line warning: a missing parent is a
+  gap to bridge, never the start of the thread.
+- Parallel tool calls make the chain a tree: every sibling line sharing `message.id` with a chain
+  assistant record belongs to the message, and every `tool_result` answering one of its calls
+  belongs to the thread, whichever sibling carries it. The records kept are then read in file
+  order (children are always written after their parents). Lines of other branches (rewinds)
+  are listed in `meta["off_chain_lines"]`.
+- Sub-agents: `isSidechain` records become their own threads: per `agentId` (CLI 2.1.x,
+  `<session>/subagents/agent-<id>.jsonl`, id `<sessionId>/agent-<agentId>`) or per root line
+  (older layout, id `<sessionId>/sidechain-<root uuid>`); `agent_progress` records of the main
+  file give the same agent thread when its file is absent. Each carries `meta["parent_thread_id"]`
+  and, where it can be told, `meta["parent_tool_use_id"]` (the Task call: `toolUseResult.agentId`,
+  `parentToolUseID`, or the prompt).
+- What each record becomes is `_claude_builder`'s job; what the file holds against what was
+  imported is `coverage` (one line per file in the import summary, a warning per item lost).
+- Non-conversation record types are counted in `meta["other_lines"]`; a `summary` line gives the
+  title of the chain its `leafUuid` ends (else of the main thread).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from inspector.content import flatten_blocks
-from inspector.importers._common import ParseResult, Progress, first_line, iter_jsonl
-from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
+from inspector.importers._claude_builder import SYNTHETIC_MODEL, Builder, prompt_tokens
+from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
+from inspector.model import Role, Thread
 
 CONVERSATION_TYPES = ("user", "assistant", "system")
-COMMAND_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>")
+Record = tuple[int, dict]
+"""(line number, decoded record)."""
+
+__all__ = ["parse", "prompt_tokens"]
 
 
-def prompt_tokens(usage: Any) -> int | None:
-    if not isinstance(usage, Mapping):
-        return None
-    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    counts = [usage.get(k) for k in keys]
-    counts = [c for c in counts if isinstance(c, int) and not isinstance(c, bool)]
-    return sum(counts) if counts else None
+class _Group:
+    """The records of one thread-to-be (the main chain, one agent, one old-layout sidechain)."""
 
-
-def _walk(leaf: str, records: Mapping[str, tuple[int, dict]], name: str = "",
-          skipped: list[str] | None = None) -> list[tuple[int, dict]]:
-    """Root-to-leaf chain ending at `leaf`, following parentUuid, else logicalParentUuid.
-
-    A chain that loops back on itself is cut where it closes (reported in `skipped`)."""
-    chain: list[tuple[int, dict]] = []
-    seen: set[str] = set()
-    current: str | None = leaf
-    while current is not None and current in records:
-        if current in seen:
-            if skipped is not None:
-                number = chain[-1][0]
-                skipped.append(f"{name}:{number}: parentUuid {current!r} closes a cycle; the chain starts here")
-            break
-        seen.add(current)
-        number, rec = records[current]
-        chain.append((number, rec))
-        parent = rec.get("parentUuid") or rec.get("logicalParentUuid")
-        current = parent if isinstance(parent, str) else None
-    chain.reverse()
-    return chain
-
-
-class _Builder:
-    """Turns one chain of lines into a Thread."""
-
-    def __init__(self, name: str, skipped: list[str]) -> None:
+    def __init__(self, name: str, records: list[Record]) -> None:
         self.name = name
-        self.skipped = skipped
-        self.messages: list[Message] = []
-        self.requests: list[Request] = []
-        self.summaries: list[Summary] = []
-        self.system_lines: list[dict[str, Any]] = []
-        self.request_ids: set[str] = set()
-        self.pending_summary: dict[str, Any] | None = None
-        self.summary_waiting_request: int | None = None
-        self.covered_from = 0  # index of the first message not yet in a summary
+        self.records = records
+        self.pos: dict[str, int] = {}
+        for i, (_, rec) in enumerate(records):
+            uuid = rec.get("uuid")
+            if isinstance(uuid, str):
+                self.pos.setdefault(uuid, i)
+        self.conversation = [i for i, (_, rec) in enumerate(records)
+                             if rec.get("type") in CONVERSATION_TYPES and isinstance(rec.get("uuid"), str)]
 
-    def add(self, number: int, rec: dict) -> None:
-        kind = rec.get("type")
-        if kind == "system":
-            if rec.get("subtype") == "compact_boundary":
-                self._boundary(number, rec)
+    def _before(self, index: int, seen: set[int]) -> int | None:
+        """The nearest conversation record before `index` in file order that is not on the chain yet."""
+        at = bisect.bisect_left(self.conversation, index) - 1
+        while at >= 0 and self.conversation[at] in seen:
+            at -= 1
+        return self.conversation[at] if at >= 0 else None
+
+    def chain(self, skipped: list[str]) -> list[int]:
+        """Indices of the chain from the last conversation record to its root, in file order."""
+        if not self.conversation:
+            return []
+        out: list[int] = []
+        seen: set[int] = set()
+        current: int | None = self.conversation[-1]
+        while current is not None:
+            if current in seen:
+                number = self.records[out[-1]][0]
+                parent = self.records[out[-1]][1].get("parentUuid")
+                skipped.append(f"{self.name}:{number}: parentUuid {parent!r} closes a cycle; the chain starts here")
+                break
+            seen.add(current)
+            out.append(current)
+            number, rec = self.records[current]
+            parent = rec.get("parentUuid")
+            logical = rec.get("logicalParentUuid")
+            if isinstance(parent, str) and parent:
+                link, what = parent, "parentUuid"
+            elif isinstance(logical, str) and logical:
+                link, what = logical, "logicalParentUuid"
             else:
-                entry = {"line": number, "uuid": rec.get("uuid"), "subtype": rec.get("subtype"),
-                         "content": rec.get("content"), "level": rec.get("level")}
-                self.system_lines.append(entry)
-            return
-        message = rec.get("message")
-        if not isinstance(message, Mapping):
-            self.skipped.append(f"{self.name}:{number}: {kind} line without a message object")
-            return
-        if kind == "user" and rec.get("isCompactSummary"):
-            self._compact_summary(number, rec, message)
-        elif kind == "assistant":
-            self._assistant(number, rec, message)
-        else:
-            self._user(number, rec, message)
+                current = None
+                continue
+            if link in self.pos:
+                current = self.pos[link]
+                continue
+            current = self._before(current, seen)
+            if current is not None:
+                skipped.append(f"{self.name}:{number}: {what} {link!r} is not in the file; the chain continues "
+                               f"with line {self.records[current][0]} (the record before it in file order)")
+        out.sort()
+        return out
 
-    # -- lines ----------------------------------------------------------------------------
-
-    def _meta(self, number: int, rec: dict) -> dict[str, Any]:
-        meta: dict[str, Any] = {"line": number}
-        if rec.get("isMeta"):
-            meta["isMeta"] = True
-        if rec.get("isSidechain"):
-            meta["isSidechain"] = True
-        return meta
-
-    def _user(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
-        uuid = str(rec.get("uuid"))
-        content = message.get("content")
-        if isinstance(content, str) or content is None:
-            self._append_user(uuid, content or "", number, rec, {})
-            return
-        if not isinstance(content, list):
-            self.skipped.append(f"{self.name}:{number}: user content is neither text nor a list")
-            return
-        results = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_result"]
-        others = [b for b in content if not (isinstance(b, Mapping) and b.get("type") == "tool_result")]
-        several = len(results) + (1 if others else 0) > 1
-        for i, block in enumerate(results):
-            meta = self._meta(number, rec)
-            text = flatten_blocks(block.get("content"), meta)
-            if block.get("is_error"):
-                meta["is_error"] = True
-            if i == 0 and "toolUseResult" in rec:
-                meta["toolUseResult"] = rec["toolUseResult"]
-            self.messages.append(
-                Message(
-                    id=f"{uuid}#{i}" if several else uuid,
-                    role=Role.TOOL,
-                    content=text,
-                    tool_call_id=str(block.get("tool_use_id") or ""),
-                    created_at=rec.get("timestamp"),
-                    meta=meta,
-                )
-            )
-        if others:
-            extra: dict[str, Any] = {}
-            text = flatten_blocks(others, extra)
-            self._append_user(f"{uuid}#text" if several else uuid, text, number, rec, extra)
-
-    def _append_user(self, mid: str, text: str, number: int, rec: dict, extra: dict[str, Any]) -> None:
-        meta = self._meta(number, rec)
-        meta.update(extra)
-        if text.lstrip().startswith(COMMAND_MARKERS):
-            meta["command"] = True
-        self.messages.append(Message(id=mid, role=Role.USER, content=text, created_at=rec.get("timestamp"), meta=meta))
-
-    def _assistant(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
-        msg_id = message.get("id") if isinstance(message.get("id"), str) else None
-        last = self.messages[-1] if self.messages else None
-        blocks = message.get("content")
-        if isinstance(blocks, str):
-            blocks = [{"type": "text", "text": blocks}]
-        blocks = [b for b in blocks if isinstance(b, Mapping)] if isinstance(blocks, list) else []
-        calls = [
-            ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {}))
-            for b in blocks if b.get("type") == "tool_use"
-        ]
-        others = [b for b in blocks if b.get("type") != "tool_use"]
-        # Merge into the open assistant message of the same model call (tool results of its
-        # earlier calls may sit in between in newer CLI versions).
-        target = None
-        if msg_id is not None:
-            for index in range(len(self.messages) - 1, -1, -1):
-                m = self.messages[index]
-                if m.role is Role.ASSISTANT:
-                    if m.meta.get("message_id") == msg_id:
-                        target = index
-                    break
-                if m.role is not Role.TOOL:
-                    break
-        if target is not None:
-            old = self.messages[target]
-            meta = dict(old.meta)
-            meta["lines"] = list(meta.get("lines", [])) + [number]
-            text = flatten_blocks(others, meta)
-            content = "\n".join(p for p in (old.content, text) if p)
-            if message.get("stop_reason"):
-                meta["stop_reason"] = message["stop_reason"]
-            self.messages[target] = Message(
-                id=old.id, role=Role.ASSISTANT, content=content, tool_calls=old.tool_calls + tuple(calls),
-                created_at=old.created_at, meta=meta,
-            )
-            return
-        meta = self._meta(number, rec)
-        meta.pop("line")
-        meta["lines"] = [number]
-        if msg_id is not None:
-            meta["message_id"] = msg_id
-        if message.get("model"):
-            meta["model"] = message["model"]
-        if message.get("stop_reason"):
-            meta["stop_reason"] = message["stop_reason"]
-        if isinstance(message.get("usage"), Mapping):
-            meta["usage"] = dict(message["usage"])
-        text = flatten_blocks(others, meta)
-        if last is not None and msg_id is not None and msg_id not in self.request_ids and message.get("model") != "<synthetic>":
-            self.request_ids.add(msg_id)
-            self.requests.append(
-                Request(
-                    id=str(msg_id),
-                    after_message_id=last.id,
-                    prompt_tokens=prompt_tokens(message.get("usage")),
-                    model=message.get("model"),
-                    created_at=rec.get("timestamp"),
-                )
-            )
-            self._resolve_before_request()
-        self.messages.append(
-            Message(id=str(rec.get("uuid")), role=Role.ASSISTANT, content=text, tool_calls=tuple(calls),
-                    created_at=rec.get("timestamp"), meta=meta)
-        )
-
-    def _boundary(self, number: int, rec: dict) -> None:
-        self._flush_pending()
-        compact = rec.get("compactMetadata") if isinstance(rec.get("compactMetadata"), Mapping) else {}
-        self.pending_summary = {
-            "boundary_uuid": rec.get("uuid"),
-            "boundary_line": number,
-            "preTokens": compact.get("preTokens"),
-            "trigger": compact.get("trigger"),
-            "logicalParentUuid": rec.get("logicalParentUuid"),
-            "created_at": rec.get("timestamp"),
-        }
-
-    def _compact_summary(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
-        meta: dict[str, Any] = {}
-        text = flatten_blocks(message.get("content"), meta)
-        if self.pending_summary is None:
-            self.pending_summary = {"created_at": rec.get("timestamp")}
-        self.pending_summary["summary_uuid"] = rec.get("uuid")
-        self.pending_summary["summary_line"] = number
-        self.pending_summary["text"] = text
-        self._flush_pending()
-
-    def _flush_pending(self) -> None:
-        pending, self.pending_summary = self.pending_summary, None
-        if pending is None:
-            return
-        if self.covered_from >= len(self.messages):
-            where = pending.get("boundary_line") or pending.get("summary_line")
-            self.skipped.append(f"{self.name}:{where}: compaction with no messages before it")
-            return
-        key = pending.get("boundary_uuid") or pending.get("summary_uuid")
-        meta = {k: v for k, v in pending.items() if k not in ("text", "created_at") and v is not None}
-        previous = self.summaries[-1].id if self.summaries else None
-        self.summaries.append(
-            Summary(
-                id=f"compact-{key}",
-                first_message_id=self.messages[self.covered_from].id,
-                last_message_id=self.messages[-1].id,
-                summary=pending.get("text", ""),
-                previous_summary_id=previous,
-                source="recorded",
-                created_at=pending.get("created_at"),
-                meta=meta,
-            )
-        )
-        self.covered_from = len(self.messages)
-        self.summary_waiting_request = len(self.summaries) - 1
-
-    def _resolve_before_request(self) -> None:
-        if self.summary_waiting_request is not None:
-            index = self.summary_waiting_request
-            old = self.summaries[index]
-            self.summaries[index] = Summary(**{**_fields(old), "before_request_id": self.requests[-1].id})
-            self.summary_waiting_request = None
-
-    def finish(self) -> None:
-        self._flush_pending()
+    def thread_records(self, skipped: list[str]) -> tuple[list[Record], list[int]]:
+        """(records of the thread in file order, line numbers of conversation records left out)."""
+        chain = self.chain(skipped)
+        keep = set(chain)
+        ids = {_message_id(self.records[i][1]) for i in chain} - {None}
+        for i in self.conversation:  # sibling lines of the chain's assistant messages
+            if i not in keep and _message_id(self.records[i][1]) in ids:
+                keep.add(i)
+        uses: set[str] = set()
+        answered: set[str] = set()
+        for i in keep:
+            rec = self.records[i][1]
+            uses.update(_blocks(rec, "tool_use", "id"))
+            answered.update(_blocks(rec, "tool_result", "tool_use_id"))
+        for i in self.conversation:  # results of those calls carried by off-chain siblings
+            if i in keep:
+                continue
+            answers = set(_blocks(self.records[i][1], "tool_result", "tool_use_id"))
+            if answers and answers <= uses and not answers & answered:
+                keep.add(i)
+                answered |= answers
+        left = [self.records[i][0] for i in self.conversation if i not in keep]
+        return [self.records[i] for i in sorted(keep)], left
 
 
-def _fields(summary: Summary) -> dict[str, Any]:
-    return {name: getattr(summary, name) for name in Summary.__slots__}
+def _message_id(rec: Mapping[str, Any]) -> str | None:
+    if rec.get("type") != "assistant":
+        return None
+    message = rec.get("message")
+    mid = message.get("id") if isinstance(message, Mapping) else None
+    return mid if isinstance(mid, str) else None
 
 
-def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult:
+def _blocks(rec: Mapping[str, Any], kind: str, key: str) -> list[str]:
+    message = rec.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        return []
+    return [str(b.get(key)) for b in content if isinstance(b, Mapping) and b.get("type") == kind and b.get(key)]
+
+
+def _agent_progress_records(records: Sequence[Record]) -> dict[str, list[Record]]:
+    """agentId -> the sub-agent's own records carried by `agent_progress` lines, chained in file order."""
+    out: dict[str, list[Record]] = {}
+    seen: set[str] = set()
+    for number, rec in records:
+        data = rec.get("data")
+        if rec.get("type") != "progress" or not isinstance(data, Mapping) or data.get("type") != "agent_progress":
+            continue
+        inner = data.get("message")
+        if not isinstance(inner, Mapping) or inner.get("type") not in ("user", "assistant"):
+            continue
+        agent = str(data.get("agentId") or rec.get("parentToolUseID") or "")
+        uuid = inner.get("uuid") if isinstance(inner.get("uuid"), str) else f"L{number}"
+        if uuid in seen:
+            continue
+        seen.add(uuid)
+        run = out.setdefault(agent, [])
+        previous = run[-1][1]["uuid"] if run else None
+        run.append((number, {"type": inner["type"], "uuid": uuid, "parentUuid": previous, "isSidechain": True,
+                             "message": inner.get("message"), "timestamp": inner.get("timestamp"),
+                             "agentId": agent, "parentToolUseID": rec.get("parentToolUseID"),
+                             "prompt": data.get("prompt")}))
+    return out
+
+
+def _read(text: str, name: str, skipped: list[str], progress: Progress | None) -> list[Record]:
+    return list(iter_jsonl(text, name, skipped, progress))
+
+
+def parse(text: str, name: str, progress: Progress | None = None,
+          companions: Sequence[tuple[str, str]] = ()) -> ParseResult:
+    """Threads of one session file; `companions` are its sub-agent files as (name, text)."""
     result = ParseResult()
-    records: dict[str, tuple[int, dict]] = {}
-    order: list[str] = []
-    titles: dict[str, str] = {}
-    other_lines: dict[str, int] = {}
-    session_id: str | None = None
-    for number, rec in iter_jsonl(text, name, result.skipped, progress):
-        kind = rec.get("type")
-        if kind == "summary" and isinstance(rec.get("summary"), str):
-            titles[str(rec.get("leafUuid"))] = rec["summary"]
-            continue
-        if kind not in CONVERSATION_TYPES:
-            other_lines[str(kind)] = other_lines.get(str(kind), 0) + 1
-            continue
-        uuid = rec.get("uuid")
-        if not isinstance(uuid, str):
-            result.skipped.append(f"{name}:{number}: {kind} line without a uuid")
-            continue
-        if session_id is None and isinstance(rec.get("sessionId"), str):
-            session_id = rec["sessionId"]
-        records[uuid] = (number, rec)
-        order.append(uuid)
-    session = session_id or PurePath(name).name.split(".")[0]
+    records = _read(text, name, result.skipped, progress)
+    extra = [(cname, _read(ctext, cname, result.skipped, None)) for cname, ctext in companions]
+    session = next((r["sessionId"] for _, r in records if isinstance(r.get("sessionId"), str)),
+                   PurePath(name).name.split(".")[0])
+    titles = {str(r.get("leafUuid")): r["summary"] for _, r in records
+              if r.get("type") == "summary" and isinstance(r.get("summary"), str)}
     base_meta: dict[str, Any] = {"file": PurePath(name).name, "sessionId": session}
-    first = records[order[0]][1] if order else {}
+    first = next((r for _, r in records if r.get("type") in CONVERSATION_TYPES), {})
     for key in ("cwd", "version", "gitBranch"):
         if first.get(key) is not None:
             base_meta[key] = first[key]
+    other: dict[str, int] = {}
+    for _, rec in records:
+        kind = rec.get("type")
+        if kind not in CONVERSATION_TYPES and kind != "summary":
+            other[str(kind)] = other.get(str(kind), 0) + 1
 
-    main = [u for u in order if not records[u][1].get("isSidechain")]
-    side = [u for u in order if records[u][1].get("isSidechain")]
+    main_records = [r for r in records if not r[1].get("isSidechain") and r[1].get("type") != "summary"]
+    coverage = Coverage(PurePath(name).name)
+    main = _Group(name, main_records)
+    thread_records, left = main.thread_records(result.skipped)
+    head = _build(thread_records, session, name, result.skipped, titles, base_meta, left)
     task_prompts: dict[str, str] = {}
-    if main:
-        chain = _walk(main[-1], records, name, result.skipped)
-        thread = _build(chain, session, name, result.skipped, titles, base_meta, {u: records[u][0] for u in main})
-        if thread is not None:
-            result.threads.append(thread)
-            for m in thread.messages:
-                for call in m.tool_calls:
-                    if isinstance(call.arguments, Mapping) and isinstance(call.arguments.get("prompt"), str):
-                        task_prompts.setdefault(call.arguments["prompt"].strip(), call.id)
-    # Sidechains: group lines by their root; each group's chain ends at its last line.
-    side_set = set(side)
+    agent_results: dict[str, str] = {}
+    if head is not None:
+        if other:
+            head = _with_meta(head, other_lines=other)
+        result.threads.append(head)
+        for m in head.messages:
+            for call in m.tool_calls:
+                if isinstance(call.arguments, Mapping) and isinstance(call.arguments.get("prompt"), str):
+                    task_prompts.setdefault(call.arguments["prompt"].strip(), call.id)
+            tur = m.meta.get("toolUseResult")
+            if m.role is Role.TOOL and isinstance(tur, Mapping) and isinstance(tur.get("agentId"), str):
+                agent_results[tur["agentId"]] = str(m.tool_call_id)
+    _count(coverage, name, main_records, head, left, result.skipped)
+    result.coverage.append(coverage)
+
+    # Sub-agents: by agentId (own files first, then this file's sidechain records), else by root.
+    agents: dict[str, tuple[str, list[Record]]] = {}
+    for cname, crecs in extra:
+        for number, rec in crecs:
+            agent = str(rec.get("agentId") or PurePath(cname).stem.removeprefix("agent-"))
+            agents.setdefault(agent, (cname, []))[1].append((number, rec))
+    side = [r for r in records if r[1].get("isSidechain")]
+    old_layout = [r for r in side if not isinstance(r[1].get("agentId"), str)]
+    for number, rec in side:
+        if isinstance(rec.get("agentId"), str) and rec["agentId"] not in {a for a in agents if agents[a][0] != name}:
+            agents.setdefault(rec["agentId"], (name, []))[1].append((number, rec))
+    for agent, run in _agent_progress_records(main_records).items():
+        if agent not in agents:
+            agents[agent] = (name, run)
+    links = {"task_prompts": task_prompts, "agent_results": agent_results}
+    for agent, (source, members) in agents.items():
+        thread, left = _side_thread(members, f"{session}/agent-{agent}", source, result, titles,
+                                    dict(base_meta, parent_thread_id=session, agentId=agent,
+                                         file=PurePath(source).name), links, agent)
+        if source != name:
+            cov = Coverage(PurePath(source).name)
+            _count(cov, source, members, thread, left, result.skipped)
+            result.coverage.append(cov)
+        else:
+            _count(coverage, source, members, thread, left, result.skipped)
+    for root, members in _old_sidechains(old_layout).items():
+        thread, left = _side_thread(members, f"{session}/sidechain-{root}", name, result, titles,
+                                    dict(base_meta, parent_thread_id=session, sidechain_root=root), links, None)
+        _count(coverage, name, members, thread, left, result.skipped)
+    return result
+
+
+def _side_thread(members: list[Record], thread_id: str, name: str, result: ParseResult, titles: Mapping[str, str],
+                 meta: dict[str, Any], links: Mapping[str, Mapping[str, str]],
+                 agent: str | None) -> tuple[Thread | None, list[int]]:
+    group = _Group(name, members)
+    records, left = group.thread_records(result.skipped)
+    tool_use = links["agent_results"].get(agent) if agent is not None else None
+    if tool_use is None:
+        tool_use = next((r.get("parentToolUseID") for _, r in members if isinstance(r.get("parentToolUseID"), str)),
+                        None)
+    if tool_use is None and records:
+        message = records[0][1].get("message")
+        prompt = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(prompt, list):
+            prompt = "\n".join(str(b.get("text")) for b in prompt if isinstance(b, Mapping) and b.get("text"))
+        if isinstance(prompt, str):
+            tool_use = links["task_prompts"].get(prompt.strip())
+    if tool_use is not None:
+        meta["parent_tool_use_id"] = tool_use
+    thread = _build(records, thread_id, name, result.skipped, titles, meta, left, title_prefix="Sidechain: ")
+    if thread is not None:
+        result.threads.append(thread)
+    return thread, left
+
+
+def _old_sidechains(side: list[Record]) -> dict[str, list[Record]]:
+    """Older layout: sidechain records grouped by the root their parentUuid chain reaches."""
+    by_uuid = {rec["uuid"]: rec for _, rec in side if isinstance(rec.get("uuid"), str)}
     root_of: dict[str, str] = {}
-    for uuid in side:
+    groups: dict[str, list[Record]] = {}
+    for number, rec in side:
+        uuid = rec.get("uuid")
+        if not isinstance(uuid, str):
+            continue
         path, current = [], uuid
         while True:
             if current in root_of:
                 root = root_of[current]
                 break
             path.append(current)
-            parent = records[current][1].get("parentUuid")
-            if not isinstance(parent, str) or parent not in side_set or parent in path:
+            parent = by_uuid[current].get("parentUuid")
+            if not isinstance(parent, str) or parent not in by_uuid or parent in path:
                 root = current
                 break
             current = parent
         for p in path:
             root_of[p] = root
-    groups: dict[str, list[str]] = {}
-    for uuid in side:
-        groups.setdefault(root_of[uuid], []).append(uuid)
-    for root, members in groups.items():
-        chain = _walk(members[-1], {u: records[u] for u in members}, name, result.skipped)
-        meta = dict(base_meta, parent_thread_id=session, sidechain_root=root)
-        root_message = records[root][1].get("message") or {}
-        prompt = root_message.get("content") if isinstance(root_message, Mapping) else None
-        if isinstance(prompt, str) and prompt.strip() in task_prompts:
-            meta["parent_tool_use_id"] = task_prompts[prompt.strip()]
-        thread = _build(chain, f"{session}/sidechain-{root}", name, result.skipped, titles, meta,
-                        {u: records[u][0] for u in members},
-                        title_prefix="Sidechain: ")
-        if thread is not None:
-            result.threads.append(thread)
-    if result.threads and other_lines:
-        head = result.threads[0]
-        result.threads[0] = _with_meta(head, other_lines=other_lines)
-    return result
+        groups.setdefault(root, []).append((number, rec))
+    return groups
 
 
 def _with_meta(thread: Thread, **extra: Any) -> Thread:
@@ -376,31 +300,24 @@ def _with_meta(thread: Thread, **extra: Any) -> Thread:
     return Thread(**fields)
 
 
-def _build(
-    chain: list[tuple[int, dict]],
-    thread_id: str,
-    name: str,
-    skipped: list[str],
-    titles: Mapping[str, str],
-    meta: dict[str, Any],
-    members: Mapping[str, int],
-    title_prefix: str = "",
-) -> Thread | None:
-    builder = _Builder(name, skipped)
-    for number, rec in chain:
-        builder.add(number, rec)
+def _build(records: list[Record], thread_id: str, name: str, skipped: list[str], titles: Mapping[str, str],
+           meta: dict[str, Any], left: list[int], title_prefix: str = "") -> Thread | None:
+    builder = Builder(name, skipped)
+    for number, rec in records:
+        if rec.get("type") in CONVERSATION_TYPES:
+            builder.add(number, rec)
     builder.finish()
     if not builder.messages:
         return None
-    on_chain = {rec.get("uuid") for _, rec in chain}
     meta = dict(meta)
     if builder.system_lines:
         meta["system_lines"] = builder.system_lines
-    off_chain = sorted(number for uuid, number in members.items() if uuid not in on_chain)
-    if off_chain:
-        meta["off_chain_lines"] = off_chain
+    if builder.events:
+        meta["events"] = builder.events
+    if left:
+        meta["off_chain_lines"] = left
     title = ""
-    for _, rec in reversed(chain):
+    for _, rec in reversed(records):
         if rec.get("uuid") in titles:
             title = titles[rec["uuid"]]
             break
@@ -420,3 +337,64 @@ def _build(
         summaries=tuple(builder.summaries),
         meta=meta,
     )
+
+
+def held_calls(records: Sequence[Record]) -> dict[str, int]:
+    """message.id -> line of each model call the records hold (usage given, not `<synthetic>`)."""
+    out: dict[str, int] = {}
+    for number, rec in records:
+        message = rec.get("message")
+        if (rec.get("type") == "assistant" and isinstance(message, Mapping) and isinstance(message.get("id"), str)
+                and message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), Mapping)):
+            out.setdefault(message["id"], number)
+    return out
+
+
+def _count(cov: Coverage, name: str, records: Sequence[Record], thread: Thread | None, left: Sequence[int],
+           skipped: list[str]) -> None:
+    """Add what `records` hold and what of it `thread` kept to `cov`; a warning per item lost."""
+    off = set(left)
+    requests = {r.id: r for r in thread.requests} if thread is not None else {}
+    calls = held_calls(records)
+    cov.calls += len(calls)
+    for mid, number in calls.items():
+        request = requests.get(mid)
+        if request is not None and request.prompt_tokens is not None:
+            cov.calls_imported += 1
+        elif request is not None:
+            skipped.append(f"{name}:{number}: model call {mid} has no token counts in its usage")
+        else:
+            skipped.append(f"{name}:{number}: model call {mid} not imported ({_why(number, off)})")
+    paired: set[str] = set()
+    called: set[str] = set()
+    for m in thread.messages if thread is not None else ():
+        called.update(c.id for c in m.tool_calls)
+        if m.role is Role.TOOL and m.tool_call_id in called:
+            paired.add(str(m.tool_call_id))
+    seen: set[str] = set()
+    for number, rec in records:
+        if rec.get("type") != "user":
+            continue
+        for use in _blocks(rec, "tool_result", "tool_use_id"):
+            if use in seen:
+                continue
+            seen.add(use)
+            cov.results += 1
+            if use in paired:
+                cov.results_imported += 1
+            else:
+                skipped.append(f"{name}:{number}: tool result for {use} not imported ({_why(number, off)})")
+    summaries = {s.meta.get("boundary_uuid") for s in thread.summaries} if thread is not None else set()
+    for number, rec in records:
+        if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
+            cov.compactions += 1
+            if rec.get("uuid") in summaries:
+                cov.compactions_imported += 1
+            else:
+                skipped.append(f"{name}:{number}: compaction not imported as a summary ({_why(number, off)})")
+
+
+def _why(number: int, off: set[int]) -> str:
+    if number in off:
+        return "on a branch the session left: a rewind, or a link the file lost"
+    return "its record could not be placed in the thread"

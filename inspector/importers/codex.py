@@ -3,52 +3,94 @@
 - Thread id = `session_meta.id`; `base_instructions.text` is the system prompt; the thread's
   window is the last `model_context_window` seen (`task_started` or `token_count`).
 - `response_item` messages: `developer` -> system message (`meta["original_role"]`), `user` ->
-  user, `assistant` -> assistant. Message ids are `L<line>` (the file's line number).
-- One model call = the assistant-side items (`reasoning`, assistant `message`, `function_call`,
-  `custom_tool_call`, `web_search_call`) up to its `token_count` event; they become ONE assistant
-  message (text joined; function and custom tool calls as tool calls, arguments kept as the
-  provider's text; reasoning summaries in `meta["reasoning"]`, encrypted reasoning counted in
-  `meta["encrypted_reasoning"]`; server-side web searches in `meta["web_search_calls"]`).
+  user, `assistant` -> assistant. Message ids are `L<line>` (the file's line number). An
+  `event_msg` / `user_message` becomes the user message where no `response_item` user message
+  holds the same text (Codex Desktop writes its prompts only there).
+- One model call = a run of assistant-side items (`reasoning`, assistant `message`,
+  `function_call`, `custom_tool_call`, `local_shell_call`, `web_search_call`) that nothing else
+  interrupts; it becomes ONE assistant message (text joined; tool calls with their arguments as
+  the provider's text; reasoning summaries in `meta["reasoning"]`, encrypted reasoning counted
+  in `meta["encrypted_reasoning"]`; server-side web searches in `meta["web_search_calls"]`).
 - `function_call_output` / `custom_tool_call_output` -> tool messages answering `call_id`.
-- Each `token_count` with `info` records a request (id `R<line>`) placed after the message
-  before that assistant message, with prompt_tokens = `info.last_token_usage.input_tokens`:
-  the size of the prompt of that one call (OpenAI's `input_tokens` already include the
-  `cached_input_tokens`; `total_token_usage` is cumulative over the session, so it is not a
-  prompt size).
-- A `compacted` line becomes a recorded Summary (`payload.message`) covering every message since
-  the previous one, before the next request; the size of its `replacement_history` goes to meta.
-- Other events (`user_message`/`agent_message` duplicate response items; `exec_command_end`,
-  `task_*`, ...) are counted in `meta["other_lines"]`.
+- Each `token_count` with `info` (a repeat of the previous cumulative total is not a new call)
+  records the request of ITS call, id `R<line>`, prompt_tokens =
+  `info.last_token_usage.input_tokens` (OpenAI's input tokens include the cached ones, kept as
+  `cache_read_tokens`). Versions write the count after the call's items (0.1xx) or before them
+  (0.60), so counts are matched on structure, not on positions: within one turn (between user
+  messages, turn contexts and task starts) the k-th count belongs to the k-th call; where a
+  turn's numbers differ, a count belongs to the call it touches, on the side most of the file's
+  counts sit. A count that matches no call is a warning naming its line.
+- A `compacted` line becomes a recorded Summary (`payload.message`, else the last item of the
+  `replacement_history`) covering every message since the previous one, before the next
+  request; the `replacement_history` (what Codex kept after compacting) goes to its meta.
+- `ghost_snapshot` (Codex's undo snapshots) and other known non-conversation items and events
+  are counted in `meta["other_lines"]`, silently; an unknown response item is a warning.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
 from inspector.content import flatten_blocks
-from inspector.importers._common import ParseResult, Progress, first_line, iter_jsonl
+from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 
-ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "web_search_call")
+ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+NON_CONVERSATION_ITEMS = ("ghost_snapshot", "compaction", "compaction_summary", "other")
+BOUNDARY_EVENTS = ("task_started", "turn_started")
+
+
+@dataclass
+class _Count:
+    line: int
+    turn: int
+    sig: int
+    """Conversation items before this count in the file."""
+    usage: Mapping[str, Any]
+    model: str | None
+    created_at: Any
+
+
+@dataclass
+class _Call:
+    message: int
+    """Index of the call's assistant message."""
+    turn: int
+    first_sig: int
+    last_sig: int
 
 
 class _State:
     def __init__(self) -> None:
         self.messages: list[Message] = []
-        self.requests: list[Request] = []
         self.summaries: list[Summary] = []
+        self.summary_next: dict[int, int] = {}
+        """Summary index -> number of messages before it (the next request after that gets it)."""
         self.group: dict[str, Any] | None = None
         self.model: str | None = None
         self.window: int | None = None
         self.covered_from = 0
-        self.summary_waiting: int | None = None
+        self.turn = 0
+        self.sig = 0
+        self.calls: list[_Call] = []
+        self.counts: list[_Count] = []
+
+    def boundary(self) -> None:
+        self.flush()
+        self.turn += 1
 
     def open_group(self, number: int, timestamp: Any) -> dict[str, Any]:
+        sig = self.sig
+        self.sig += 1
         if self.group is None:
-            self.group = {"line": number, "texts": [], "calls": [], "meta": {"lines": []}, "created_at": timestamp}
+            self.group = {"line": number, "texts": [], "calls": [], "meta": {"lines": []}, "created_at": timestamp,
+                          "first_sig": sig}
         self.group["meta"]["lines"].append(number)
+        self.group["last_sig"] = sig
         return self.group
 
     def flush(self) -> Message | None:
@@ -63,8 +105,18 @@ class _State:
             created_at=group["created_at"],
             meta=group["meta"],
         )
+        self.calls.append(_Call(len(self.messages), self.turn, group["first_sig"], group["last_sig"]))
         self.messages.append(message)
         return message
+
+    def append(self, message: Message) -> None:
+        self.flush()
+        self.sig += 1
+        self.messages.append(message)
+
+
+def _text(payload: Mapping[str, Any]) -> str:
+    return flatten_blocks(payload.get("content"), {}).strip()
 
 
 def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult:
@@ -74,9 +126,13 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     system_prompt = ""
     meta: dict[str, Any] = {"file": PurePath(name).name}
     other: dict[str, int] = {}
-    unmatched_counts = 0
+    records = list(iter_jsonl(text, name, result.skipped, progress))
+    prompts = Counter(_text(r["payload"]) for _, r in records
+                      if r.get("type") == "response_item" and isinstance(r.get("payload"), Mapping)
+                      and r["payload"].get("type") == "message" and r["payload"].get("role") == "user")
+    last_total: Any = None
 
-    for number, rec in iter_jsonl(text, name, result.skipped, progress):
+    for number, rec in records:
         kind = rec.get("type")
         payload = rec.get("payload")
         if not isinstance(payload, Mapping):
@@ -98,70 +154,55 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
                 if payload.get(key) is not None:
                     meta[key] = payload[key]
         elif kind == "turn_context":
+            st.boundary()
             if isinstance(payload.get("model"), str):
                 st.model = payload["model"]
         elif kind == "compacted":
-            st.flush()
-            if st.covered_from >= len(st.messages):
-                result.skipped.append(f"{name}:{number}: compaction with no messages before it")
-                continue
-            history = payload.get("replacement_history")
-            st.summaries.append(
-                Summary(
-                    id=f"compacted-L{number}",
-                    first_message_id=st.messages[st.covered_from].id,
-                    last_message_id=st.messages[-1].id,
-                    summary=str(payload.get("message") or ""),
-                    previous_summary_id=st.summaries[-1].id if st.summaries else None,
-                    created_at=timestamp,
-                    meta={"line": number, "replacement_history_items": len(history) if isinstance(history, list) else 0},
-                )
-            )
-            st.covered_from = len(st.messages)
-            st.summary_waiting = len(st.summaries) - 1
+            st.boundary()
+            _compacted(st, number, payload, timestamp, result.skipped, name)
         elif kind == "response_item":
-            _response_item(st, number, payload, timestamp, result.skipped, name)
+            if ptype == "message" and payload.get("role") == "user":
+                st.boundary()
+            _response_item(st, number, payload, timestamp, result.skipped, name, other)
+        elif kind == "event_msg" and ptype == "user_message":
+            said = str(payload.get("message") or "")
+            if prompts[said.strip()] > 0:
+                prompts[said.strip()] -= 1
+                other["event_msg/user_message"] = other.get("event_msg/user_message", 0) + 1
+                continue
+            st.boundary()
+            st.append(Message(id=f"L{number}", role=Role.USER, content=said, created_at=timestamp,
+                              meta={"line": number, "from_event": "user_message"}))
         elif kind == "event_msg" and ptype == "token_count":
             info = payload.get("info")
-            if isinstance(info, Mapping) and isinstance(info.get("model_context_window"), int):
-                st.window = info["model_context_window"]
             if not isinstance(info, Mapping):
-                other["token_count without info"] = other.get("token_count without info", 0) + 1
+                other["event_msg/token_count without info"] = other.get("event_msg/token_count without info", 0) + 1
                 continue
-            last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), Mapping) else {}
-            index_before = len(st.messages)
-            message = st.flush()
-            if message is None or index_before == 0:
-                unmatched_counts += 1
+            if isinstance(info.get("model_context_window"), int):
+                st.window = info["model_context_window"]
+            total = info.get("total_token_usage")
+            if total is not None and total == last_total:
+                other["event_msg/token_count repeated"] = other.get("event_msg/token_count repeated", 0) + 1
                 continue
-            st.requests.append(
-                Request(
-                    id=f"R{number}",
-                    after_message_id=st.messages[index_before - 1].id,
-                    prompt_tokens=last.get("input_tokens") if isinstance(last.get("input_tokens"), int) else None,
-                    model=st.model,
-                    created_at=timestamp,
-                )
-            )
-            if st.summary_waiting is not None:
-                old = st.summaries[st.summary_waiting]
-                fields = {n: getattr(old, n) for n in Summary.__slots__}
-                st.summaries[st.summary_waiting] = Summary(**{**fields, "before_request_id": st.requests[-1].id})
-                st.summary_waiting = None
-        elif kind == "event_msg" and ptype == "task_started":
-            if isinstance(payload.get("model_context_window"), int):
-                st.window = payload["model_context_window"]
-            other["event_msg/task_started"] = other.get("event_msg/task_started", 0) + 1
+            last_total = total
+            st.flush()
+            usage = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), Mapping) else {}
+            st.counts.append(_Count(number, st.turn, st.sig, usage, st.model, timestamp))
         else:
+            if kind == "event_msg" and ptype in BOUNDARY_EVENTS:
+                st.boundary()
+                if isinstance(payload.get("model_context_window"), int):
+                    st.window = payload["model_context_window"]
             label = f"{kind}/{ptype}" if ptype else str(kind)
             other[label] = other.get(label, 0) + 1
     st.flush()
+    coverage = Coverage(PurePath(name).name)
+    result.coverage.append(coverage)
+    requests = _requests(st, name, result.skipped, coverage)
     if not st.messages:
         if not result.skipped:
             result.skipped.append(f"{name}: no messages found")
         return result
-    if unmatched_counts:
-        meta["unmatched_token_counts"] = unmatched_counts
     if other:
         meta["other_lines"] = other
     if st.model:
@@ -172,20 +213,138 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
             title = first_line(m.content)
             break
     tid = thread_id or PurePath(name).name.split(".")[0]
-    result.threads.append(
-        Thread(
-            id=tid,
-            title=title or tid,
-            source="codex",
-            system_prompt=system_prompt,
-            messages=tuple(st.messages),
-            requests=tuple(st.requests),
-            summaries=tuple(st.summaries),
-            window=st.window,
-            meta=meta,
+    thread = Thread(
+        id=tid,
+        title=title or tid,
+        source="codex",
+        system_prompt=system_prompt,
+        messages=tuple(st.messages),
+        requests=tuple(requests),
+        summaries=tuple(_place_summaries(st, requests)),
+        window=st.window,
+        meta=meta,
+    )
+    _count_results(thread, records, name, result.skipped, coverage)
+    result.threads.append(thread)
+    return result
+
+
+def _match(st: _State) -> dict[int, _Call]:
+    """Index of each token count -> its call (see the module docstring)."""
+    by_turn_calls: dict[int, list[_Call]] = {}
+    by_turn_counts: dict[int, list[int]] = {}
+    for call in st.calls:
+        by_turn_calls.setdefault(call.turn, []).append(call)
+    for i, count in enumerate(st.counts):
+        by_turn_counts.setdefault(count.turn, []).append(i)
+    ends = {c.last_sig: c for c in st.calls}
+    starts = {c.first_sig: c for c in st.calls}
+    after = sum(1 for c in st.counts if c.sig - 1 in ends and c.sig not in starts)
+    before = sum(1 for c in st.counts if c.sig in starts and c.sig - 1 not in ends)
+    out: dict[int, _Call] = {}
+    for turn, indices in by_turn_counts.items():
+        calls = by_turn_calls.get(turn, [])
+        if len(calls) == len(indices):
+            out.update(zip(indices, calls, strict=True))
+            continue
+        used: set[int] = set()
+        for i in indices:
+            sig = st.counts[i].sig
+            options = [ends.get(sig - 1), starts.get(sig)] if after >= before else [starts.get(sig), ends.get(sig - 1)]
+            call = next((c for c in options if c is not None and c.turn == turn and c.message not in used), None)
+            if call is not None:
+                used.add(call.message)
+                out[i] = call
+    return out
+
+
+def _requests(st: _State, name: str, skipped: list[str], coverage: Coverage) -> list[Request]:
+    matched = _match(st)
+    requests: list[tuple[int, Request]] = []
+    coverage.calls = len(st.counts)
+    for i, count in enumerate(st.counts):
+        call = matched.get(i)
+        if call is None or call.message == 0:
+            skipped.append(f"{name}:{count.line}: token count matches no model call of the file; not a request")
+            continue
+        tokens = count.usage.get("input_tokens")
+        cached = count.usage.get("cached_input_tokens")
+        tokens = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+        if tokens is None:
+            skipped.append(f"{name}:{count.line}: token count without last_token_usage.input_tokens")
+        else:
+            coverage.calls_imported += 1
+        requests.append((call.message, Request(
+            id=f"R{count.line}", after_message_id=st.messages[call.message - 1].id, prompt_tokens=tokens,
+            model=count.model, created_at=count.created_at,
+            cache_read_tokens=cached if isinstance(cached, int) and not isinstance(cached, bool) else None)))
+    requests.sort(key=lambda pair: pair[0])
+    coverage.calls_unbilled = len(st.calls) - len(requests)
+    return [r for _, r in requests]
+
+
+def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: Any, skipped: list[str],
+               name: str) -> None:
+    coverage_ok = st.covered_from < len(st.messages)
+    history = payload.get("replacement_history")
+    kept: list[dict[str, Any]] = []
+    for item in history if isinstance(history, list) else []:
+        if isinstance(item, Mapping):
+            kept.append({"type": item.get("type"), "role": item.get("role"), "content": _text(item)})
+    text = str(payload.get("message") or "") or (kept[-1]["content"] if kept else "")
+    if not coverage_ok:
+        skipped.append(f"{name}:{number}: compaction with no messages before it")
+        return
+    st.summaries.append(
+        Summary(
+            id=f"compacted-L{number}",
+            first_message_id=st.messages[st.covered_from].id,
+            last_message_id=st.messages[-1].id,
+            summary=text,
+            previous_summary_id=st.summaries[-1].id if st.summaries else None,
+            created_at=timestamp,
+            meta={"line": number, "replacement_history_items": len(kept), "replacement_history": kept},
         )
     )
-    return result
+    st.summary_next[len(st.summaries) - 1] = len(st.messages)
+    st.covered_from = len(st.messages)
+
+
+def _place_summaries(st: _State, requests: list[Request]) -> list[Summary]:
+    index = {m.id: i for i, m in enumerate(st.messages)}
+    out = []
+    for i, summary in enumerate(st.summaries):
+        after = st.summary_next[i]
+        before = next((r.id for r in requests if index[r.after_message_id] + 1 >= after), None)
+        fields = {n: getattr(summary, n) for n in Summary.__slots__}
+        out.append(Summary(**{**fields, "before_request_id": before}))
+    return out
+
+
+def _count_results(thread: Thread, records: list[tuple[int, dict]], name: str, skipped: list[str],
+                   coverage: Coverage) -> None:
+    called: set[str] = set()
+    paired: set[str] = set()
+    for m in thread.messages:
+        called.update(c.id for c in m.tool_calls)
+        if m.role is Role.TOOL and m.tool_call_id in called:
+            paired.add(str(m.tool_call_id))
+    summaries = {s.meta.get("line") for s in thread.summaries}
+    for number, rec in records:
+        payload = rec.get("payload")
+        if not isinstance(payload, Mapping):
+            continue
+        if rec.get("type") == "response_item" and payload.get("type") in ("function_call_output",
+                                                                          "custom_tool_call_output"):
+            coverage.results += 1
+            if str(payload.get("call_id") or "") in paired:
+                coverage.results_imported += 1
+            else:
+                skipped.append(f"{name}:{number}: tool output for {payload.get('call_id')!r} answers no call "
+                               "before it")
+        elif rec.get("type") == "compacted":
+            coverage.compactions += 1
+            coverage.compactions_imported += number in summaries
 
 
 def _list(value: Any) -> list[Any]:
@@ -193,7 +352,8 @@ def _list(value: Any) -> list[Any]:
 
 
 def _response_item(
-    st: _State, number: int, payload: Mapping[str, Any], timestamp: Any, skipped: list[str], name: str
+    st: _State, number: int, payload: Mapping[str, Any], timestamp: Any, skipped: list[str], name: str,
+    other: dict[str, int],
 ) -> None:
     ptype = payload.get("type")
     if ptype == "message":
@@ -204,16 +364,13 @@ def _response_item(
             if payload.get("phase"):
                 group["meta"].setdefault("phases", []).append(payload["phase"])
             return
-        st.flush()
         meta: dict[str, Any] = {"line": number}
         content = flatten_blocks(payload.get("content"), meta)
         if role in ("developer", "system"):
             meta["original_role"] = role
-            st.messages.append(Message(id=f"L{number}", role=Role.SYSTEM, content=content, created_at=timestamp,
-                                       meta=meta))
+            st.append(Message(id=f"L{number}", role=Role.SYSTEM, content=content, created_at=timestamp, meta=meta))
         elif role == "user":
-            st.messages.append(Message(id=f"L{number}", role=Role.USER, content=content, created_at=timestamp,
-                                       meta=meta))
+            st.append(Message(id=f"L{number}", role=Role.USER, content=content, created_at=timestamp, meta=meta))
         else:
             skipped.append(f"{name}:{number}: message with unknown role {role!r}")
     elif ptype in ASSISTANT_ITEMS:
@@ -230,6 +387,11 @@ def _response_item(
         elif ptype == "web_search_call":
             action = payload.get("action")
             group["meta"].setdefault("web_search_calls", []).append(dict(action) if isinstance(action, Mapping) else {})
+        elif ptype == "local_shell_call":
+            action = payload.get("action")
+            group["calls"].append(ToolCall(id=str(payload.get("call_id") or payload.get("id") or f"L{number}"),
+                                           name="local_shell", arguments=dict(action) if isinstance(action, Mapping)
+                                           else {}))
         else:
             raw = payload.get("arguments") if ptype == "function_call" else payload.get("input")
             group["calls"].append(
@@ -239,7 +401,6 @@ def _response_item(
             if ptype == "custom_tool_call":
                 group["meta"].setdefault("custom_tool_calls", []).append(str(payload.get("call_id")))
     elif ptype in ("function_call_output", "custom_tool_call_output"):
-        st.flush()
         meta = {"line": number}
         output = payload.get("output")
         if isinstance(output, Mapping):
@@ -249,9 +410,11 @@ def _response_item(
         content = flatten_blocks(output, meta) if not isinstance(output, str) else output
         if ptype == "custom_tool_call_output":
             meta["custom"] = True
-        st.messages.append(
+        st.append(
             Message(id=f"L{number}", role=Role.TOOL, content=content, tool_call_id=str(payload.get("call_id") or ""),
                     created_at=timestamp, meta=meta)
         )
+    elif ptype in NON_CONVERSATION_ITEMS:
+        other[f"response_item/{ptype}"] = other.get(f"response_item/{ptype}", 0) + 1
     else:
         skipped.append(f"{name}:{number}: unknown response item {ptype!r}")

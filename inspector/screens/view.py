@@ -67,6 +67,7 @@ class ViewState:
     positions: dict[str, int] = field(default_factory=dict, repr=False)  # message id -> index in the thread
     replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
     baseline_replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
+    file_overrides: tuple[str, ...] = ()  # keys of the baseline that come from the config file, not the defaults
 
     def audit(self, index: int) -> RequestAudit:
         """Request `index` with its full block list (built on demand for long threads)."""
@@ -151,6 +152,7 @@ def build_view(
     baseline: Replay | FullReplay | None = None,
     data_version: tuple | None = None,
     previous: ViewState | None = None,
+    file_overrides: tuple[str, ...] | None = None,
 ) -> ViewState:
     """Replay under the baseline (unless given; it follows the thread's recorded compactions)
     and, when it differs, under `config`; diff the two timelines."""
@@ -181,6 +183,7 @@ def build_view(
         partners=previous.partners if same_thread else tool_partners(thread),
         replay=current,
         baseline_replay=baseline,
+        file_overrides=(previous.file_overrides if same_thread and file_overrides is None else file_overrides or ()),
     )
 
 
@@ -199,11 +202,21 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
     return points
 
 
+def prompt_ceiling(profile: str, request: RequestAudit) -> int:
+    """The largest prompt the profile sends at `request`. Iris budgets the history alone (window x ratio -
+    reserve - system - tools - summaries), so its ceiling adds those back; harness and shifting budget the
+    whole prompt (`available` is already the prompt's ceiling)."""
+    b = request.budget
+    if profile == "iris":
+        return b.available + b.system_tokens + b.tool_tokens + b.summary_tokens
+    return b.available
+
+
 def timeline_scale(view: ViewState, request: RequestAudit | None) -> TimelineScale:
     config = view.config
     window = request.budget.window if request is not None else int(config["context.window"])
     threshold = None
     if config.profile in ("iris", "harness"):
         threshold = int(window * float(config["context.compaction_threshold"]))
-    budget = request.budget.available if request is not None else None
+    budget = prompt_ceiling(config.profile, request) if request is not None else None
     return TimelineScale(window=window, budget=budget, threshold=threshold)

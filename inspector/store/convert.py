@@ -91,6 +91,8 @@ def request_row(thread_id: str, seq: int, r: Request) -> dict[str, Any]:
         "prompt_tokens": r.prompt_tokens,
         "model": r.model,
         "created_at": r.created_at,
+        "cache_read_tokens": r.cache_read_tokens,
+        "cache_write_tokens": r.cache_write_tokens,
     }
 
 
@@ -101,6 +103,8 @@ def request_from_row(row: Mapping[str, Any]) -> Request:
         prompt_tokens=row["prompt_tokens"],
         model=row["model"],
         created_at=row["created_at"],
+        cache_read_tokens=row.get("cache_read_tokens"),
+        cache_write_tokens=row.get("cache_write_tokens"),
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from sqlalchemy import Engine, delete, func, insert, inspect, select, update
+from sqlalchemy import text as sql_text
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall
@@ -28,6 +29,7 @@ from inspector.store.engine import (
 )
 from inspector.store.schema import (
     SCHEMA_VERSION,
+    UPGRADES,
     Base,
     ImportRecordRow,
     MessageRow,
@@ -114,6 +116,15 @@ class Store:
         with self.engine.connect() as conn:
             versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version))]
         found = max(versions) if versions else None
+        if found is not None and found < SCHEMA_VERSION and not self.read_only and all(
+            v in UPGRADES for v in range(found, SCHEMA_VERSION)
+        ):
+            with self.engine.begin() as conn:
+                for version in range(found, SCHEMA_VERSION):
+                    for statement in UPGRADES[version]:
+                        conn.execute(sql_text(statement))
+                conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now_iso()))
+            return
         if found != SCHEMA_VERSION:
             if found is not None and found < SCHEMA_VERSION:
                 age = "older"
@@ -125,6 +136,7 @@ class Store:
             raise StoreError(
                 f"{mask_url(self.url)}: {age} database schema version {found}; "
                 f"this context-inspector reads version {SCHEMA_VERSION}"
+                + (" (importing into it once upgrades it)" if age == "older" and found in UPGRADES else "")
             )
 
     def close(self) -> None:

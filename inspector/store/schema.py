@@ -13,8 +13,9 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 1
-"""Bump on any change to these tables; `Store.open` refuses other versions with a clear message."""
+SCHEMA_VERSION = 2
+"""Bump on any change to these tables; `Store.open` refuses other versions with a clear message
+(version 1, without the requests' cache columns, is upgraded in place when opened for writing)."""
 
 
 class Base(DeclarativeBase):
@@ -85,6 +86,13 @@ class RequestRow(Base):
     prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     model: Mapped[str | None] = mapped_column(String(255), nullable=True)
     created_at: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    cache_read_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cache_write_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+UPGRADES = {1: ("ALTER TABLE ci_requests ADD COLUMN cache_read_tokens INTEGER",
+                "ALTER TABLE ci_requests ADD COLUMN cache_write_tokens INTEGER")}
+"""SQL bringing a store of version N to N + 1 (run by `Store.open` in write mode)."""
 
 
 class SummaryRow(Base):

@@ -1,0 +1,63 @@
+"""The command palette (ctrl+p): jump to a thread or request, switch profile or strategy, export, reset, save."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from inspector.config import PROFILES, STRATEGIES
+from widgets.safe import safe_line
+
+if TYPE_CHECKING:
+    from inspector.app import InspectorApp
+
+
+class InspectorCommands(Provider):
+    """Command palette: jump to thread / request, switch profile or strategy, export the audit."""
+
+    @property
+    def inspector(self) -> InspectorApp:
+        return self.app  # type: ignore[return-value]
+
+    def _commands(self) -> list[tuple[str, Any, str]]:
+        app = self.inspector
+        commands: list[tuple[str, Any, str]] = []
+        for info in app.thread_infos:
+            label = f"Thread: {safe_line(info.title or info.id, 70)}"
+            commands.append((label, partial(app.load_thread, info.id), f"{info.messages} messages, {info.requests} requests"))
+        for profile in PROFILES:
+            commands.append((f"Profile: {profile}", partial(app.set_profile, profile), "replay under this profile"))
+        for strategy in STRATEGIES:
+            commands.append(
+                (f"Strategy: {strategy}", partial(app.set_config_value, "context.strategy", strategy),
+                 "shifting strategy (switches to the shifting profile)")
+            )
+        commands.append(("Export selected audit as JSON", app.action_export_audit, "write a file in the current directory"))
+        commands.append(("Jump to first failure", app.action_first_failure, "first failed request"))
+        commands.append(("Jump to next compaction", app.action_next_compaction, "next request with a compaction"))
+        commands.append(("Reset config to baseline", app.action_reset_config, "undo every edit"))
+        commands.append(("Save config to TOML", app.action_save_config, "write the config file"))
+        return commands
+
+    async def discover(self) -> Hits:
+        for label, callback, help_text in self._commands():
+            yield DiscoveryHit(Text(label), callback, text=label, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        app = self.inspector
+        jump = re.fullmatch(r"\s*(?:r|req|request|#)?\s*(\d+)\s*", query, flags=re.IGNORECASE)
+        if jump and app.view is not None:
+            number = int(jump.group(1))
+            if 1 <= number <= len(app.view.requests):
+                label = f"Request {number}"
+                yield Hit(1.0, Text(label), partial(app.jump_to_request, number - 1), text=label,
+                          help="jump to this request")
+        matcher = self.matcher(query)
+        for label, callback, help_text in self._commands():
+            score = matcher.match(label)
+            if score > 0:
+                yield Hit(score, Text(label), callback, text=label, help=help_text)

@@ -1,0 +1,83 @@
+"""What the app writes: the config file (ctrl+o), the selected audit as JSON (e) and screenshots (ctrl+s).
+
+Writes run in "io" workers; each tells the user where the file went or why it could not be written."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from inspector.config import Config, ConfigError
+from inspector.pipeline.audit import RequestAudit
+from inspector.screens.view import ViewState
+from widgets.safe import safe_line
+
+if TYPE_CHECKING:
+    from inspector.app import InspectorApp
+
+
+def export_payload(view: ViewState | None, request: RequestAudit | None) -> dict[str, Any] | None:
+    """The simulation JSON at the selected request, with that request's every block."""
+    if view is None or request is None:
+        return None
+    payload = view.simulation.to_json(request=request.index)
+    payload["requests"] = [request.to_json()]  # the selected request with every block
+    payload["thread_title"] = view.thread.title
+    return payload
+
+
+class FileWriter:
+    """Writes for `app` in "io" workers."""
+
+    def __init__(self, app: InspectorApp, *, config_file: Path | None, export_dir: Path, screenshot_dir: Path) -> None:
+        self.app = app
+        self.config_file = config_file
+        self.export_dir = export_dir
+        self.screenshot_dir = screenshot_dir
+        self.last_export: Path | None = None
+
+    def _run(self, work: Any, description: str) -> None:
+        self.app.run_worker(work, thread=True, group="io", exit_on_error=False, description=description)
+
+    def save_config(self, view: ViewState) -> None:
+        """Add the view's edits to the config file (never the thread's own window)."""
+        self._run(partial(self._save_config_work, view.config, view.baseline_config, view.thread.window),
+                  "save config")
+
+    def _save_config_work(self, config: Config, baseline: Config, thread_window: int | None) -> None:
+        from inspector.service import save_edits
+
+        app = self.app
+        try:
+            saved = save_edits(config, baseline, self.config_file, thread_window=thread_window)
+        except (OSError, ConfigError) as exc:
+            app.call_from_thread(app.notify, safe_line(f"cannot save config: {exc}", 300), severity="error")
+            return
+        what = ", ".join(saved.saved) if saved.saved else "no edits"
+        message = f"config saved to {saved.path}: {what}"
+        if saved.skipped:
+            message += f" (not saved: {', '.join(saved.skipped)}, this thread's own)"
+        app.call_from_thread(app.notify, message, timeout=6)
+
+    def export(self, payload: dict[str, Any]) -> None:
+        self._run(partial(self._export_work, payload), "export audit")
+
+    def _export_work(self, payload: dict[str, Any]) -> None:
+        app = self.app
+        thread_part = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(payload["thread_id"]))[:60] or "thread"
+        index = payload["requests"][0]["index"] + 1 if payload["requests"] else 0
+        path = self.export_dir / f"audit-{thread_part}-request-{index}.json"
+        try:
+            path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        except OSError as exc:
+            app.call_from_thread(app.notify, safe_line(f"cannot export: {exc}", 200), severity="error")
+            return
+        self.last_export = path
+        app.call_from_thread(app.notify, f"audit exported to {path}", timeout=4)
+
+    def screenshot(self) -> None:
+        path = self.app.save_screenshot(path=str(self.screenshot_dir))
+        self.app.notify(f"screenshot saved to {path}", timeout=4)

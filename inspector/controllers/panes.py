@@ -1,0 +1,103 @@
+"""Filling the panes for the selected request: the status line, the timeline's label and scale at once,
+Budget / Blocks / Summaries throttled (a held arrow key on a long thread stays fluid), and the tables of
+hidden tabs only when their tab opens."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual.timer import Timer
+from textual.widgets import TabbedContent
+
+from inspector.screens.status import StatusLine, TimelineLabel
+from inspector.screens.view import timeline_scale
+from widgets.blocks import BlocksView
+from widgets.budget import BudgetView
+from widgets.summaries import SummariesView
+from widgets.timeline import TimelineChart
+
+if TYPE_CHECKING:
+    from inspector.app import InspectorApp
+
+
+class PaneUpdater:
+    """Shows `app.view` at `app.current_request` in every pane."""
+
+    def __init__(self, app: InspectorApp, *, throttle: float) -> None:
+        self.app = app
+        self.throttle = throttle
+        self.stale_tabs: set[str] = set()
+        self.dirty = False
+        self.all_tabs = False
+        self.updated_at = 0.0  # when the panes were last filled (read by bench/bench_tui.py)
+        self.timer: Timer | None = None
+        self._at = 0.0
+
+    def show_request(self, *, all_tabs: bool = False) -> None:
+        """Update the status line, timeline label and panes for the selected request."""
+        app, view = self.app, self.app.view
+        if view is None:
+            return
+        request = app.current_request
+        app.query_one(StatusLine).show(view, live=app.live)
+        self.update_timeline_label()
+        chart = app.query_one(TimelineChart)
+        chart.scale = timeline_scale(view, request)
+        chart.refresh()
+        # The panes cost more than the chart: when the user holds an arrow key, update them at most every
+        # `throttle` seconds (leading and trailing edge) so stepping stays fluid on long threads.
+        self.dirty = True
+        self.all_tabs = self.all_tabs or all_tabs
+        now = time.monotonic()
+        if self.throttle <= 0 or now - self._at >= self.throttle:
+            self.update_panes()
+        elif self.timer is None:
+            self.timer = app.set_timer(self.throttle, self.update_panes)
+
+    def update_timeline_label(self) -> None:
+        app = self.app
+        if app.view is None:
+            return
+        chart = app.query_one(TimelineChart)
+        app.query_one(TimelineLabel).show(app.view, app.current_request,
+                                          overview_per=chart.bucket_size() if chart.overview else None)
+
+    def update_panes(self) -> None:
+        self.timer = None
+        app, view = self.app, self.app.view
+        if view is None or not self.dirty:
+            return
+        self.dirty = False
+        all_tabs, self.all_tabs = self.all_tabs, False
+        self._at = time.monotonic()
+        request = app.current_request
+        threshold = (
+            float(view.config["context.compaction_threshold"]) if view.config.profile in ("iris", "harness") else None
+        )
+        recorded = view.recorded_compactions.get(request.request_id) if request is not None else None
+        app.query_one(BudgetView).show(
+            request, tokenizer=view.simulation.tokenizer, approximate=view.simulation.approximate,
+            threshold=threshold, profile=view.config.profile, request_count=len(view.requests),
+            recorded_compaction=recorded,
+            pruning_threshold=(float(view.config["harness.pruning_threshold"])
+                               if view.config.profile == "harness" else None))
+        # Tables are rebuilt only when visible; the others are refreshed when their tab opens.
+        active = app.query_one(TabbedContent).active
+        self.stale_tabs |= {"blocks", "summaries"}
+        if all_tabs or active in ("blocks", "summaries"):
+            self.refresh_tab(active)
+        self.updated_at = time.monotonic()
+
+    def refresh_tab(self, tab: str) -> None:
+        app, view = self.app, self.app.view
+        if view is None or tab not in self.stale_tabs:
+            return
+        self.stale_tabs.discard(tab)
+        request = app.current_request
+        if tab == "blocks":
+            app.query_one(BlocksView).show(request, view.messages, view.summaries, view.partners)
+        elif tab == "summaries":
+            injected = request.summaries_injected if request is not None else ()
+            app.query_one(SummariesView).show(view.simulation.summaries, view.summary_stats, injected,
+                                              unused=view.unused_recorded_summaries)

@@ -1,0 +1,248 @@
+"""The replay controller: owns the thread source, the baseline config and the what-if config.
+
+It opens the source, loads a thread, replays it under the baseline and the user's edits (carrying those
+edits to the next thread or reload), and hands each finished `ViewState` to the app. Every replay runs in
+an `exclusive` worker of the "engine" group, so a newer edit cancels a stale one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.worker import get_current_worker
+
+from inspector.config import Config, ConfigError
+from inspector.model import Thread
+from inspector.screens.source import ThreadSource
+from inspector.screens.view import Simulator, ViewState, build_view, default_simulator
+from widgets.safe import safe_line
+
+if TYPE_CHECKING:
+    from inspector.app import InspectorApp
+
+PREPARE_CHUNK = 256  # messages the background summary scan handles between checks for cancellation
+ENGINE = "engine"  # the worker group of loads and replays (the live tail waits while one runs)
+
+
+def switch_profile(config: Config, profile: str, thread: Thread) -> Config:
+    """`config` under another profile, keeping the user's edits and the thread's own window (a 200K
+    thread stays 200K under shifting, whose default window is 8K)."""
+    switched = config.with_profile(profile)
+    if thread.window and switched["context.window"] != config["context.window"]:
+        switched = switched.updated({"context.window": config["context.window"]})
+    return switched
+
+
+class ReplayController:
+    """Loads and replays threads for `app` in worker threads."""
+
+    def __init__(
+        self,
+        app: InspectorApp,
+        *,
+        db_url: str | None,
+        source: ThreadSource | None,
+        fixed_config: Config | None,
+        profile: str | None,
+        overrides: Mapping[str, Any],
+        config_file: Path | None,
+        simulator: Simulator,
+    ) -> None:
+        self.app = app
+        self.db_url = db_url
+        self.source = source
+        self.owns_source = False
+        self.fixed_config = fixed_config
+        self.profile = profile
+        self.overrides = dict(overrides)
+        self.config_file = config_file
+        self.simulator = simulator
+        self.llm_summarizer: Any = None  # the anthropic summarizer of the running replay, for `x` to cancel
+
+    def _run(self, work: Callable[[], None], *, group: str = ENGINE, description: str = "") -> None:
+        self.app.run_worker(work, thread=True, exclusive=True, group=group, exit_on_error=False,
+                            description=description)
+
+    def close(self) -> None:
+        """Close the database the app opened itself (a source passed in belongs to the caller)."""
+        close = getattr(self.source, "close", None)
+        if self.owns_source and callable(close):
+            close()
+
+    # opening and loading ------------------------------------------------------------------------------
+
+    def _open_source(self) -> ThreadSource:
+        if self.source is None:
+            from inspector.store import Store, resolve_db_url
+
+            url = resolve_db_url(self.db_url)
+            if url is None:
+                from inspector.demo import ensure_demo_db
+                from inspector.paths import data_dir
+
+                url = ensure_demo_db(data_dir() / "demo.sqlite")
+            self.source = Store.open(url, read_only=True)
+            self.owns_source = True
+        return self.source
+
+    def open(self, thread_id: str | None) -> None:
+        """Open the source, list its threads and show `thread_id` (or the first thread)."""
+        self._run(partial(self._open_work, thread_id), description="open")
+
+    def _open_work(self, thread_id: str | None) -> None:
+        app = self.app
+        try:
+            source = self._open_source()
+            infos = source.list_threads()
+        except Exception as exc:  # a bad URL or database: say so, keep running
+            app.call_from_thread(app.show_failure, f"cannot open the database: {exc}")
+            return
+        app.call_from_thread(app.set_threads, infos)
+        if not infos:
+            app.call_from_thread(app.show_failure, "the database has no threads")
+            return
+        wanted = thread_id if thread_id and any(i.id == thread_id for i in infos) else infos[0].id
+        if thread_id and wanted != thread_id:
+            app.call_from_thread(app.notify, f"no thread {safe_line(thread_id, 60)!r}; showing the first",
+                                 severity="warning")
+        self._load_work(wanted, keep_position=False)
+
+    def load(self, thread_id: str, *, keep_position: bool = False) -> None:
+        """Load a thread and replay it (worker)."""
+        self._run(partial(self._load_work, thread_id, keep_position=keep_position), description="load")
+
+    def baseline_config(self, thread: Thread) -> Config:
+        """The config a thread replays under before any edit (in a worker: a bad config file is told)."""
+        if self.fixed_config is not None:
+            return self.fixed_config
+        from inspector.service import load_config
+
+        try:
+            return load_config(self.profile, self.overrides, path=self.config_file, thread=thread)
+        except ConfigError as exc:
+            self.app.call_from_thread(self.app.notify, safe_line(str(exc), 200), title="config", severity="error")
+            return Config.for_profile(self.profile or "iris")
+
+    def _load_work(self, thread_id: str, *, keep_position: bool) -> None:
+        """In a worker thread: load, replay under the baseline and the current edits, hand over."""
+        app = self.app
+        worker = get_current_worker()
+        source = self.source
+        assert source is not None
+        try:
+            version = source.data_version(thread_id)
+            thread = source.load_thread(thread_id)
+        except Exception as exc:
+            app.call_from_thread(app.show_failure, f"cannot load thread {safe_line(thread_id, 60)}: {exc}")
+            return
+        baseline_config = self.baseline_config(thread)
+        overrides: tuple[str, ...] = ()
+        if self.fixed_config is None:
+            from inspector.service import file_overrides
+
+            overrides = file_overrides(baseline_config, self.config_file)
+        config = self.carried_config(app.view, thread, baseline_config)
+        try:
+            view = build_view(thread, baseline_config, config, self.simulator, data_version=version,
+                              file_overrides=overrides)
+        except Exception as exc:
+            app.call_from_thread(app.show_failure, f"replay failed: {exc}")
+            return
+        if worker.is_cancelled:
+            return
+        app.call_from_thread(app.show_view, view, keep_position=keep_position)
+
+    @staticmethod
+    def carried_config(previous: ViewState | None, thread: Thread, baseline_config: Config) -> Config:
+        """The user's edits of the previous view when `thread` is that view's thread reloaded (live tail);
+        another thread opens under its own baseline (a reserve edited for a 200K window is no reserve for
+        a 2K one)."""
+        if previous is None or not previous.is_what_if or previous.thread.id != thread.id:
+            return baseline_config
+        changes = {k: new for k, (_old, new) in previous.config.changed_keys(previous.baseline_config).items()
+                   if new is not None}
+        try:
+            base = baseline_config
+            if previous.config.profile != baseline_config.profile:
+                base = switch_profile(baseline_config, previous.config.profile, thread)
+            return base.updated(changes)
+        except ConfigError:
+            return baseline_config
+
+    # what-if replays ----------------------------------------------------------------------------------
+
+    def replay(self, view: ViewState, config: Config, request_index: int) -> None:
+        """Replay `view`'s thread under `config` against its baseline (worker; a newer call cancels this one)."""
+        self._run(partial(self._replay_work, view, config, request_index), description="replay")
+
+    def _replay_work(self, view: ViewState, config: Config, request_index: int) -> None:
+        app = self.app
+        worker = get_current_worker()
+        summarizer = self._watch_llm_summarizer(config)
+        try:
+            new = build_view(view.thread, view.baseline_config, config, self.simulator, baseline=view.baseline_replay,
+                             data_version=view.data_version, previous=view)
+        except Exception as exc:
+            app.call_from_thread(app.replay_failed, config, str(exc))
+            return
+        finally:
+            if summarizer is not None:
+                summarizer.on_progress = None
+                self.llm_summarizer = None
+        if new.requests:  # build the selected request's blocks here, not on the UI thread
+            index = min(request_index, len(new.requests) - 1)
+            new.audit(index)
+            if index < len(new.baseline.requests):
+                new.baseline_audit(index)
+        if not worker.is_cancelled:
+            app.call_from_thread(app.show_view, new, keep_position=True)
+
+    def _watch_llm_summarizer(self, config: Config) -> Any:
+        """For `summarization.summarizer = "anthropic"`: progress and tokens spent in the status
+        line while the replay writes summaries, and `x` to cancel (worker thread)."""
+        if config["summarization.summarizer"] != "anthropic":
+            return None
+        from inspector.service import make_summarizer
+
+        app = self.app
+        summarizer = make_summarizer(config)
+        summarizer.reset_cancel()
+        start = summarizer.stats
+        summarizer.on_progress = lambda stats: app.call_from_thread(app.show_llm_progress, start, stats)
+        self.llm_summarizer = summarizer
+        app.call_from_thread(app.show_llm_progress, start, start)
+        return summarizer
+
+    def cancel_summaries(self) -> bool:
+        """Ask the running LLM summarizer to stop; False when none runs."""
+        if self.llm_summarizer is None:
+            return False
+        self.llm_summarizer.cancel()
+        return True
+
+    # background summary scan --------------------------------------------------------------------------
+
+    def prepare_summaries(self, thread: Thread, config: Config) -> None:
+        """In the background, let the summarizer scan the thread's messages (ExtractiveSummarizer.prepare),
+        a few hundred at a time so that a newer thread cancels it quickly."""
+        self._run(partial(self._prepare_work, thread, config), group="prepare", description="scan for summaries")
+
+    def _prepare_work(self, thread: Thread, config: Config) -> None:
+        if self.simulator is not default_simulator or config["summarization.summarizer"] != "extractive":
+            return  # an LLM summarizer reads nothing ahead: it is paid per summary
+        from inspector.service import make_summarizer
+
+        try:
+            prepare = getattr(make_summarizer(config), "prepare", None)
+        except Exception:  # e.g. an LLM summarizer that cannot be built: nothing to prepare
+            return
+        if prepare is None:
+            return
+        worker = get_current_worker()
+        messages = thread.messages
+        for start in range(0, len(messages), PREPARE_CHUNK):
+            if worker.is_cancelled:
+                return
+            prepare(messages[start : start + PREPARE_CHUNK])

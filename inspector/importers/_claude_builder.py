@@ -1,0 +1,289 @@
+"""One Claude Code record sequence (already chosen and ordered by `claude_code`) -> messages,
+requests, summaries and events of one thread.
+
+- Consecutive assistant lines sharing `message.id` are one assistant message (id = the first
+  line's uuid), even with tool results of its earlier calls in between (parallel tool calls);
+  text blocks joined, `tool_use` blocks become tool calls, thinking kept in `meta["thinking"]`.
+- A `tool_result` block becomes a `tool` message (id = the line's uuid, `#n` when a line holds
+  several), `toolUseResult` kept in its meta.
+- One request per `message.id`, prompt_tokens = input + cache_creation + cache_read (read once
+  per `message.id`), cache read/write kept; `<synthetic>` messages are not model calls.
+- `compact_boundary` + the `isCompactSummary` line become a recorded Summary; a
+  `microcompact_boundary` becomes an event (`events`, kind `microcompact`) placed after the last
+  message before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inspector.content import flatten_blocks
+from inspector.model import Message, Request, Role, Summary, ToolCall
+
+COMMAND_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>")
+SYNTHETIC_MODEL = "<synthetic>"
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def prompt_tokens(usage: Any) -> int | None:
+    """The prompt size billed for one call: input + cache_creation + cache_read tokens."""
+    if not isinstance(usage, Mapping):
+        return None
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    counts = [c for c in (_int(usage.get(k)) for k in keys) if c is not None]
+    return sum(counts) if counts else None
+
+
+class Builder:
+    """Turns one chain of lines into a Thread."""
+
+    def __init__(self, name: str, skipped: list[str]) -> None:
+        self.name = name
+        self.skipped = skipped
+        self.messages: list[Message] = []
+        self.requests: list[Request] = []
+        self.summaries: list[Summary] = []
+        self.system_lines: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self.request_ids: set[str] = set()
+        self.pending_summary: dict[str, Any] | None = None
+        self.summary_waiting_request: int | None = None
+        self.event_waiting: list[int] = []
+        self.covered_from = 0  # index of the first message not yet in a summary
+
+    def add(self, number: int, rec: dict) -> None:
+        kind = rec.get("type")
+        if kind == "system":
+            if rec.get("subtype") == "compact_boundary":
+                self._boundary(number, rec)
+            elif rec.get("subtype") == "microcompact_boundary":
+                self._microcompact(number, rec)
+            else:
+                entry = {"line": number, "uuid": rec.get("uuid"), "subtype": rec.get("subtype"),
+                         "content": rec.get("content"), "level": rec.get("level")}
+                self.system_lines.append(entry)
+            return
+        message = rec.get("message")
+        if not isinstance(message, Mapping):
+            self.skipped.append(f"{self.name}:{number}: {kind} line without a message object")
+            return
+        if kind == "user" and rec.get("isCompactSummary"):
+            self._compact_summary(number, rec, message)
+        elif kind == "assistant":
+            self._assistant(number, rec, message)
+        else:
+            self._user(number, rec, message)
+
+    # -- lines ----------------------------------------------------------------------------
+
+    def _meta(self, number: int, rec: dict) -> dict[str, Any]:
+        meta: dict[str, Any] = {"line": number}
+        if rec.get("isMeta"):
+            meta["isMeta"] = True
+        if rec.get("isSidechain"):
+            meta["isSidechain"] = True
+        return meta
+
+    def _user(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
+        uuid = str(rec.get("uuid"))
+        content = message.get("content")
+        if isinstance(content, str) or content is None:
+            self._append_user(uuid, content or "", number, rec, {})
+            return
+        if not isinstance(content, list):
+            self.skipped.append(f"{self.name}:{number}: user content is neither text nor a list")
+            return
+        results = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+        others = [b for b in content if not (isinstance(b, Mapping) and b.get("type") == "tool_result")]
+        several = len(results) + (1 if others else 0) > 1
+        for i, block in enumerate(results):
+            meta = self._meta(number, rec)
+            text = flatten_blocks(block.get("content"), meta)
+            if block.get("is_error"):
+                meta["is_error"] = True
+            if i == 0 and "toolUseResult" in rec:
+                meta["toolUseResult"] = rec["toolUseResult"]
+            self.messages.append(
+                Message(
+                    id=f"{uuid}#{i}" if several else uuid,
+                    role=Role.TOOL,
+                    content=text,
+                    tool_call_id=str(block.get("tool_use_id") or ""),
+                    created_at=rec.get("timestamp"),
+                    meta=meta,
+                )
+            )
+        if others:
+            extra: dict[str, Any] = {}
+            text = flatten_blocks(others, extra)
+            self._append_user(f"{uuid}#text" if several else uuid, text, number, rec, extra)
+
+    def _append_user(self, mid: str, text: str, number: int, rec: dict, extra: dict[str, Any]) -> None:
+        meta = self._meta(number, rec)
+        meta.update(extra)
+        if text.lstrip().startswith(COMMAND_MARKERS):
+            meta["command"] = True
+        self.messages.append(Message(id=mid, role=Role.USER, content=text, created_at=rec.get("timestamp"), meta=meta))
+
+    def _assistant(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
+        msg_id = message.get("id") if isinstance(message.get("id"), str) else None
+        last = self.messages[-1] if self.messages else None
+        blocks = message.get("content")
+        if isinstance(blocks, str):
+            blocks = [{"type": "text", "text": blocks}]
+        blocks = [b for b in blocks if isinstance(b, Mapping)] if isinstance(blocks, list) else []
+        calls = [
+            ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {}))
+            for b in blocks if b.get("type") == "tool_use"
+        ]
+        others = [b for b in blocks if b.get("type") != "tool_use"]
+        # Merge into the open assistant message of the same model call (tool results of its
+        # earlier calls may sit in between in newer CLI versions).
+        target = None
+        if msg_id is not None:
+            for index in range(len(self.messages) - 1, -1, -1):
+                m = self.messages[index]
+                if m.role is Role.ASSISTANT:
+                    if m.meta.get("message_id") == msg_id:
+                        target = index
+                    break
+                if m.role is not Role.TOOL:
+                    break
+        if target is not None:
+            old = self.messages[target]
+            meta = dict(old.meta)
+            meta["lines"] = list(meta.get("lines", [])) + [number]
+            text = flatten_blocks(others, meta)
+            content = "\n".join(p for p in (old.content, text) if p)
+            if message.get("stop_reason"):
+                meta["stop_reason"] = message["stop_reason"]
+            self.messages[target] = Message(
+                id=old.id, role=Role.ASSISTANT, content=content, tool_calls=old.tool_calls + tuple(calls),
+                created_at=old.created_at, meta=meta,
+            )
+            return
+        meta = self._meta(number, rec)
+        meta.pop("line")
+        meta["lines"] = [number]
+        if msg_id is not None:
+            meta["message_id"] = msg_id
+        if message.get("model"):
+            meta["model"] = message["model"]
+        if message.get("stop_reason"):
+            meta["stop_reason"] = message["stop_reason"]
+        if isinstance(message.get("usage"), Mapping):
+            meta["usage"] = dict(message["usage"])
+        text = flatten_blocks(others, meta)
+        if message.get("model") == SYNTHETIC_MODEL:
+            meta["synthetic"] = True
+        elif last is not None and msg_id is not None and msg_id not in self.request_ids:
+            self.request_ids.add(msg_id)
+            usage = message.get("usage") if isinstance(message.get("usage"), Mapping) else {}
+            self.requests.append(
+                Request(
+                    id=str(msg_id),
+                    after_message_id=last.id,
+                    prompt_tokens=prompt_tokens(usage),
+                    model=message.get("model"),
+                    created_at=rec.get("timestamp"),
+                    cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
+                    cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+                )
+            )
+            self._resolve_before_request()
+        elif last is None and msg_id is not None:
+            self.skipped.append(f"{self.name}:{number}: model call {msg_id} opens the thread (nothing before it "
+                                "to place it after); not a request")
+        self.messages.append(
+            Message(id=str(rec.get("uuid")), role=Role.ASSISTANT, content=text, tool_calls=tuple(calls),
+                    created_at=rec.get("timestamp"), meta=meta)
+        )
+
+    def _microcompact(self, number: int, rec: dict) -> None:
+        """Claude Code cleared old tool results in place: an event on the timeline, not a summary."""
+        data = rec.get("microcompactMetadata")
+        data = dict(data) if isinstance(data, Mapping) else {}
+        event: dict[str, Any] = {"kind": "microcompact", "line": number, "uuid": rec.get("uuid"),
+                                 "after_message_id": self.messages[-1].id if self.messages else None,
+                                 "created_at": rec.get("timestamp")}
+        for key in ("trigger", "preTokens", "tokensSaved"):
+            if data.get(key) is not None:
+                event[key] = data[key]
+        cleared = data.get("compactedToolIds")
+        if isinstance(cleared, list):
+            event["cleared_tool_ids"] = [str(c) for c in cleared]
+        self.events.append(event)
+        self.event_waiting.append(len(self.events) - 1)
+
+    def _boundary(self, number: int, rec: dict) -> None:
+        self._flush_pending()
+        compact = rec.get("compactMetadata") if isinstance(rec.get("compactMetadata"), Mapping) else {}
+        self.pending_summary = {
+            "boundary_uuid": rec.get("uuid"),
+            "boundary_line": number,
+            "preTokens": compact.get("preTokens"),
+            "trigger": compact.get("trigger"),
+            "logicalParentUuid": rec.get("logicalParentUuid"),
+            "created_at": rec.get("timestamp"),
+        }
+
+    def _compact_summary(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
+        meta: dict[str, Any] = {}
+        text = flatten_blocks(message.get("content"), meta)
+        if self.pending_summary is None:
+            self.pending_summary = {"created_at": rec.get("timestamp")}
+        self.pending_summary["summary_uuid"] = rec.get("uuid")
+        self.pending_summary["summary_line"] = number
+        self.pending_summary["text"] = text
+        self._flush_pending()
+
+    def _flush_pending(self) -> None:
+        pending, self.pending_summary = self.pending_summary, None
+        if pending is None:
+            return
+        if self.covered_from >= len(self.messages):
+            where = pending.get("boundary_line") or pending.get("summary_line")
+            self.skipped.append(f"{self.name}:{where}: compaction with no messages before it")
+            return
+        key = pending.get("boundary_uuid") or pending.get("summary_uuid")
+        meta = {k: v for k, v in pending.items() if k not in ("text", "created_at") and v is not None}
+        previous = self.summaries[-1].id if self.summaries else None
+        self.summaries.append(
+            Summary(
+                id=f"compact-{key}",
+                first_message_id=self.messages[self.covered_from].id,
+                last_message_id=self.messages[-1].id,
+                summary=pending.get("text", ""),
+                previous_summary_id=previous,
+                source="recorded",
+                created_at=pending.get("created_at"),
+                meta=meta,
+            )
+        )
+        self.covered_from = len(self.messages)
+        self.summary_waiting_request = len(self.summaries) - 1
+
+    def _resolve_before_request(self) -> None:
+        for index in self.event_waiting:
+            self.events[index]["before_request_id"] = self.requests[-1].id
+        self.event_waiting = []
+        if self.summary_waiting_request is not None:
+            index = self.summary_waiting_request
+            old = self.summaries[index]
+            self.summaries[index] = Summary(**{**_fields(old), "before_request_id": self.requests[-1].id})
+            self.summary_waiting_request = None
+
+    def finish(self) -> None:
+        self._flush_pending()
+
+
+def _fields(summary: Summary) -> dict[str, Any]:
+    return {name: getattr(summary, name) for name in Summary.__slots__}
+
+
+def _fields(summary: Summary) -> dict[str, Any]:
+    return {name: getattr(summary, name) for name in Summary.__slots__}

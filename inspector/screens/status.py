@@ -1,0 +1,153 @@
+"""The text panes above and beside the widgets: the status line, the timeline's label and the what-if diff.
+
+Each is a `Static` with a `show(...)` that renders a `ViewState` (they live on the app floor because the
+view model does)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Static
+
+from inspector.diff import SimulationDiff, block_changes
+from inspector.pipeline.audit import RequestAudit
+from inspector.screens.view import ViewState, timeline_scale
+from widgets.budget import STATUS_STYLES
+from widgets.safe import safe_line
+from widgets.timeline import compact_number
+
+DIFF_BLOCKS_SHOWN = 12  # changed blocks of the selected request listed in the diff panel
+DIFF_MOVES_SHOWN = 20  # compaction moves listed in the diff panel (the rest are counted)
+
+
+class StatusLine(Static):
+    """Thread, counts, profile and tokenizer; baseline or the what-if's changed keys and what moved."""
+
+    def show(self, view: ViewState, *, live: bool) -> None:
+        sim = view.simulation
+        compactions = sum(1 for r in sim.requests if r.compaction is not None)
+        failures = sum(1 for r in sim.requests if r.failed)
+        line = Text()
+        line.append(safe_line(view.thread.title or view.thread.id, 60), style="bold")
+        line.append(f"  {safe_line(view.thread.source, 20)}", style="dim")
+        line.append("\n")
+        line.append(f"{len(view.thread.messages):,} messages · {len(sim.requests):,} requests · ")
+        line.append(f"{compactions} compaction{'' if compactions == 1 else 's'}", style="#d787ff" if compactions else "")
+        line.append(" · ")
+        line.append(f"{failures} failed", style="bold #ff5f5f" if failures else "")
+        line.append(f"  · profile {view.config.profile} · {sim.tokenizer}"
+                    f" ({'approximate' if sim.approximate else 'exact'})")
+        if live:
+            line.append("  ● live", style="#87d787")
+        line.append("\n")
+        if view.file_overrides:
+            line.append("config file: ", style="bold #ffaf5f")
+            line.append(", ".join(f"{k} {view.baseline_config.values.get(k)}" for k in view.file_overrides))
+            line.append(" · ")
+        if view.diff is None:
+            line.append("defaults + config file" if view.file_overrides else "baseline config", style="dim")
+        else:
+            changes = view.config.changed_keys(view.baseline_config)
+            line.append("what-if: ", style="bold #ffd75f")
+            if view.config.profile != view.baseline_config.profile:
+                line.append(f"profile {view.baseline_config.profile}→{view.config.profile}  ")
+            line.append("  ".join(f"{k} {old}→{new}" for k, (old, new) in changes.items()
+                                  if k in view.config.values and old != new))
+            moved = view.diff.lines(moves_shown=3)
+            if moved:
+                line.append("  │ " + "; ".join(moved[:3]), style="#87d7af")
+            else:
+                line.append("  │ nothing moved", style="dim")
+        self.update(line)
+
+    def show_llm_progress(self, start: Any, stats: Any) -> str:
+        """The anthropic summarizer's requests and tokens since `start` (its stats); returns the plain text."""
+        line = Text()
+        line.append("anthropic summaries: ", style="bold #d7af5f")
+        line.append(f"{stats.requests - start.requests} request(s), "
+                    f"{stats.input_tokens - start.input_tokens:,} tokens in / "
+                    f"{stats.output_tokens - start.output_tokens:,} out, "
+                    f"{stats.cache_hits - start.cache_hits} from the cache")
+        if stats.retries - start.retries:
+            line.append(f", {stats.retries - start.retries} retried")
+        line.append("  (x cancels)", style="dim")
+        self.update(line)
+        return line.plain
+
+    def show_error(self, message: str) -> None:
+        self.update(Text(safe_line(message, 300), style="bold #ff5f5f"))
+
+
+class TimelineLabel(Static):
+    """The selected request's figures and the chart's legend, above the chart."""
+
+    def show(self, view: ViewState, request: RequestAudit | None, *, overview_per: int | None) -> None:
+        label = Text()
+        if request is None:
+            label.append("no requests", style="dim")
+        else:
+            b = request.budget
+            label.append(f"request {request.index + 1}/{len(view.requests)} ", style="bold")
+            label.append(f"  prompt {b.prompt_tokens:,}")
+            if b.recorded_prompt_tokens is not None:
+                label.append(f"  recorded {b.recorded_prompt_tokens:,}", style="#ffd75f")
+            if request.failed:
+                label.append("  FAILED", style="bold #ff5f5f")
+                if b.needed_tokens is not None:
+                    label.append(f" (needs {b.needed_tokens:,})", style="#ff5f5f")
+            if request.compaction is not None:
+                label.append("  ◆ compaction", style="bold #d787ff")
+            if request.request_id in view.recorded_compactions:
+                label.append("  ◇ recorded compaction", style="bold #d787ff")
+            scale = timeline_scale(view, request)
+            label.append(f"   ─ window {compact_number(scale.window)}", style="#d75f5f")
+            if scale.threshold:
+                label.append(f"  ─ threshold {compact_number(scale.threshold)}", style="#d7af00")
+            if scale.budget is not None:
+                label.append(f"  ─ prompt ceiling {compact_number(scale.budget)}", style="#5faf5f")
+            if overview_per is not None:
+                label.append(f"  overview: {overview_per} request{'' if overview_per == 1 else 's'} per column",
+                             style="bold #87afd7")
+            label.append("  • recorded ◆◇ compaction ✗ failed", style="dim")
+        self.update(label)
+
+
+class DiffPanel(Static):
+    """The what-if against the baseline: changed keys, what moved, and the selected request's block changes."""
+
+    def show(self, diff: SimulationDiff | None, view: ViewState, request: RequestAudit | None) -> None:
+        if diff is None:
+            self.update(Text("No edits: this is the baseline replay.", style="dim"))
+            return
+        out = Text()
+        out.append("Changed keys\n", style="bold")
+        if view.config.profile != view.baseline_config.profile:
+            out.append(f"  profile: {view.baseline_config.profile} → {view.config.profile}\n")
+        for key, (old, new) in view.config.changed_keys(view.baseline_config).items():
+            out.append(f"  {key}: {old} → {new}\n")
+        out.append("\nWhat moved\n", style="bold")
+        lines = diff.lines(moves_shown=DIFF_MOVES_SHOWN)
+        if not lines:
+            out.append("  nothing: same compactions, failures and block statuses\n", style="dim")
+        for line in lines:
+            style = "#ff5f5f" if "failures appear" in line else "#87d7af"
+            out.append(f"  • {line}\n", style=style)
+        if request is not None:
+            delta = diff.prompt_delta.get(request.index)
+            base = view.baseline_audit(request.index) if request.index < len(view.baseline.requests) else None
+            changes = block_changes(base, request) if base is not None and base.request_id == request.request_id else []
+            changed = len(changes) if base is not None else diff.changed_blocks.get(request.index, 0)
+            out.append(f"\nSelected request {request.index + 1}\n", style="bold")
+            out.append(f"  prompt tokens {'unchanged' if not delta else f'{delta:+,}'}\n")
+            out.append(f"  {changed} block statuses changed\n")
+            if changes:
+                for change in changes[:DIFF_BLOCKS_SHOWN]:
+                    out.append(f"    {safe_line(change.message_id, 28)}: ")
+                    out.append(change.before, style=STATUS_STYLES.get(change.before, ""))
+                    out.append(" → ")
+                    out.append(change.after, style=STATUS_STYLES.get(change.after, ""))
+                    out.append("\n")
+                if len(changes) > DIFF_BLOCKS_SHOWN:
+                    out.append(f"    … {len(changes) - DIFF_BLOCKS_SHOWN} more\n", style="dim")
+        self.update(out)

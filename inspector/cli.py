@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from inspector.config import ConfigError, parse_set
+from inspector.config import PROFILES, ConfigError, parse_set
 
 FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
 
@@ -55,7 +55,7 @@ db_option = click.option("--db", metavar="URL", help="SQLAlchemy URL or file pat
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @db_option
 @click.option("--thread", "thread_id", metavar="ID", help="Open this thread.")
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]), help="Pipeline to replay.")
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline to replay.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key.")
 @click.version_option(package_name="context-inspector")
 @click.pass_context
@@ -171,7 +171,7 @@ def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | No
 @main.command("simulate")
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--request", "request_index", type=int, metavar="N", help="Only request N (0-based).")
 @click.option("--timeline", is_flag=True, help="Per-request summary without blocks.")

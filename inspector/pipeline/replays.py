@@ -6,17 +6,16 @@ request's blocks on `audit(k)`; `simulate` is every request with its blocks.
 
 from __future__ import annotations
 
-from inspector.config import Config
+from typing import TYPE_CHECKING
+
 from inspector.model import Summary, Thread
 from inspector.pipeline.audit import RequestAudit, Simulation
 from inspector.pipeline.context import ReplayContext, Summarizer
-from inspector.pipeline.profiles.harness.replayer import HarnessReplayer
-from inspector.pipeline.profiles.iris.replayer import IrisReplayer
-from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer
+from inspector.pipeline.profiles import REGISTRY
 from inspector.tokens import TokenCounter, get_tokenizer
 
-REPLAYERS = {"iris": IrisReplayer, "harness": HarnessReplayer, "shifting": ShiftingReplayer}
-
+if TYPE_CHECKING:
+    from inspector.config import Config
 
 def simulate(
     thread: Thread,
@@ -36,8 +35,8 @@ def simulate(
 class Replay:
     """A replay that answers the timeline at once and builds block lists on demand.
 
-    Each profile's replayer (`IrisReplayer`, `HarnessReplayer`, `ShiftingReplayer`) gives
-    the timeline at once, in about linear time, and one request's blocks on `audit(k)`.
+    The profile's replayer (`REGISTRY[profile].replayer`, e.g. `IrisReplayer`) gives the
+    timeline at once, in about linear time, and one request's blocks on `audit(k)`.
     """
 
     def __init__(self, thread: Thread, config: Config, ctx: ReplayContext) -> None:
@@ -46,8 +45,7 @@ class Replay:
         self.ctx = ctx
         self.notices: list[str] = []  # e.g. a tokenizer fallback, said by the layer above
         self._audits: dict[int, RequestAudit] = {}
-        Replayer = REPLAYERS[config.profile]
-        self._fast = Replayer(thread, config, ctx)
+        self._fast = REGISTRY[config.profile].replayer(thread, config, ctx)
         self.timeline: tuple[RequestAudit, ...] = tuple(self._fast.timeline())
         self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)
 

@@ -171,12 +171,21 @@ def bench_tui() -> None:
     bench_tui_memory()
 
 
+def bench_cache() -> None:
+    from bench.bench_cache import DEFAULT_FIXTURES, accuracy, bench_sweep, report_accuracy
+
+    bench_sweep()
+    if DEFAULT_FIXTURES.is_dir():
+        report_accuracy(accuracy(DEFAULT_FIXTURES))
+
+
 BENCHES: dict[str, Callable[[], None]] = {
     "tokens": bench_tokens,
     "replay": bench_replay,
     "shifting": bench_shifting,
     "memory": bench_memory,
     "tui": bench_tui,
+    "cache": bench_cache,
 }
 
 

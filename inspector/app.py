@@ -23,6 +23,7 @@ from inspector.commands import InspectorCommands
 from inspector.config import Config, ConfigError
 from inspector.controllers.files import FileWriter, export_payload
 from inspector.controllers.live import LiveTail
+from inspector.controllers.loss import LossTracker
 from inspector.controllers.navigation import find_request, is_compaction, is_failure
 from inspector.controllers.panes import PaneUpdater
 from inspector.controllers.replay import ReplayController, switch_profile
@@ -34,8 +35,10 @@ from inspector.screens.layout import main_layout
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DiffPanel, StatusLine
 from inspector.screens.view import Simulator, ViewState, default_simulator, timeline_points, timeline_scale
+from widgets.blocks import BlocksView
 from widgets.config_form import ConfigForm
 from widgets.safe import safe_line, safe_text
+from widgets.summaries import SummariesView
 from widgets.threads import ThreadList
 from widgets.timeline import TimelineChart
 
@@ -48,6 +51,8 @@ class InspectorApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "context-inspector"
     COMMANDS = App.COMMANDS | {InspectorCommands}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]  # classes app.tcss sizes by
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -62,6 +67,7 @@ class InspectorApp(App[None]):
         Binding("2", "show_tab('blocks')", "Blocks", show=False),
         Binding("3", "show_tab('summaries')", "Summaries", show=False),
         Binding("4", "show_tab('config')", "Config", show=False),
+        Binding("5", "show_tab('step')", "Since N-1", show=False),
         Binding("t,escape", "focus_timeline", "Timeline", show=False),
         Binding("slash", "focus_filter", "Filter threads", show=False),
         Binding("b", "toggle_threads", "Thread list", show=False),
@@ -109,6 +115,7 @@ class InspectorApp(App[None]):
         self.loading_error: str | None = None
         self.llm_progress_text = ""
         self.panes = PaneUpdater(self, throttle=pane_throttle)
+        self.loss = LossTracker(self)
         self.long_lived = LongLivedObjects()
 
     # the controllers' state, under the names scripts and tests use ------------------------------------
@@ -207,6 +214,7 @@ class InspectorApp(App[None]):
         await self.query_one(ConfigForm).load(view.config, view.baseline_config)
         self.query_one(DiffPanel).show(view.diff, view, self.current_request)
         self._show_request(all_tabs=True)
+        self.loss.view_changed(view, same_thread=same_thread)
         if not same_thread:  # once the new thread is on screen (see inspector/gcpolicy.py)
             self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
             self.replayer.prepare_summaries(view.thread, view.config)
@@ -244,6 +252,15 @@ class InspectorApp(App[None]):
     @on(ConfigForm.ProfileChanged)
     def _profile_changed(self, event: ConfigForm.ProfileChanged) -> None:
         self.set_profile(event.profile)
+
+    def probe_text(self, text: str) -> None:
+        """Palette "Probe: TEXT": mark on the timeline where `text` stops being visible (worker)."""
+        if self.view is not None and text.strip():
+            self.loss.probe(self.view, text.strip())
+
+    @on(SummariesView.FactChosen)
+    def _fact_chosen(self, event: SummariesView.FactChosen) -> None:
+        self.loss.jump_to_source(event.fact.message_id, event.request_index)
 
     def action_cancel_summaries(self) -> None:
         if self.replayer.cancel_summaries():
@@ -333,6 +350,16 @@ class InspectorApp(App[None]):
         else:
             self.query_one(TimelineChart).focus()
 
+    def action_open_block(self, index: int) -> None:
+        """Open block `index` of the selected request in the Blocks pane (the Budget's largest blocks)."""
+        request = self.current_request
+        if request is None or not 0 <= index < len(request.blocks):
+            return
+        self.query_one(TabbedContent).active = "blocks"
+        self.panes.refresh_tab("blocks")
+        self.query_one(BlocksView).select_block(index)
+        self.query_one("#blocks-table").focus()
+
     def action_focus_timeline(self) -> None:
         self.query_one(TimelineChart).focus()
 
@@ -352,6 +379,15 @@ class InspectorApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(list(self.BINDINGS)))
+
+    def action_sweep(self) -> None:
+        """The sweep screen for the shown thread, from its baseline config."""
+        if self.view is None:
+            self.notify("open a thread first", severity="warning")
+            return
+        from inspector.screens.sweep import SweepScreen
+
+        self.push_screen(SweepScreen(self.view.thread, self.view.baseline_config))
 
     def action_toggle_live(self) -> None:
         self.live = not self.live

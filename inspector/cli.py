@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from inspector.config import PROFILES, ConfigError, parse_set
+from inspector.textsafe import safe_line
 
 FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
 
@@ -108,8 +109,12 @@ def threads_command(db: str | None, as_json: bool) -> None:
         return
     from inspector.textsafe import safe_line
 
-    rows = [(i.id, i.source, str(i.messages), str(i.requests), str(i.summaries), i.title) for i in infos]
+    rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""), str(i.summaries),
+             i.title) for i in infos]
     _print_table(("ID", "SOURCE", "MSGS", "REQS", "SUMS", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
+    if any(i.incomplete for i in infos):
+        click.echo("! incomplete import: the source file holds model calls, tool results or compactions this "
+                   "thread lacks (the import warnings name them)")
 
 
 @main.command("import")
@@ -217,6 +222,172 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     from inspector.report import render_simulation
 
     click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index))
+
+
+def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:
+    """The one thread asked for, or every thread of the database (`--all`)."""
+    from inspector.store import StoreError
+
+    if (thread_id is None) == (not every):
+        raise UserError("give --thread ID or --all")
+    store = _open_store(db)
+    try:
+        ids = [thread_id] if thread_id is not None else [i.id for i in store.list_threads()]
+        return [store.load_thread(i) for i in ids]
+    except (StoreError, KeyError) as exc:
+        raise _fail(exc) from None
+    finally:
+        store.close()
+
+
+def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
+    from inspector.service import load_config, run_replay
+
+    config = load_config(profile, overrides, thread=thread)
+    result = run_replay(thread, config, baseline=not overrides)
+    for notice in result.notices:
+        click.echo(f"warning: {notice}", err=True)
+    return config, result
+
+
+@main.command("loss")
+@click.option("--thread", "thread_id", metavar="ID", help="The thread (or --all).")
+@click.option("--all", "every", is_flag=True, help="Every thread of the database.")
+@db_option
+@click.option("--profile", type=click.Choice(PROFILES))
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--limit", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Lost facts listed per kind and compaction (0: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print the loss JSON.")
+def loss_command(thread_id: str | None, every: bool, db: str | None, profile: str | None, sets: tuple[str, ...],
+                 limit: int, as_json: bool) -> None:
+    """What each compaction lost: the facts of its span and whether its summary kept them."""
+    from inspector.lossreport import loss_json, loss_lines
+    from inspector.pipeline.survival import compaction_losses
+    from inspector.textsafe import safe_line
+
+    overrides = _overrides(sets)
+    threads = _load_threads(db, thread_id, every)
+    losses: list = []
+    profiles: dict[str, str] = {}
+    errors: list[dict[str, str]] = []
+    for thread in threads:
+        try:
+            config, result = _replay_for(thread, profile, overrides)
+            profiles[thread.id] = config.profile
+            losses.extend((thread.id, loss) for loss in compaction_losses(thread, result))
+        except (ConfigError, ValueError, RuntimeError) as exc:
+            if not every:
+                raise _fail(exc) from None
+            message = " ".join(str(exc).split()) or exc.__class__.__name__
+            errors.append({"thread_id": thread.id, "error": message})
+            click.echo(f"error: thread {safe_line(thread.id, 80)}: {safe_line(message, 300)}", err=True)
+    if as_json:
+        click.echo(json.dumps(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors,
+                                        profiles=profiles), indent=2, ensure_ascii=False))
+        if errors and len(errors) == len(threads):
+            sys.exit(1)
+        return
+    for line in loss_lines(losses, threads=len(threads), limit=limit or None, failed=len(errors)):
+        click.echo(line)
+    if errors and len(errors) == len(threads):
+        sys.exit(1)
+
+
+@main.command("probe")
+@click.argument("texts", nargs=-1, required=True)
+@click.option("--thread", "thread_id", required=True, metavar="ID")
+@db_option
+@click.option("--profile", type=click.Choice(PROFILES))
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the probe JSON.")
+def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profile: str | None,
+                  sets: tuple[str, ...], as_json: bool) -> None:
+    """Where each TEXT is visible to the model, request by request, and where it stopped being."""
+    from inspector.lossreport import probe_json, probe_lines
+    from inspector.pipeline.probe import probe
+
+    overrides = _overrides(sets)
+    empty = [t for t in texts if not t.strip()]
+    if empty:
+        raise UserError("a probe text is empty")
+    (thread,) = _load_threads(db, thread_id, False)
+    try:
+        config, result = _replay_for(thread, profile, overrides)
+        results = probe(thread, result, list(texts))
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(probe_json(results, thread_id=thread.id, profile=config.profile), indent=2,
+                              ensure_ascii=False))
+        return
+    for line in probe_lines(results):
+        click.echo(line)
+
+
+@main.command("sweep")
+@click.option("--thread", "thread_id", metavar="ID", help="The thread to sweep.")
+@click.option("--all", "all_threads", is_flag=True, help="Every thread of the database (added up per config).")
+@db_option
+@click.option("--profile", type=click.Choice(PROFILES))
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--key", "keys", multiple=True, required=True, metavar="K=V1,V2,...",
+              help="A key and the values to try (repeatable: every combination is replayed).")
+@click.option("--compactions", type=click.Choice(["recorded", "decide"]), default="decide", show_default=True,
+              help="Follow the recorded compactions, or let each config decide them.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes (--all).")
+@click.option("--json", "as_json", is_flag=True, help="Print {\"rows\": [...]}.")
+def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, profile: str | None,
+                  sets: tuple[str, ...], keys: tuple[str, ...], compactions: str, jobs: int, as_json: bool) -> None:
+    """Replay every combination of config values; one row per config (cost, cache, compactions)."""
+    from inspector import sweep
+    from inspector.service import load_config
+    from inspector.store import StoreError
+
+    if bool(thread_id) == all_threads:
+        raise UserError("give --thread ID or --all")
+    overrides = _overrides(sets)
+    try:
+        combos = sweep.combinations([sweep.parse_key(k) for k in keys])
+    except ConfigError as exc:
+        raise _fail(exc) from None
+    store = _open_store(db)
+    try:
+        ids = [i.id for i in store.list_threads()] if all_threads else [thread_id]
+        thread = None if all_threads else store.load_thread(thread_id)
+        url = store.url
+    except (StoreError, KeyError) as exc:
+        raise _fail(exc) from None
+    finally:
+        store.close()
+    errors: list[str] = []
+    try:
+        if thread is not None:
+            base = load_config(profile, overrides, thread=thread)
+            rows = sweep.sweep_thread(thread, base, combos, compactions=compactions)
+        else:
+            bar = click.progressbar(length=len(ids), label="sweeping", file=sys.stderr) if sys.stderr.isatty() \
+                else None
+            if bar is not None:
+                bar.__enter__()
+            try:
+                rows, errors = sweep.sweep_all(url, ids, profile, overrides, combos, compactions=compactions,
+                                               jobs=jobs, progress=(lambda _tid: bar.update(1)) if bar else None)
+            finally:
+                if bar is not None:
+                    bar.__exit__(None, None, None)
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise _fail(exc) from None
+    for line in errors:
+        click.echo(f"warning: {safe_line(line)}", err=True)
+    if as_json:
+        click.echo(json.dumps({"rows": [r.to_json() for r in rows]}, indent=2, ensure_ascii=False))
+        return
+    names = tuple(combos[0]) if combos else ()
+    header = (*names, "COMPACTIONS", "FAILURES", "PROMPT TOKENS", "CACHE READ", "BREAKS", "COST", "FACTS LOST", "")
+    _print_table(header, [tuple(safe_line(c) for c in r) for r in sweep.iter_table(rows)])
+    if any(r.baseline for r in rows):
+        click.echo("* the thread's own config")
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:

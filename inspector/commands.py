@@ -39,8 +39,13 @@ class InspectorCommands(Provider):
         commands.append(("Export selected audit as JSON", app.action_export_audit, "write a file in the current directory"))
         commands.append(("Jump to first failure", app.action_first_failure, "first failed request"))
         commands.append(("Jump to next compaction", app.action_next_compaction, "next request with a compaction"))
+        commands.append(("Sweep a config key", app.action_sweep,
+                         "replay a range of values: compactions, cache breaks and cost per value, plotted"))
         commands.append(("Reset config to baseline", app.action_reset_config, "undo every edit"))
         commands.append(("Save config to TOML", app.action_save_config, "write the config file"))
+        commands.append(("Probe: …", partial(app.notify, 'type "Probe: " and a text, e.g. Probe: never edit the '
+                                                     'fixtures', timeout=6),
+                         "where a text stops being visible to the model"))
         return commands
 
     async def discover(self) -> Hits:
@@ -56,6 +61,12 @@ class InspectorCommands(Provider):
                 label = f"Request {number}"
                 yield Hit(1.0, Text(label), partial(app.jump_to_request, number - 1), text=label,
                           help="jump to this request")
+        probe = re.fullmatch(r"\s*probe:\s*(\S.*)", query, flags=re.IGNORECASE | re.DOTALL)
+        if probe and app.view is not None:
+            text = probe.group(1).strip()
+            label = f"Probe: {safe_line(text, 60)}"
+            yield Hit(1.0, Text(label), partial(app.probe_text, text), text=label,
+                      help="mark on the timeline the request where this text stops being visible")
         matcher = self.matcher(query)
         for label, callback, help_text in self._commands():
             score = matcher.match(label)

@@ -164,6 +164,7 @@ def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     profile = data.pop("profile", None)
+    data.pop("prices", None)  # the price table's overrides: read by service.load_prices
     if profile is not None and profile not in PROFILES:
         raise ConfigError(f"{source}: profile must be one of {', '.join(PROFILES)}: got {profile!r}")
     values: dict[str, Any] = {}

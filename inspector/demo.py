@@ -18,7 +18,7 @@ from pathlib import Path
 
 from inspector.model import Thread
 from inspector.paths import default_demo_path
-from inspector.store import Store, StoreError
+from inspector.store import SCHEMA_VERSION, Store, StoreError
 
 DEMO_VERSION = 3
 DEMO_MARK = f"context-inspector demo v{DEMO_VERSION}"
@@ -48,7 +48,8 @@ def _is_current(path: Path) -> bool:
     except StoreError:
         return False
     try:
-        return any(r["path"] == DEMO_MARK for r in store.import_records())
+        return getattr(store, "schema_version", SCHEMA_VERSION) == SCHEMA_VERSION and any(
+            r["path"] == DEMO_MARK for r in store.import_records())
     finally:
         store.close()
 

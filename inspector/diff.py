@@ -5,10 +5,15 @@ Pure: takes two `Simulation`s (the baseline and a what-if replay) and returns fr
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from inspector.frozen import fast_frozen_init
+from inspector.pipeline.accounting import billed_prompt_tokens
 from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
+from inspector.pipeline.facts import KINDS
+from inspector.pipeline.survival import CompactionLoss, survival_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,49 @@ class BlockChange:
     after: str
 
 
+# How the diff names the facts of each kind.
+LOSS_NOUNS = {
+    "path": ("file path", "file paths"), "command": ("command", "commands"), "error": ("error", "errors"),
+    "identifier": ("identifier", "identifiers"), "url": ("URL", "URLs"), "number": ("number", "numbers"),
+    "instruction": ("correction", "corrections"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LossChange:
+    """Facts of one kind that the compactions lost, in the baseline and in the what-if."""
+
+    kind: str
+    before: int
+    after: int
+
+    def phrase(self) -> str:
+        delta = self.after - self.before
+        noun = LOSS_NOUNS[self.kind][abs(delta) != 1]
+        if self.before == 0:
+            return f"{delta} {noun} lost"
+        return f"{delta} more {noun} lost" if delta > 0 else f"{-delta} fewer {noun} lost"
+
+
+def diff_loss(base: Iterable[CompactionLoss], new: Iterable[CompactionLoss]) -> tuple[LossChange, ...]:
+    """Kinds whose lost-fact count differs between two replays' compactions, in kind order."""
+    before, after = survival_table(base), survival_table(new)
+    return tuple(LossChange(str(k), before[k].lost, after[k].lost) for k in KINDS if before[k].lost != after[k].lost)
+
+
+def edit_label(overrides: Mapping[str, Any]) -> str:
+    """The config edit a diff is about, e.g. `context.compaction_threshold=0.6`."""
+    return ", ".join(f"{key}={value}" for key, value in sorted(overrides.items()))
+
+
+def loss_sentence(changes: Iterable[LossChange], label: str = "") -> str | None:
+    """`threshold 0.6: 14 more file paths lost, 2 corrections lost`; None when nothing changed."""
+    parts = [c.phrase() for c in changes]
+    if not parts:
+        return None
+    return f"{label}: {', '.join(parts)}" if label else ", ".join(parts)
+
+
 @dataclass(frozen=True, slots=True)
 class SimulationDiff:
     compactions: tuple[CompactionMove, ...]
@@ -43,6 +91,9 @@ class SimulationDiff:
     failures_disappeared: tuple[int, ...]
     changed_blocks: dict[int, int]  # request index -> number of blocks whose status changed
     prompt_delta: dict[int, int]    # request index -> new prompt tokens - baseline prompt tokens
+    cost: CostDelta | None = None   # billed prompt tokens, cache breaks and dollars, whole thread
+    loss: tuple[LossChange, ...] = ()  # facts lost per kind, where it changed (set by the caller)
+    loss_label: str = ""               # the edit the loss sentence names
 
     @property
     def empty(self) -> bool:
@@ -52,14 +103,17 @@ class SimulationDiff:
             and not self.failures_disappeared
             and not self.changed_blocks
             and not any(self.prompt_delta.values())
+            and not self.loss
         )
 
     def lines(self, moves_shown: int | None = None) -> list[str]:
         """Human-readable sentences, one per change (1-based request numbers, as the UI shows them).
 
         `moves_shown`: list at most that many compaction moves, then one line counting the rest
-        (an edit on a long thread can move hundreds)."""
+        (an edit on a long thread can move hundreds). The cost line comes first."""
         out: list[str] = []
+        if self.cost is not None and not self.cost.empty:
+            out.append(self.cost.line())
         moved = [m for m in self.compactions if m.base_index is None or m.new_index is None or m.shift]
         for move in moved if moves_shown is None else moved[:moves_shown]:
             label = f"compaction #{move.ordinal}"
@@ -81,7 +135,90 @@ class SimulationDiff:
         if self.changed_blocks:
             total = sum(self.changed_blocks.values())
             out.append(f"{total} block statuses changed across {len(self.changed_blocks)} requests")
+        sentence = loss_sentence(self.loss, self.loss_label)
+        if sentence:
+            out.append(sentence)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class CostDelta:
+    """What an edit does to the thread's bill: billed prompt tokens, cache breaks (by cause) and dollars."""
+
+    base_prompt_tokens: int
+    new_prompt_tokens: int
+    base_breaks: dict[str, int]
+    new_breaks: dict[str, int]
+    base_cost: float | None
+    new_cost: float | None
+    base_break_cost: float | None
+    new_break_cost: float | None
+
+    @property
+    def breaks_delta(self) -> int:
+        return sum(self.new_breaks.values()) - sum(self.base_breaks.values())
+
+    @property
+    def cost_delta(self) -> float | None:
+        return None if self.base_cost is None or self.new_cost is None else self.new_cost - self.base_cost
+
+    @property
+    def empty(self) -> bool:
+        return (self.base_prompt_tokens == self.new_prompt_tokens and self.base_breaks == self.new_breaks
+                and not self.cost_delta)
+
+    def line(self) -> str:
+        """ "-31% prompt tokens, +14 cache breaks (pruning +14), +$2.10" """
+        parts: list[str] = []
+        if self.base_prompt_tokens:
+            change = (self.new_prompt_tokens - self.base_prompt_tokens) / self.base_prompt_tokens
+            parts.append(f"{change:+.0%} prompt tokens")
+        causes = sorted(self.base_breaks.keys() | self.new_breaks.keys())
+        by_cause = ", ".join(f"{c} {self.new_breaks.get(c, 0) - self.base_breaks.get(c, 0):+d}" for c in causes
+                             if self.new_breaks.get(c, 0) != self.base_breaks.get(c, 0))
+        parts.append(f"{self.breaks_delta:+d} cache breaks" + (f" ({by_cause})" if by_cause else ""))
+        if self.base_break_cost is not None and self.new_break_cost is not None and \
+                self.new_break_cost != self.base_break_cost:
+            parts.append(f"breaks cost {_dollars(self.new_break_cost - self.base_break_cost)}")
+        delta = self.cost_delta
+        parts.append("cost unknown (no price for the model)" if delta is None else _dollars(delta))
+        return ", ".join(parts)
+
+
+def _dollars(value: float) -> str:
+    sign = "-" if value < 0 else "+"
+    return f"{sign}${abs(value):,.2f}" if abs(value) >= 0.005 or value == 0 else f"{sign}${abs(value):.4f}"
+
+
+def cost_delta_of_totals(base, new) -> CostDelta | None:
+    """The bill's change from two replays' `accounting.ThreadCost` (None where either has none)."""
+    if base is None or new is None:
+        return None
+    return CostDelta(base.prompt_tokens, new.prompt_tokens, dict(base.breaks_by_cause or {}),
+                     dict(new.breaks_by_cause or {}), base.cost, new.cost, base.break_cost, new.break_cost)
+
+
+def cost_delta(base: Simulation, new: Simulation) -> CostDelta | None:
+    """The whole thread's bill in each replay; None when neither carries the cache model."""
+    def tally(sim: Simulation):
+        prompt, breaks, cost, break_cost, modelled = 0, {}, 0.0, 0.0, False
+        for r in sim.requests:
+            b = r.budget
+            if b.cache_read_tokens is not None:
+                modelled = True
+            if not r.failed:
+                prompt += billed_prompt_tokens(b)
+            if b.cache_break is not None:
+                breaks[b.cache_break.cause] = breaks.get(b.cache_break.cause, 0) + 1
+                break_cost = None if break_cost is None or b.cache_break.cost is None else break_cost + b.cache_break.cost
+            cost = None if cost is None or b.cost is None else cost + b.cost
+        return modelled, prompt, breaks, cost, break_cost
+
+    m1, p1, b1, c1, bc1 = tally(base)
+    m2, p2, b2, c2, bc2 = tally(new)
+    if not (m1 and m2):
+        return None
+    return CostDelta(p1, p2, b1, b2, c1, c2, bc1, bc2)
 
 
 def _numbers(indices: tuple[int, ...], limit: int = 12) -> str:
@@ -174,4 +311,5 @@ def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
         failures_disappeared=tuple(sorted(base_f - new_f)),
         changed_blocks=changed,
         prompt_delta=delta,
+        cost=cost_delta(base, new),
     )

@@ -101,6 +101,9 @@ class Request:
     `cache_read_input_tokens`, Codex `cached_input_tokens`), where it did."""
     cache_write_tokens: int | None = None
     """Of `prompt_tokens`, what the provider reported written to its cache (`cache_creation_input_tokens`)."""
+    output_tokens: int | None = None
+    """The response's tokens as the provider reported them (Claude Code `output_tokens`, Codex
+    `output_tokens`), where it did."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,9 +254,16 @@ class ThreadInfo:
     # Requests a replay derives when the thread recorded none (one before every assistant
     # message, and one after a last message that is not the assistant's); not in to_json.
     derived_requests: int = 0
+    import_gaps: Mapping[str, Any] | None = field(default=None, hash=False, compare=True)
+    """What the thread's source file holds that the import did not keep (model calls, tool results,
+    compactions, counts), or None when the import kept everything it could count."""
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.import_gaps)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "title": self.title,
             "source": self.source,
@@ -261,3 +271,6 @@ class ThreadInfo:
             "requests": self.requests,
             "summaries": self.summaries,
         }
+        if self.import_gaps:  # only on threads whose source holds what the import lost
+            out["incomplete_import"] = dict(self.import_gaps)
+        return out

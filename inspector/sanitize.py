@@ -215,6 +215,11 @@ def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
         if r.prompt_tokens is not None and not _valid_tokens(r.prompt_tokens):
             warn(f"request {r.id!r}: prompt_tokens {r.prompt_tokens!r} is not a token count; value dropped")
             r = dataclasses.replace(r, prompt_tokens=None)
+        for key in ("cache_read_tokens", "cache_write_tokens"):
+            value = getattr(r, key)
+            if value is not None and not _valid_tokens(value):
+                warn(f"request {r.id!r}: {key} {value!r} is not a token count; value dropped")
+                r = dataclasses.replace(r, **{key: None})
         requests.append(r)
     request_ids = _unique([r.id for r in requests], "request", warn)
     requests = [r if r.id == i else dataclasses.replace(r, id=i) for r, i in zip(requests, request_ids, strict=True)]

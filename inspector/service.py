@@ -48,6 +48,52 @@ def load_config(
     return Config.for_profile(chosen, values)
 
 
+_PRICES: dict[tuple, Any] = {}
+
+
+def _price_overrides(path: Path) -> Mapping[str, Any] | None:
+    import tomllib
+
+    if not path.is_file():
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return data.get("prices")
+
+
+def load_prices(path: Path | None = None):
+    """The shipped price table (`inspector/prices.toml`) with the config file's `[prices]` applied.
+
+    Remembered per config file and modification time (every replay asks)."""
+    from importlib.resources import files
+
+    from inspector.pipeline.pricing import PriceError, parse_prices
+
+    path = path or config_path()
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    key = (str(path), stamp)
+    if key in _PRICES:
+        return _PRICES[key]
+    table = parse_prices(files("inspector").joinpath("prices.toml").read_text(encoding="utf-8"), "prices.toml")
+    if stamp is not None:
+        overrides = _price_overrides(path)
+        if overrides is not None:
+            if not isinstance(overrides, Mapping):
+                raise ConfigError(f"{path}: prices must be a table")
+            try:
+                table = table.with_overrides(overrides, str(path))
+            except PriceError as exc:
+                raise ConfigError(str(exc)) from None
+    _PRICES.clear()
+    _PRICES[key] = table
+    return table
+
+
 def read_config_file(path: Path | None = None) -> tuple[str | None, dict[str, Any]]:
     """(profile or None, validated values) of the config file; (None, {}) when there is none."""
     path = path or config_path()
@@ -68,6 +114,12 @@ def _write_toml(path: Path, profile: str | None, values: Mapping[str, Any]) -> N
     for key, value in sorted(values.items()):
         section, name = key.split(".", 1)
         data.setdefault(section, {})[name] = value
+    try:
+        prices = _price_overrides(path)  # the user's price table is kept as it was
+    except ConfigError:
+        prices = None
+    if isinstance(prices, Mapping) and prices:
+        data["prices"] = dict(prices)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
     try:
@@ -196,6 +248,7 @@ def run_replay(thread: Thread, config: Config, *, baseline: bool = False) -> Rep
         counter=counter,
         summarizer=make_summarizer(config),
         follow_recorded=baseline,
+        prices=load_prices(),
     )
     if notice:
         result.notices.append(notice)

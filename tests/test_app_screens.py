@@ -219,3 +219,229 @@ async def test_timeline_y_axis_has_zero_and_ticks(tmp_path):
         assert gutters[-1].strip() == "0┤"
         labelled = [g for g in gutters if g.endswith("┤")]
         assert len(labelled) >= 4 and any(g.endswith("│") for g in gutters)
+
+
+# 6. layout -------------------------------------------------------------------------------------------------
+
+def screen_lines(app) -> list[str]:
+    """The screen as text lines, read from the app's own SVG screenshot (one <text> run per span, placed
+    at its column: Rich's SVG cells are 0.61 x 20 px wide)."""
+    import html
+    import re
+
+    svg = app.export_screenshot()
+    rows: dict[int, list[tuple[float, str]]] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="[\d.]+" textLength="[\d.]+" '
+                         r'clip-path="url\(#[^)]*-line-(\d+)\)">(.*?)</text>', svg):
+        rows.setdefault(int(m[2]), []).append((float(m[1]), html.unescape(m[3]).replace("\xa0", " ")))
+    lines = []
+    for y in sorted(rows):
+        line = ""
+        for x, text in sorted(rows[y]):
+            line = line.ljust(round(x / 12.2)) + text
+        lines.append(line)
+    return lines
+
+
+async def test_at_80x24_the_thread_list_collapses_and_every_pane_is_usable(tmp_path):
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert not app.query_one("#left").display
+        assert app.query_one("#main").size.width == 80
+        for key, widget_id in (("1", "#budget-view"), ("2", "#blocks-table"), ("3", "#summaries-table"),
+                               ("4", "#config-form"), ("5", "#step-view")):
+            app.action_focus_timeline()
+            await pilot.press(key)
+            await settle(app, pilot)
+            region = app.query_one(widget_id).region
+            assert region.width >= 70 and region.height >= 5, (key, region)
+        await pilot.press("b")  # the list comes back on demand
+        await pilot.pause()
+        assert app.query_one("#left").display
+
+
+async def test_at_120x36_the_thread_list_narrows_and_the_budget_legend_does_not_wrap(tmp_path):
+    app = make_app(tmp_path, thread_id=OVERFLOW_ID)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert app.query_one("#left").size.width <= 34
+        app.jump_to_request(7)
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert any("Category" in line and "Tokens" in line for line in lines)
+        assert any("Saved by pruning (not sent)" in line for line in lines)
+        assert any("Response reserve" in line for line in lines)
+
+
+async def test_at_160x48_long_lines_end_in_an_ellipsis(tmp_path):
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for key, value in (("context.window", 190_000), ("context.compaction_threshold", 0.7),
+                           ("summarization.threshold", 30), ("summarization.max_injected", 2),
+                           ("context.prune_protect_turns", 3)):
+            app.set_config_value(key, value)
+            await settle(app, pilot)
+        what_if = next(line for line in screen_lines(app) if "what-if:" in line)
+        assert what_if.rstrip().endswith("…")
+        label = next(line for line in screen_lines(app) if "request 44/44" in line)
+        assert "…" in label or "failed" in label  # cut with an ellipsis, or whole
+
+
+async def test_diff_bullets_wrap_under_their_text_not_at_column_0(tmp_path):
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        app.set_config_value("context.window", 100_000)
+        await settle(app, pilot)
+        diff = app.query_one("#diff", Static)
+        from rich.console import Console
+
+        console = Console(width=40, record=True, color_system=None, file=__import__("io").StringIO())
+        console.print(diff.content)
+        lines = console.export_text().splitlines()
+        start = lines.index("What moved")
+        bullets = [line for line in lines[start + 1:] if line.strip()][:6]
+        assert bullets[0].startswith("  • ")
+        assert all(line.startswith("  • ") or line.startswith("    ") for line in bullets), bullets
+
+
+# 7. meanings ---------------------------------------------------------------------------------------------
+
+async def test_help_explains_statuses_reason_codes_and_marks(tmp_path):
+    from inspector.pipeline.audit import BlockStatus, Reason
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        text = plain(app.screen.query_one("#help-meanings", Static))
+    for status in BlockStatus:
+        assert str(status) in text
+    for reason in Reason:
+        assert reason.value in text, reason
+    for mark in ("⚑", "◆", "◇", "•", "✗", "~N", "comp", "green bar", "yellow key"):
+        assert mark in text, mark
+    assert "tool output outside the protected turns, sent as [Tool output cleared]" in text
+
+
+async def test_block_detail_explains_its_reason_and_the_table_shows_reasons_whole(tmp_path):
+    app = make_app(tmp_path, thread_id=ROLEPLAY_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        blocks = app.current_request.blocks
+        index = next(i for i, b in enumerate(blocks) if b.reason == "protected_required_lorebook")
+        app.query_one("BlocksView").select_block(index)
+        await pilot.pause()
+        detail = plain(app.query_one("#block-detail", Static))
+        assert "protected_required_lorebook: a lorebook entry marked required" in detail
+        lines = screen_lines(app)
+        assert any("protected_required_lorebook" in line for line in lines)
+        assert not any("protected_required_…" in line for line in lines)
+
+
+async def test_the_reason_column_does_not_repeat_the_status(tmp_path):
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        table = app.query_one("#blocks-table")
+        blocks = app.current_request.blocks
+        index = next(i for i, b in enumerate(blocks) if b.reason == "summarized" and str(b.status) == "summarized")
+        row = table.plain_row(index)
+        assert row[6] == "summarized" and row[7] == ""
+
+
+def test_readme_marks_and_reason_tables_match_the_app():
+    import re
+    from pathlib import Path
+
+    from widgets.meanings import MARKS, REASON_MEANINGS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    reasons = readme[readme.index("### Reason codes"):]
+    rows = re.findall(r"^\| `([a-z_]+)` \| [^|]+ \| [^|]+ \| (.+) \|$", reasons[:reasons.index("\n## ")], re.M)
+    assert dict((code, meaning.strip()) for code, meaning in rows) == REASON_MEANINGS
+    marks = readme[readme.index("### Marks"):]
+    table = re.findall(r"^\| `?([^|`]+?)`? \| ([^|]+) \| (.+) \|$", marks[:marks.index("\n#")], re.M)
+    assert [(m.strip(), w.strip(), meaning.strip()) for m, w, meaning in table if m != "mark"] == list(MARKS)
+    assert "the lock mark" not in readme and "(and ⚑ in the TUI)" in readme
+
+
+# 8. scanning blocks and requests ------------------------------------------------------------------------
+
+async def test_blocks_table_has_a_preview_column_and_sorts_by_tokens(tmp_path):
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        table = app.query_one("#blocks-table")
+        blocks = app.current_request.blocks
+        call = next(i for i, b in enumerate(blocks) if b.role == "assistant")
+        message = app.view.messages[blocks[call].message_id]
+        assert table.columns[-1].label == "name / preview"
+        assert message.tool_calls[0].name in table.plain_row(call)[-1]
+        assert table.plain_row(0)[-1].startswith(app.view.messages[blocks[0].message_id].content[:20])
+        await pilot.press("s")
+        await pilot.pause()
+        tokens = [int(table.plain_row(r)[4].replace(",", "")) for r in range(table.row_count)]
+        assert tokens == sorted(tokens, reverse=True) and tokens[0] == max(b.tokens for b in blocks)
+        assert table.columns[4].label == "tokens▼"
+        await pilot.press("s")
+        await pilot.pause()
+        assert [table.plain_row(r)[0] for r in range(3)] == ["1", "2", "3"]
+
+
+async def test_a_largest_block_opens_in_the_blocks_pane(tmp_path):
+    app = make_app(tmp_path, thread_id=OVERFLOW_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        request = app.current_request
+        largest = max(range(len(request.blocks)),
+                      key=lambda i: (request.blocks[i].tokens_sent, request.blocks[i].tokens))
+        name = request.blocks[largest].message_id
+        lines = screen_lines(app)
+        header = next(y for y, line in enumerate(lines) if "Largest blocks" in line)
+        y = next(y for y in range(header + 1, len(lines)) if name in lines[y])
+        x = lines[y].index(name)
+        await pilot.click(offset=(x + 1, y))
+        await settle(app, pilot)
+        assert app.query_one("#tabs").active == "blocks"
+        assert app.focused.id == "blocks-table"
+        assert app.query_one("#blocks-table").cursor_row == largest
+        assert plain(app.query_one("#block-detail", Static)).startswith(name)
+
+
+async def test_since_previous_request_lists_what_came_in_and_went_out(tmp_path):
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("p")  # the compaction before turn 21
+        await settle(app, pilot)
+        current = app.current_request
+        previous = app.view.audit(current.index - 1)
+        await pilot.press("5")
+        await settle(app, pilot)
+        text = plain(app.query_one("#step-view", Static))
+        before = {b.message_id: str(b.status) for b in previous.blocks if b.message_id}
+        level = {"kept": 2, "truncated": 2, "pruned": 1, "excluded": 0, "summarized": 0}
+        went_out = [b.message_id for b in current.blocks
+                    if b.message_id in before and level[str(b.status)] < level[before[b.message_id]]]
+        summarized = [m for m in went_out if current.blocks[[b.message_id for b in current.blocks].index(m)].status
+                      == "summarized"]
+        new = [b.message_id for b in current.blocks if b.message_id and b.message_id not in before]
+        assert summarized and new
+        assert f"Request {current.index + 1} against request {current.index}" in text
+        assert f"Went out (excluded, pruned, summarized): {len(went_out)}" in text
+        assert f"Came in: {len(new) + 1}" in text  # the new messages and the injected summary
+        delta = current.budget.prompt_tokens - previous.budget.prompt_tokens
+        assert f"{delta:+,}" in text
+        app.jump_to_request(0)
+        await pilot.pause()
+        assert "nothing before it" in plain(app.query_one("#step-view", Static))

@@ -57,6 +57,21 @@ class Case:
 
 
 CORPUS = [
+    Case("compaction-parent-missing.jsonl", 0,
+         ("compaction-parent-missing.jsonl:3: logicalParentUuid 'not-kept' is not in the file; the chain continues "
+          "with line 2", "compactions 1/1"), {"bad-session": 4}),
+    Case("dangling-parent.jsonl", 0,
+         ("dangling-parent.jsonl:4: parentUuid 'gone-record' is not in the file; the chain continues with line 3",
+          "model calls 2/2 with billed tokens"), {"bad-session": 4}),
+    Case("resumed-session", 0,
+         ("resumed-session/two.jsonl: thread shared-session was imported from another file",
+          "both kept, this file's as shared-session~2"), {"shared-session": 2, "shared-session~2": 3}),
+    Case("same-name-two-folders", 0,
+         ("same-name-two-folders/b/chat.json: thread chat was imported from another file",
+          "both kept, this file's as chat~2"), {"chat": 2, "chat~2": 2}),
+    Case("truncated-middle.jsonl", 0,
+         ("truncated-middle.jsonl:3: invalid JSON", "truncated-middle.jsonl:4: parentUuid 'u2' is not in the file; "
+          "the chain continues with line 2", "model calls 3/3 with billed tokens"), {"bad-session": 5}),
     Case("call-no-result.json", 0, ("imported 1 thread(s) from 1 file(s); 0 skipped",), {"nocall": 3}),
     Case("deeply-nested.json", 1, ("deeply-nested.json: JSON nested deeper than 100 levels",)),
     Case("duplicate-ids.json", 0,
@@ -142,7 +157,10 @@ def test_corpus_file_imports_as_expected(case: Case, tmp_path: Path):
     src = tmp_path / "src"
     src.mkdir()
     source = src / case.file
-    shutil.copyfile(BAD_DIR / case.file, source)
+    if (BAD_DIR / case.file).is_dir():  # a folder of files imported in one run
+        shutil.copytree(BAD_DIR / case.file, source)
+    else:
+        shutil.copyfile(BAD_DIR / case.file, source)
     db = tmp_path / "out" / "store.sqlite"
     import_case(source, db, case)
     simulate_every_thread(db, list(case.threads))
@@ -164,8 +182,10 @@ def test_repairs_are_the_ones_the_warnings_name(tmp_path: Path):
         assert {s.id: s.previous_summary_id for s in store.load_thread("scycle").summaries} == {"s1": "s2", "s2": None}
         assert [s.previous_summary_id for s in store.load_thread("sdangle").summaries] == [None]
         assert [(m.id, m.role.value) for m in store.load_thread("role").messages] == [("u1", "user"), ("a1", "assistant")]
-        # The last import of session "bad-session" (a parentUuid cycle) wins: the chain from u1 to a2.
-        assert [m.id for m in store.load_thread("bad-session").messages] == ["u1", "a1", "u2", "a2"]
+        # Three files of session "bad-session" stay three threads; the third (a parentUuid cycle) is the
+        # chain from u1 to a2.
+        assert {"bad-session", "bad-session~2", "bad-session~3"} <= set(store.thread_ids())
+        assert [m.id for m in store.load_thread("bad-session~3").messages] == ["u1", "a1", "u2", "a2"]
     # The invalid UTF-8 line is decoded with replacements, the NUL replaced: one run each.
     db2 = tmp_path / "second.sqlite"
     run("import", str(tmp_path / "invalid-utf8.jsonl"), "--db", str(db2))
@@ -467,3 +487,46 @@ def test_a_bad_set_value_is_a_one_line_error_naming_the_key(setting: str, messag
     assert result.exit_code == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("context-inspector: error: ") and message in line, line
+
+
+def test_a_missing_parent_loses_nothing_before_it(tmp_path: Path):
+    """The messages before a damaged or dangling link are the thread's, in order, with their requests."""
+    db = tmp_path / "store.sqlite"
+    for name in ("truncated-middle.jsonl", "dangling-parent.jsonl"):
+        shutil.copyfile(BAD_DIR / name, tmp_path / name)
+        assert run("import", str(tmp_path / name), "--db", str(db)).exit_code == 0
+    with Store.open(str(db)) as store:
+        middle = store.load_thread("bad-session")
+        assert [m.id for m in middle.messages] == ["u1", "a1", "a2", "u3", "a3"]
+        assert [(r.id, r.prompt_tokens) for r in middle.requests] == [("m1", 10), ("m2", 20), ("m3", 30)]
+        dangling = store.load_thread("bad-session~2")
+        assert [m.id for m in dangling.messages] == ["u1", "a1", "u2", "a2"]
+        assert [(r.id, r.after_message_id) for r in dangling.requests] == [("m1", "u1"), ("m2", "u2")]
+
+
+def test_different_files_never_replace_each_other_and_the_same_file_does(tmp_path: Path):
+    src = tmp_path / "src"
+    shutil.copytree(BAD_DIR / "same-name-two-folders", src / "two")
+    shutil.copytree(BAD_DIR / "resumed-session", src / "resumed")
+    db = tmp_path / "store.sqlite"
+    first = run("import", str(src), "--db", str(db))
+    assert first.exit_code == 0 and "replaced" not in first.stdout
+    again = run("import", str(src), "--db", str(db))  # the same files again: each replaces its own
+    assert again.exit_code == 0 and "4 replaced" in again.stdout, again.stdout
+    assert "imported from another file" in again.stderr  # and says which ids it keeps apart
+    with Store.open(str(db)) as store:
+        assert sorted(store.thread_ids()) == ["chat", "chat~2", "shared-session", "shared-session~2"]
+        assert store.load_thread("chat").messages[0].content == "first conversation"
+        assert store.load_thread("chat~2").messages[0].content == "second conversation"
+        assert store.load_thread("shared-session~2").messages[0].content == "second part"
+    # One file edited in place (the session went on): it replaces its own thread, not the other.
+    two = src / "resumed" / "two.jsonl"
+    grown = json.loads(two.read_text().splitlines()[1])
+    grown.update(uuid="b9", parentUuid="v2")
+    grown["message"]["id"] = "n9"
+    two.write_text(two.read_text() + json.dumps(grown) + "\n")
+    result = run("import", str(two), "--db", str(db))
+    assert "1 replaced" in result.stdout, result.stdout
+    with Store.open(str(db)) as store:
+        assert len(store.load_thread("shared-session~2").messages) == 4
+        assert len(store.load_thread("shared-session").messages) == 2

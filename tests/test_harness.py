@@ -643,7 +643,7 @@ def test_replay_overflowing_tail_fails_and_sends_nothing():
     )
     audits, _ = _run(thread, _config(**{"context.window": 100}), ExtractiveSummarizer())
     r2 = audits[1]
-    assert r2.failed and r2.error.code == Reason.TOKEN_BUDGET_EXCEEDED
+    assert r2.failed and r2.error.code == "TOKEN_BUDGET_EXCEEDED"
     assert r2.budget.prompt_tokens == 0 and r2.budget.needed_tokens == 20 + 20 + 210
     assert all(b.tokens_sent == 0 and b.position is None for b in r2.blocks)
     assert _by_id(r2)["u2"].reason == Reason.KEEP_LAST

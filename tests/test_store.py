@@ -100,7 +100,7 @@ def test_viewing_a_sqlite_file_leaves_it_byte_identical_with_nothing_beside_it(t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.sqlite"]
 
 
-@pytest.mark.parametrize(("version", "word"), [(SCHEMA_VERSION - 1, "older"), (SCHEMA_VERSION + 1, "newer")])
+@pytest.mark.parametrize(("version", "word"), [(0, "older"), (SCHEMA_VERSION + 1, "newer")])
 def test_other_schema_versions_are_refused_with_both_versions_named(tmp_path, version, word):
     path = tmp_path / "old.sqlite"
     Store.open(str(path), create=True).close()
@@ -124,19 +124,43 @@ def test_a_version_1_store_is_upgraded_in_write_mode_and_keeps_its_threads(tmp_p
     conn = sqlite3.connect(path)  # what version 1 was: no cache columns
     conn.execute("ALTER TABLE ci_requests DROP COLUMN cache_read_tokens")
     conn.execute("ALTER TABLE ci_requests DROP COLUMN cache_write_tokens")
+    conn.execute("ALTER TABLE ci_requests DROP COLUMN output_tokens")
     conn.execute("UPDATE ci_schema_version SET version = 1")
     conn.commit()
     conn.close()
-    with pytest.raises(StoreError, match="older database schema version 1.*importing into it once upgrades it"):
-        Store.open(str(path))
+    before = _digest(path)
+    with Store.open(str(path)) as viewer:  # viewed as it is: nothing written, no cache figures
+        assert viewer.load_thread("t").requests == (Request(id="r", after_message_id="m", prompt_tokens=7),)
+        assert [i.id for i in viewer.list_threads()] == ["t"]
+    assert _digest(path) == before
     with Store.open(str(path), read_only=False) as store:
         store.save_thread(Thread(id="u", messages=(Message(id="m", role=Role.USER, content="yo"),),
                                  requests=(Request(id="r", after_message_id="m", prompt_tokens=9,
-                                                   cache_read_tokens=5, cache_write_tokens=3),)))
+                                                   cache_read_tokens=5, cache_write_tokens=3, output_tokens=2),)))
     with Store.open(str(path)) as reader:
         assert reader.load_thread("t").requests == (Request(id="r", after_message_id="m", prompt_tokens=7),)
         assert reader.load_thread("u").requests[0].cache_read_tokens == 5
         assert reader.load_thread("u").requests[0].cache_write_tokens == 3
+        assert reader.load_thread("u").requests[0].output_tokens == 2
+
+
+def test_a_version_2_store_gains_the_output_column_in_write_mode(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    with Store.open(str(path), create=True) as store:
+        store.save_thread(Thread(id="t", messages=(Message(id="m", role=Role.USER, content="hi"),),
+                                 requests=(Request(id="r", after_message_id="m", prompt_tokens=7, cache_read_tokens=4),)))
+    conn = sqlite3.connect(path)  # what version 2 was: cache columns, no output column
+    conn.execute("ALTER TABLE ci_requests DROP COLUMN output_tokens")
+    conn.execute("UPDATE ci_schema_version SET version = 2")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="older database schema version 2"):
+        Store.open(str(path))
+    with Store.open(str(path), read_only=False):
+        pass
+    with Store.open(str(path)) as reader:
+        request = reader.load_thread("t").requests[0]
+    assert (request.cache_read_tokens, request.output_tokens) == (4, None)
 
 
 def test_missing_file_directory_and_unknown_driver_are_one_line_errors(tmp_path):

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
@@ -13,14 +14,44 @@ from inspector.model import Message, Summary
 from inspector.pipeline.audit import BlockAudit, BlockStatus, RequestAudit
 from widgets.budget import STATUS_STYLES
 from widgets.linetable import Column, LineTable
+from widgets.meanings import reason_meaning
 from widgets.safe import literal, safe_line
 
 CLEARED_PLACEHOLDER = "[Tool output cleared]"
 DETAIL_LIMIT = 20_000  # characters of content shown; the rest is elided with a note
-BLOCK_COLUMNS = [
-    Column("#", 5), Column("pos", 4), Column("role", 9), Column("turn", 4), Column("tokens", 7, "right"),
-    Column("sent", 7, "right"), Column("status", 12), Column("reason", 20),
-]
+REASON_WIDTH = 12  # the reason column is as wide as the longest reason shown (never cut), at least this
+PREVIEW_CHARS = 120
+
+
+def block_columns(reason_width: int = REASON_WIDTH, *, by_tokens: bool = False) -> list[Column]:
+    return [
+        Column("#", 5), Column("pos", 4), Column("role", 9), Column("turn", 4),
+        Column("tokens▼" if by_tokens else "tokens", 7, "right"), Column("sent", 7, "right"), Column("status", 12),
+        Column("reason", max(REASON_WIDTH, reason_width)), Column("name / preview", 0),
+    ]
+
+
+BLOCK_COLUMNS = block_columns()
+
+
+def block_preview(block: BlockAudit, messages: Mapping[str, Message], summaries: Mapping[str, Summary]) -> str:
+    """One line naming the block: a tool call's name and arguments, a tool result's tool, the first words
+    of a message, the summary a synthetic block carries."""
+    if block.message_id is None:
+        summary = summaries.get(block.summary_id) if block.summary_id else None
+        lead = f"{block.kind} {summary.id}: " if summary is not None else f"{block.kind}: "
+        return safe_line(lead + (summary.summary if summary is not None else ""), PREVIEW_CHARS)
+    message = messages.get(block.message_id)
+    if message is None:
+        return ""
+    parts = []
+    if message.name and message.tool_call_id:
+        parts.append(f"{message.name} →")
+    for call in message.tool_calls:
+        parts.append(f"{call.name}({call.arguments_json()[:60]})")
+    if message.content:
+        parts.append(message.content[:PREVIEW_CHARS])
+    return safe_line(" ".join(parts), PREVIEW_CHARS)
 
 
 def status_text(block: BlockAudit, lead: str = "") -> Text:
@@ -35,8 +66,10 @@ def role_label(block: BlockAudit) -> str:
     return block.role if block.kind == "message" else block.kind
 
 
-def block_row(index: int, block: BlockAudit) -> tuple:
-    """The table cells of one block; every untrusted value wrapped in Text (never markup)."""
+def block_row(index: int, block: BlockAudit, preview: str = "") -> tuple:
+    """The table cells of one block; every untrusted value wrapped in Text (never markup). The reason is
+    left out where it only repeats the status (summarized / summarized)."""
+    reason = "" if block.reason == str(block.status) else safe_line(block.reason, 60)
     return (
         Text(str(index + 1), style="dim"),
         Text("-" if block.position is None else str(block.position)),
@@ -45,7 +78,8 @@ def block_row(index: int, block: BlockAudit) -> tuple:
         Text(f"{block.tokens:,}", justify="right"),
         Text(f"{block.tokens_sent:,}", justify="right"),
         status_text(block),
-        Text(safe_line(block.reason, 20), style="dim"),
+        Text(reason, style="dim"),
+        Text(preview, style="dim"),
     )
 
 
@@ -67,9 +101,14 @@ def block_detail(
     """What the detail pane shows for one block."""
     out = Text()
     out.append(f"{safe_line(block.message_id or '(synthetic block)', 80)}\n", style="bold")
-    out.append(f"{block.role} · {block.kind} · turn {block.turn if block.turn is not None else '-'}  ", style="dim")
+    out.append(f"{block.role} · {block.kind} · turn {block.turn if block.turn is not None else '-'}\n", style="dim")
     out.append_text(status_text(block))
-    out.append(f"  {block.reason}\n", style="dim")
+    if block.protected:
+        out.append(" protected", style="#ffd75f")
+    if block.reason != str(block.status):  # summarized / summarized says it once
+        out.append(" · ")
+        out.append(safe_line(block.reason, 60), style="bold")
+    out.append(f": {reason_meaning(block.reason)}\n", style="dim")
     out.append(f"tokens {block.tokens:,} · sent {block.tokens_sent:,}", style="dim")
     if block.position is not None:
         out.append(f" · position {block.position} in the prompt", style="dim")
@@ -122,13 +161,18 @@ def block_detail(
 
 
 class BlocksView(Horizontal):
-    """The Blocks pane."""
+    """The Blocks pane: the table (thread order, or `s` for the largest first) and the selected block's detail."""
 
+    # The detail goes under the table: the table keeps its width for the name / preview column and the
+    # detail gets whole lines of content.
     DEFAULT_CSS = """
-    BlocksView { height: 1fr; }
-    BlocksView > LineTable { width: 78; height: 1fr; }
-    BlocksView > #block-detail-scroll { width: 1fr; min-width: 34; height: 1fr; border-left: solid $primary-darken-2; padding: 0 1; }
+    BlocksView { height: 1fr; layout: vertical; }
+    BlocksView > LineTable { width: 1fr; height: 3fr; }
+    BlocksView > #block-detail-scroll { width: 1fr; height: 2fr; border-top: solid $primary-darken-2; padding: 0 1; }
     """
+    COMPACT_BELOW = 100  # table width under which the pos and turn columns are hidden (the detail has them)
+
+    BINDINGS = [Binding("s", "toggle_sort", "Sort blocks by tokens", show=False)]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -136,6 +180,8 @@ class BlocksView(Horizontal):
         self.messages: Mapping[str, Message] = {}
         self.summaries: Mapping[str, Summary] = {}
         self.partners: Mapping[str, tuple[str, ...]] = {}
+        self.by_tokens = False
+        self.order: list[int] | None = None  # table row -> block index when sorted by tokens
 
     def compose(self) -> ComposeResult:
         yield LineTable(BLOCK_COLUMNS, id="blocks-table")
@@ -146,6 +192,18 @@ class BlocksView(Horizontal):
     def table(self) -> LineTable:
         return self.query_one("#blocks-table", LineTable)
 
+    def block_index(self, row: int) -> int:
+        return self.order[row] if self.order is not None and 0 <= row < len(self.order) else row
+
+    def row_of(self, index: int) -> int:
+        return self.order.index(index) if self.order is not None and index in self.order else index
+
+    def selected_block(self) -> BlockAudit | None:
+        if self.request is None or not self.request.blocks:
+            return None
+        index = self.block_index(min(self.table.cursor_row, len(self.request.blocks) - 1))
+        return self.request.blocks[index]
+
     def show(
         self,
         request: RequestAudit | None,
@@ -154,35 +212,62 @@ class BlocksView(Horizontal):
         partners: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         # Keep the selected message selected across requests, so stepping shows how its status changes.
-        keep_row = 0
-        if self.request is not None and request is not None and self.request.blocks:
-            old = self.request.blocks[min(self.table.cursor_row, len(self.request.blocks) - 1)]
-            keep_row = next(
+        old = self.selected_block() if request is not None else None
+        keep = 0
+        if old is not None and request is not None:
+            keep = next(
                 (i for i, b in enumerate(request.blocks) if b.message_id == old.message_id and b.kind == old.kind),
-                min(self.table.cursor_row, max(0, len(request.blocks) - 1)),
+                min(self.block_index(self.table.cursor_row), max(0, len(request.blocks) - 1)),
             )
         self.request = request
         self.messages = messages
         self.summaries = summaries
         self.partners = partners or {}
-        table = self.table
+        self._fill(keep)
+
+    def _fill(self, keep: int) -> None:
+        table, request = self.table, self.request
         if request is None:
             table.set_rows(0, lambda i: ())
             self._detail(Text("No request.", style="dim"))
             return
         blocks = request.blocks
-        table.set_rows(len(blocks), lambda i: block_row(i, blocks[i]), cursor=keep_row)
+        self.order = sorted(range(len(blocks)), key=lambda i: (-blocks[i].tokens, i)) if self.by_tokens else None
+        widest = max((len(r) for r in {b.reason for b in blocks}), default=0)
+        table.set_columns(block_columns(min(widest, 60), by_tokens=self.by_tokens), self._hidden())
+        order, messages, summaries = self.order, self.messages, self.summaries
+
+        def row(r: int) -> tuple:
+            i = order[r] if order is not None else r
+            return block_row(i, blocks[i], block_preview(blocks[i], messages, summaries))
+
+        table.set_rows(len(blocks), row, cursor=self.row_of(keep))
         if blocks:
             self.show_detail(table.cursor_row)
 
-    def select_block(self, index: int) -> None:
-        self.table.move_cursor(row=index, animate=False)
-        self.show_detail(index)
+    def _hidden(self) -> frozenset[int]:
+        return frozenset((1, 3)) if 0 < self.table.size.width < self.COMPACT_BELOW else frozenset()
 
-    def show_detail(self, index: int) -> None:
-        if self.request is None or not (0 <= index < len(self.request.blocks)):
+    def on_resize(self) -> None:
+        self.table.set_columns(self.table.columns, self._hidden())
+
+    def action_toggle_sort(self) -> None:
+        """Thread order, or the largest blocks (full tokens) first; the selected block stays selected."""
+        selected = self.selected_block()
+        keep = self.request.blocks.index(selected) if self.request is not None and selected is not None else 0
+        self.by_tokens = not self.by_tokens
+        self._fill(keep)
+
+    def select_block(self, index: int) -> None:
+        """Select the block at `index` of the request's blocks (in thread order, whatever the sort)."""
+        row = self.row_of(index)
+        self.table.move_cursor(row=row, animate=False)
+        self.show_detail(row)
+
+    def show_detail(self, row: int) -> None:
+        if self.request is None or not (0 <= row < len(self.request.blocks)):
             return
-        block = self.request.blocks[index]
+        block = self.request.blocks[self.block_index(row)]
         self._detail(block_detail(block, self.request, self.messages, self.summaries, self.partners))
 
     def _detail(self, text: Text) -> None:

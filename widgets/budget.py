@@ -6,12 +6,14 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass
 
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
+from widgets.cost import cost_table
 from widgets.safe import safe_line
 
 # (key, label, colour, bar character): the parts of the window, in the bar's order. Free is the window
@@ -82,7 +84,8 @@ def stacked_bar(parts: BudgetParts, width: int) -> Text:
 
 
 def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
-    """The blocks that cost the most in this request, as sent (what to look at first)."""
+    """The blocks that cost the most in this request, as sent (what to look at first); a click on one
+    opens it in the Blocks pane (`app.open_block`)."""
     table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim", title_justify="left")
     table.add_column("Largest blocks")
     table.add_column("Sent", justify="right")
@@ -90,14 +93,20 @@ def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     table.add_column("Status")
     # Sent blocks outrank every unsent one, and there are few of them on a long thread:
     # rank those alone when there are enough (same result, a fraction of the work).
-    sent = [b for b in request.blocks if b.tokens_sent > 0]
-    ranked = heapq.nlargest(count, sent if len(sent) >= count else request.blocks,
-                            key=lambda b: (b.tokens_sent, b.tokens))
-    for block in ranked:
+    blocks = request.blocks
+    sent = [i for i, b in enumerate(blocks) if b.tokens_sent > 0]
+    ranked = heapq.nlargest(count, sent if len(sent) >= count else range(len(blocks)),
+                            key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
+    for index in ranked:
+        block = blocks[index]
         name = f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
-        table.add_row(Text(name), f"{block.tokens_sent:,}", f"{block.tokens:,}",
+        link = Style(underline=True, meta={"@click": f"app.open_block({index})"})
+        table.add_row(Text(name, style=link), f"{block.tokens_sent:,}", f"{block.tokens:,}",
                       Text(str(block.status), style=STATUS_STYLES.get(str(block.status), "")))
     return table
+
+
+SIDE_BY_SIDE = 110  # pane width from which the legend and the facts sit side by side
 
 
 def _pct(value: int, window: int) -> str:
@@ -248,10 +257,17 @@ class BudgetView(Static):
         for note in request.diagnostics:
             facts.add_row("Note", Text(safe_line(note, 200), style="dim"))
         body = Table.grid(padding=(0, 4))
-        body.add_column()
-        body.add_column()
-        body.add_row(legend, facts)
+        if (self.size.width or 200) >= SIDE_BY_SIDE:
+            body.add_column()
+            body.add_column()
+            body.add_row(legend, facts)
+        else:  # a narrow pane: the facts under the legend, so neither wraps its labels
+            body.add_column()
+            body.add_row(legend)
+            body.add_row(facts)
         grid.add_row(body)
+        grid.add_row(Text(""))
+        grid.add_row(cost_table(request))
         grid.add_row(Text(""))
         grid.add_row(largest_blocks(request))
         return grid

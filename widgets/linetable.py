@@ -24,8 +24,11 @@ from textual.strip import Strip
 @dataclass(frozen=True, slots=True)
 class Column:
     label: str
-    width: int
+    width: int  # 0: the column takes the width the others leave (at least FILL_MIN)
     justify: str = "left"  # "left" | "right"
+
+
+FILL_MIN = 8
 
 
 RowFactory = Callable[[int], tuple[Text, ...]]
@@ -74,7 +77,27 @@ class LineTable(ScrollView, can_focus=True):
         self.row_count = 0
         self.row_factory: RowFactory = lambda index: ()
         self._cache: dict[int, tuple[Text, ...]] = {}
-        self._width = sum(c.width + 1 for c in columns)
+        self.hidden: frozenset[int] = frozenset()  # indexes of columns not drawn (their cells are skipped)
+        self._width = sum((c.width or FILL_MIN) + 1 for c in columns)
+
+    def set_columns(self, columns: list[Column], hidden: frozenset[int] = frozenset()) -> None:
+        """Replace the columns (e.g. widths that fit what is shown) and which are hidden; the rows' cells
+        stay the same, and are rebuilt as they are drawn."""
+        if columns == self.columns and hidden == self.hidden:
+            return
+        self.columns = columns
+        self.hidden = hidden
+        self._width = sum((c.width or FILL_MIN) + 1 for i, c in enumerate(columns) if i not in hidden)
+        self._cache.clear()
+        self.virtual_size = Size(self._width, self.row_count + 1)
+        self.refresh()
+
+    def _widths(self) -> list[int]:
+        """The drawn width of every column (0 for a hidden one); a fill column takes what is left."""
+        shown = [(i, c) for i, c in enumerate(self.columns) if i not in self.hidden]
+        fixed = sum(c.width + 1 for _i, c in shown if c.width)
+        rest = max(FILL_MIN, self.scrollable_content_region.width - fixed - 1)
+        return [0 if i in self.hidden else (c.width or rest) for i, c in enumerate(self.columns)]
 
     # data -----------------------------------------------------------------------------------------
 
@@ -150,14 +173,16 @@ class LineTable(ScrollView, can_focus=True):
 
     def _line(self, cells: tuple[Text, ...] | list[Text], style: Style | None) -> Strip:
         line = Text(no_wrap=True, overflow="ellipsis")
-        for column, cell in zip(self.columns, cells, strict=False):
+        for column, width, cell in zip(self.columns, self._widths(), cells, strict=False):
+            if not width:
+                continue
             text = cell.copy()
             text.no_wrap = True
-            text.truncate(column.width, overflow="ellipsis")
+            text.truncate(width, overflow="ellipsis")
             if column.justify == "right":
-                text.align("right", column.width)
+                text.align("right", width)
             else:
-                text.align("left", column.width)
+                text.align("left", width)
             line.append_text(text)
             line.append(" ")
         segments = list(line.render(self.app.console))

@@ -1,4 +1,5 @@
-"""The summary chain: summaries linked by previous_summary_id, what each covers, and its fields."""
+"""The summary chain: summaries linked by previous_summary_id, what each covers, its fields, and
+what each compaction lost (the facts of its span its summary does not hold, by kind)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Static
 
 from inspector.model import SUMMARY_LIST_FIELDS, Summary
+from inspector.pipeline.facts import KINDS, Fact
+from inspector.pipeline.survival import CompactionLoss
 from widgets.linetable import Column, LineTable
 from widgets.safe import literal, safe_line
 
@@ -88,6 +92,33 @@ def summary_detail(summary: Summary, stats: SummaryStats | None, injected: bool)
     return out
 
 
+def loss_header(loss: CompactionLoss | None) -> Text:
+    """One line per kind: facts lost of the span's facts."""
+    out = Text()
+    if loss is None:
+        out.append("No compaction of this replay wrote this summary: nothing to judge.\n", style="dim")
+        return out
+    counts = loss.counts()
+    lost = sum(c.lost for c in counts.values())
+    total = sum(c.facts for c in counts.values())
+    out.append(f"Lost {lost:,} of {total:,} facts of the {len(loss.message_ids):,} messages it replaced\n",
+               style="bold #ff875f" if lost else "bold #87d787")
+    parts = [f"{kind} {counts[kind].lost}/{counts[kind].facts}" for kind in KINDS if counts[kind].facts]
+    if parts:
+        out.append("  " + " · ".join(parts) + "\n", style="dim")
+    return out
+
+
+def lost_rows(loss: CompactionLoss | None) -> list[Fact]:
+    """The lost facts, grouped by kind in kind order, each kind in thread order."""
+    if loss is None:
+        return []
+    lost = loss.lost()
+    return [f for kind in KINDS for f in lost if f.kind is kind]
+
+
+LOST_COLUMNS = [Column("lost", 11), Column("fact", 44), Column("message", 16)]
+
 SUMMARY_COLUMNS = [
     Column("#", 3), Column("summary", 22), Column("msgs", 5, "right"), Column("tokens → summary", 16, "right"),
     Column("ratio", 7, "right"), Column("sent", 4), Column("source", 8),
@@ -99,9 +130,20 @@ class SummariesView(Horizontal):
 
     DEFAULT_CSS = """
     SummariesView { height: 1fr; }
-    SummariesView > LineTable { width: 74; height: 1fr; }
+    SummariesView > #summaries-left { width: 74; height: 1fr; }
+    SummariesView #summaries-table { height: 1fr; }
+    SummariesView #lost-facts { height: 1fr; border-top: solid $primary-darken-2; }
     SummariesView > #summary-detail-scroll { width: 1fr; min-width: 36; height: 1fr; border-left: solid $primary-darken-2; padding: 0 1; }
     """
+
+    class FactChosen(Message):
+        """The user chose a lost fact: show its source block at the compaction's request."""
+
+        def __init__(self, view: SummariesView, fact: Fact, request_index: int) -> None:
+            super().__init__()
+            self.view = view
+            self.fact = fact
+            self.request_index = request_index
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -110,9 +152,14 @@ class SummariesView(Horizontal):
         self.injected: frozenset[str] = frozenset()
         self.unused: frozenset[str] = frozenset()
         self.rows: list[tuple[Text, ...]] = []
+        self.losses: Mapping[str, CompactionLoss] = {}
+        self.lost: list[Fact] = []
+        self.lost_of: str | None = None  # the summary whose lost facts are listed
 
     def compose(self) -> ComposeResult:
-        yield LineTable(SUMMARY_COLUMNS, id="summaries-table")
+        with Vertical(id="summaries-left"):
+            yield LineTable(SUMMARY_COLUMNS, id="summaries-table")
+            yield LineTable(LOST_COLUMNS, id="lost-facts")
         with VerticalScroll(id="summary-detail-scroll"):
             yield Static(Text("No summaries in this replay.", style="dim"), id="summary-detail", markup=False)
 
@@ -120,15 +167,22 @@ class SummariesView(Horizontal):
     def table(self) -> LineTable:
         return self.query_one("#summaries-table", LineTable)
 
+    @property
+    def lost_table(self) -> LineTable:
+        return self.query_one("#lost-facts", LineTable)
+
     def show(
         self,
         summaries: Sequence[Summary],
         stats: Mapping[str, SummaryStats],
         injected: Sequence[str],
         unused: Sequence[Summary] = (),
+        losses: Mapping[str, CompactionLoss] | None = None,
     ) -> None:
-        """The replay's chain, then any recorded summaries the replay did not use (marked as such)."""
+        """The replay's chain, then any recorded summaries the replay did not use (marked as such).
+        `losses`: per summary id, what its compaction lost (None: not computed yet)."""
         keep = self.table.cursor_row
+        self.losses = losses or {}
         self.unused = frozenset(s.id for s in unused)
         self.ordered = chain_order(summaries) + list(unused)
         self.stats = stats
@@ -156,6 +210,16 @@ class SummariesView(Horizontal):
             self.show_detail(self.table.cursor_row)
         else:
             self.query_one("#summary-detail", Static).update(Text("No summaries in this replay.", style="dim"))
+            self._show_lost(None)
+
+    def _show_lost(self, summary_id: str | None) -> None:
+        loss = self.losses.get(summary_id) if summary_id is not None else None
+        keep = self.lost_table.cursor_row if summary_id == self.lost_of else 0
+        self.lost_of = summary_id
+        self.lost = lost_rows(loss)
+        rows = [(Text(str(f.kind), style="#ff875f"), Text(safe_line(f.text, 200)), Text(safe_line(f.message_id, 40),
+                 style="dim")) for f in self.lost]
+        self.lost_table.set_rows(len(rows), lambda i: rows[i], cursor=min(max(keep, 0), max(0, len(rows) - 1)))
 
     def select_summary(self, summary_id: str) -> bool:
         for i, s in enumerate(self.ordered):
@@ -169,6 +233,9 @@ class SummariesView(Horizontal):
         if 0 <= index < len(self.ordered):
             s = self.ordered[index]
             text = summary_detail(s, self.stats.get(s.id), s.id in self.injected)
+            if self.losses:
+                text = loss_header(self.losses.get(s.id)) + Text("\n") + text
+            self._show_lost(s.id)
             if s.id in self.unused:
                 note = Text()
                 note.append("Recorded by the app but not part of this replay's chain (the replay compacted "
@@ -178,4 +245,12 @@ class SummariesView(Horizontal):
 
     def on_line_table_row_highlighted(self, event: LineTable.RowHighlighted) -> None:
         event.stop()
-        self.show_detail(event.cursor_row)
+        if event.control is self.table:
+            self.show_detail(event.cursor_row)
+
+    def on_line_table_row_selected(self, event: LineTable.RowSelected) -> None:
+        event.stop()
+        if event.control is self.lost_table and 0 <= event.cursor_row < len(self.lost) and self.lost_of:
+            loss = self.losses.get(self.lost_of)
+            if loss is not None:
+                self.post_message(self.FactChosen(self, self.lost[event.cursor_row], loss.request_index))

@@ -22,9 +22,11 @@ def matches(info: ThreadInfo, query: str) -> bool:
 
 
 THREAD_COLUMNS = [
-    Column("title", 20), Column("source", 8), Column("msgs", 5, "right"), Column("reqs", 4, "right"),
+    Column("title", 0), Column("source", 8), Column("msgs", 5, "right"), Column("reqs", 4, "right"),
     Column("comp", 4, "right"),
 ]
+NARROW = 40  # below this width the list drops its source column, so titles keep some room
+NARROW_COLUMNS = [c for c in THREAD_COLUMNS if c.label != "source"]
 
 
 class ThreadList(Vertical):
@@ -44,6 +46,7 @@ class ThreadList(Vertical):
         self.threads: list[ThreadInfo] = []
         self.shown: list[ThreadInfo] = []
         self.current: str | None = None
+        self.with_source = True
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter threads (/)", id="thread-filter")
@@ -65,13 +68,21 @@ class ThreadList(Vertical):
         cursor = next((row for row, t in enumerate(shown) if t.id == self.current), 0)
         self.table.set_rows(len(shown), lambda i: self._row(shown[i]), cursor=cursor)
 
+    def on_resize(self) -> None:
+        with_source = self.size.width >= NARROW
+        if with_source != self.with_source:
+            self.with_source = with_source
+            self.table.set_columns(THREAD_COLUMNS if with_source else NARROW_COLUMNS)
+
     def _row(self, t: ThreadInfo) -> tuple[Text, ...]:
         current = t.id == self.current
+        source = (Text(safe_line(t.source, 12), style="dim"),) if self.with_source else ()
         return (
             Text(("▶ " if current else "") + safe_line(t.title or t.id, 80), style="bold" if current else ""),
-            Text(safe_line(t.source, 12), style="dim"),
+            *source,
             Text(f"{t.messages:,}"),
-            Text(f"{t.requests:,}") if t.requests or not t.derived_requests
+            Text(f"{t.requests:,}!", style="bold red") if t.incomplete
+            else Text(f"{t.requests:,}") if t.requests or not t.derived_requests
             else Text(f"~{t.derived_requests:,}", style="dim"),
             Text(f"{t.summaries:,}"),
         )

@@ -33,6 +33,7 @@ class TimelinePoint:
     failed: bool
     changed: bool = False        # differs from the baseline replay
     recorded_compaction: bool = False  # the app itself compacted before this request (recorded summary)
+    recorded_event: bool = False  # the app changed its context in place before this request (e.g. cleared tool results)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,7 @@ class TimelineChart(Widget, can_focus=True):
         "compaction": Style(color="#d787ff", bold=True),
         "failed": Style(color="#ff5f5f", bold=True),
         "cursor_bg": Style(bgcolor="#3a3a5a"),
+        "probe": Style(color="#ff875f", bold=True),
         "axis": Style(color="#6c6c6c"),
     }
 
@@ -102,6 +104,7 @@ class TimelineChart(Widget, can_focus=True):
         self._peak = 0
         self.overview = False  # one column per bucket of requests, the whole thread on screen
         self._buckets: tuple[int, list[TimelinePoint]] | None = None
+        self.probe_mark: int | None = None  # the request where a probed text stopped being visible
 
     # data ---------------------------------------------------------------------------------------------
 
@@ -115,6 +118,11 @@ class TimelineChart(Widget, can_focus=True):
         elif self.cursor >= len(points):
             self.set_reactive(TimelineChart.cursor, max(0, len(points) - 1))
         self._scroll_to_cursor()
+        self.refresh()
+
+    def mark_probe(self, index: int | None) -> None:
+        """Mark (⊘) the request where a probed text disappears; None removes the mark."""
+        self.probe_mark = index
         self.refresh()
 
     @property
@@ -153,6 +161,7 @@ class TimelineChart(Widget, can_focus=True):
                     failed=any(p.failed for p in chunk),
                     changed=any(p.changed for p in chunk),
                     recorded_compaction=any(p.recorded_compaction for p in chunk),
+                    recorded_event=any(p.recorded_event for p in chunk),
                 ))
             self._buckets = (size, out)
         return self._buckets[1]
@@ -299,16 +308,23 @@ class TimelineChart(Widget, can_focus=True):
         styles = self.STYLES
         segments = [Segment(" " * (GUTTER - 1) + "└", styles["gutter"])]
         cols, start, end, col_w, cursor = self._columns()
+        probe = None
+        if self.probe_mark is not None:
+            probe = self.probe_mark // self.bucket_size() if self.overview else self.probe_mark
         for i in range(start, end):
             point = cols[i]
             if i == cursor:
                 char, style = "▲", Style(bold=True)
+            elif i == probe:
+                char, style = "⊘", styles["probe"]
             elif point.failed:
                 char, style = "✗", styles["failed"]
             elif point.compaction:
                 char, style = "◆", styles["compaction"]
             elif point.recorded_compaction:
                 char, style = "◇", styles["compaction"]
+            elif point.recorded_event:
+                char, style = "○", styles["compaction"]
             else:
                 char, style = "─", styles["axis"]
             segments.append(Segment(char.ljust(col_w, "─" if char == "─" else " "), style))

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING
 from textual.timer import Timer
 from textual.widgets import TabbedContent
 
+from inspector.request_step import request_step
 from inspector.screens.status import StatusLine, TimelineLabel
 from inspector.screens.view import timeline_scale
 from widgets.blocks import BlocksView
 from widgets.budget import BudgetView
+from widgets.request_step import RequestStepView
 from widgets.summaries import SummariesView
 from widgets.timeline import TimelineChart
 
@@ -84,8 +86,8 @@ class PaneUpdater:
                                if view.config.profile == "harness" else None))
         # Tables are rebuilt only when visible; the others are refreshed when their tab opens.
         active = app.query_one(TabbedContent).active
-        self.stale_tabs |= {"blocks", "summaries"}
-        if all_tabs or active in ("blocks", "summaries"):
+        self.stale_tabs |= {"blocks", "summaries", "step"}
+        if all_tabs or active in ("blocks", "summaries", "step"):
             self.refresh_tab(active)
         self.updated_at = time.monotonic()
 
@@ -97,7 +99,13 @@ class PaneUpdater:
         request = app.current_request
         if tab == "blocks":
             app.query_one(BlocksView).show(request, view.messages, view.summaries, view.partners)
+        elif tab == "step":
+            step = None
+            if request is not None and request.index > 0:
+                step = request_step(view.audit(request.index - 1), request)
+            app.query_one(RequestStepView).show(step, request)
         elif tab == "summaries":
             injected = request.summaries_injected if request is not None else ()
             app.query_one(SummariesView).show(view.simulation.summaries, view.summary_stats, injected,
-                                              unused=view.unused_recorded_summaries)
+                                              unused=view.unused_recorded_summaries,
+                                              losses=app.loss.losses_of(view))

@@ -7,7 +7,7 @@ deterministic (session id, file stem, record id), so importing a file again repl
 threads instead of duplicating them, and the import record says which were replaced. A thread
 id that another file already gave (`a/chat.json` and `b/chat.json`, two Claude Code files of one
 resumed `sessionId`) never replaces that file's thread: the later file's threads get the suffix
-`~<8 hex digits of the file's path>` and a warning says so (same path, or the same content,
+`~N` (the first free N from 2, the same on every re-import) and a warning says so (same path, or the same content,
 replaces).
 
 Coverage: for the formats that record model calls (Claude Code, Codex) every file gets a line
@@ -367,15 +367,26 @@ def _resolved(path: str) -> str:
         return path
 
 
-def _keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple[str, str]],
+def _keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple[str, str]], store: Any,
                 warnings: list[str]) -> list[Any]:
     """Threads of `path` renamed where one of their ids came from a different file (see the module doc)."""
     where = _resolved(str(path))
-    clash = [t.id for t in threads if t.id in known and known[t.id][0] != where and known[t.id][1] != sha]
+
+    def other(tid: str) -> bool:
+        if tid not in known or known[tid][0] == where or known[tid][1] == sha:
+            return False
+        return not _brought_by(path, Path(known[tid][0]))
+
+    clash = [t.id for t in threads if other(t.id)]
     if not clash:
         return threads
-    suffix = "~" + hashlib.sha256(where.encode("utf-8")).hexdigest()[:8]
-    renamed = {t.id: t.id + suffix for t in threads}
+    number = 2
+    while True:  # the first suffix free for every thread of the file, or already this file's
+        ids = [f"{t.id}~{number}" for t in threads]
+        if not any(other(i) or (i not in known and _stored(store, i)) for i in ids):
+            break
+        number += 1
+    renamed = {t.id: f"{t.id}~{number}" for t in threads}
     for tid in clash:
         warnings.append(f"{path}: thread {tid} was imported from another file ({known[tid][0]}); both kept, "
                         f"this file's as {renamed[tid]}")
@@ -386,6 +397,23 @@ def _keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple
             meta["parent_thread_id"] = renamed[meta["parent_thread_id"]]
         out.append(_replace_thread(t, id=renamed[t.id], meta=meta))
     return out
+
+
+def _brought_by(agent: Path, session: Path) -> bool:
+    """Whether sub-agent file `agent` comes in with Claude Code session file `session` (then it is that file)."""
+    if not is_subagent_file(agent):
+        return False
+    try:
+        return agent.resolve() in {f.resolve() for f in subagent_files(session)}
+    except OSError:
+        return False
+
+
+def _stored(store: Any, thread_id: str) -> bool:
+    try:
+        return bool(store.has_thread(thread_id))
+    except (StoreError, AttributeError):
+        return False
 
 
 def import_paths(
@@ -463,7 +491,7 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
     consumed.update(p for p, _ in companions)
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     result.skipped[:0] = decode_warnings
-    result.threads = _keep_apart(result.threads, path, sha, known, result.skipped)
+    result.threads = _keep_apart(result.threads, path, sha, known, store, result.skipped)
     thread_ids = [t.id for t in result.threads]
     try:
         flags = store.save_threads(result.threads, now=now)

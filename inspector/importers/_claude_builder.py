@@ -16,6 +16,7 @@ requests, summaries and events of one thread.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from inspector.content import flatten_blocks
@@ -87,6 +88,15 @@ class Builder:
         if rec.get("isSidechain"):
             meta["isSidechain"] = True
         return meta
+
+    def _final_output_tokens(self, msg_id: str, usage: Any) -> None:
+        """A call's later lines repeat its usage with the output count so far: the last one is final."""
+        count = _int(usage.get("output_tokens")) if isinstance(usage, Mapping) else None
+        if count is None or not self.requests or self.requests[-1].id != str(msg_id):
+            return
+        request = self.requests[-1]
+        if request.output_tokens is None or count > request.output_tokens:
+            self.requests[-1] = replace(request, output_tokens=count)
 
     def _user(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
         uuid = str(rec.get("uuid"))
@@ -165,6 +175,7 @@ class Builder:
                 id=old.id, role=Role.ASSISTANT, content=content, tool_calls=old.tool_calls + tuple(calls),
                 created_at=old.created_at, meta=meta,
             )
+            self._final_output_tokens(msg_id, message.get("usage"))
             return
         meta = self._meta(number, rec)
         meta.pop("line")
@@ -192,6 +203,7 @@ class Builder:
                     created_at=rec.get("timestamp"),
                     cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
                     cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+                    output_tokens=_int(usage.get("output_tokens")),
                 )
             )
             self._resolve_before_request()

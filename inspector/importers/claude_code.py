@@ -13,7 +13,8 @@ How a file becomes threads (built on the records' links, not on line positions):
   assistant record belongs to the message, and every `tool_result` answering one of its calls
   belongs to the thread, whichever sibling carries it. The records kept are then read in file
   order (children are always written after their parents). Lines of other branches (rewinds)
-  are listed in `meta["off_chain_lines"]`.
+  are listed in `meta["off_chain_lines"]`. A tree that never joins the main conversation (its own
+  root: a fresh context in the same file) becomes the thread `<sessionId>/context-<root uuid>`.
 - Sub-agents: `isSidechain` records become their own threads: per `agentId` (CLI 2.1.x,
   `<session>/subagents/agent-<id>.jsonl`, id `<sessionId>/agent-<agentId>`) or per root line
   (older layout, id `<sessionId>/sidechain-<root uuid>`); `agent_progress` records of the main
@@ -21,7 +22,7 @@ How a file becomes threads (built on the records' links, not on line positions):
   and, where it can be told, `meta["parent_tool_use_id"]` (the Task call: `toolUseResult.agentId`,
   `parentToolUseID`, or the prompt).
 - What each record becomes is `_claude_builder`'s job; what the file holds against what was
-  imported is `coverage` (one line per file in the import summary, a warning per item lost).
+  imported is `_claude_coverage` (one line per file in the import summary, a warning per item lost).
 - Non-conversation record types are counted in `meta["other_lines"]`; a `summary` line gives the
   title of the chain its `leafUuid` ends (else of the main thread).
 """
@@ -33,7 +34,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from inspector.importers._claude_builder import SYNTHETIC_MODEL, Builder, prompt_tokens
+from inspector.importers._claude_builder import Builder, prompt_tokens
+from inspector.importers._claude_coverage import blocks_of as _blocks
+from inspector.importers._claude_coverage import count as _count
 from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
 from inspector.model import Role, Thread
 
@@ -71,6 +74,7 @@ class _Group:
             return []
         out: list[int] = []
         seen: set[int] = set()
+        gaps: list[str] = []  # found walking back; reported in file order
         current: int | None = self.conversation[-1]
         while current is not None:
             if current in seen:
@@ -95,18 +99,19 @@ class _Group:
                 continue
             current = self._before(current, seen)
             if current is not None:
-                skipped.append(f"{self.name}:{number}: {what} {link!r} is not in the file; the chain continues "
-                               f"with line {self.records[current][0]} (the record before it in file order)")
+                gaps.append(f"{self.name}:{number}: {what} {link!r} is not in the file; the chain continues "
+                            f"with line {self.records[current][0]} (the record before it in file order)")
+        skipped.extend(reversed(gaps))
         out.sort()
         return out
 
-    def thread_records(self, skipped: list[str]) -> tuple[list[Record], list[int]]:
-        """(records of the thread in file order, line numbers of conversation records left out)."""
-        chain = self.chain(skipped)
+    def _expand(self, chain: Sequence[int], taken: set[int]) -> set[int]:
+        """`chain` plus the sibling lines of its assistant messages and the off-chain lines holding
+        results of their calls (parallel tool calls), none of `taken`."""
         keep = set(chain)
         ids = {_message_id(self.records[i][1]) for i in chain} - {None}
-        for i in self.conversation:  # sibling lines of the chain's assistant messages
-            if i not in keep and _message_id(self.records[i][1]) in ids:
+        for i in self.conversation:
+            if i not in keep and i not in taken and _message_id(self.records[i][1]) in ids:
                 keep.add(i)
         uses: set[str] = set()
         answered: set[str] = set()
@@ -114,15 +119,48 @@ class _Group:
             rec = self.records[i][1]
             uses.update(_blocks(rec, "tool_use", "id"))
             answered.update(_blocks(rec, "tool_result", "tool_use_id"))
-        for i in self.conversation:  # results of those calls carried by off-chain siblings
-            if i in keep:
+        for i in self.conversation:
+            if i in keep or i in taken:
                 continue
             answers = set(_blocks(self.records[i][1], "tool_result", "tool_use_id"))
             if answers and answers <= uses and not answers & answered:
                 keep.add(i)
                 answered |= answers
-        left = [self.records[i][0] for i in self.conversation if i not in keep]
-        return [self.records[i] for i in sorted(keep)], left
+        return keep
+
+    def _link(self, index: int) -> int | None:
+        rec = self.records[index][1]
+        link = rec.get("parentUuid") or rec.get("logicalParentUuid")
+        return self.pos.get(link) if isinstance(link, str) else None
+
+    def thread_records(self, skipped: list[str]) -> tuple[list[list[Record]], list[int]]:
+        """(the records of each conversation in file order, the main one first; line numbers of
+        conversation records on abandoned branches).
+
+        The main conversation is the chain ending at the last conversation record. A tree of records
+        that never joins it (its own root: Claude Code starting a fresh context in the same file, as
+        when a plan is implemented after clearing the context) is a conversation of its own; a branch
+        that joins an imported conversation and was left (a rewind) is not imported."""
+        main = self._expand(self.chain(skipped), set())
+        taken = set(main)
+        conversations = [main]
+        abandoned: set[int] = set()
+        for leaf in reversed(self.conversation):
+            if leaf in taken or leaf in abandoned:
+                continue
+            path: list[int] = []
+            current: int | None = leaf
+            while current is not None and current not in taken and current not in abandoned and current not in path:
+                path.append(current)
+                current = self._link(current)
+            if current is None:  # its own root: a separate conversation
+                keep = self._expand(sorted(path), taken)
+                taken |= keep
+                conversations.append(keep)
+            else:
+                abandoned.update(path)
+        left = [self.records[i][0] for i in self.conversation if i not in taken]
+        return [[self.records[i] for i in sorted(keep)] for keep in conversations], left
 
 
 def _message_id(rec: Mapping[str, Any]) -> str | None:
@@ -131,14 +169,6 @@ def _message_id(rec: Mapping[str, Any]) -> str | None:
     message = rec.get("message")
     mid = message.get("id") if isinstance(message, Mapping) else None
     return mid if isinstance(mid, str) else None
-
-
-def _blocks(rec: Mapping[str, Any], kind: str, key: str) -> list[str]:
-    message = rec.get("message")
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if not isinstance(content, list):
-        return []
-    return [str(b.get(key)) for b in content if isinstance(b, Mapping) and b.get("type") == kind and b.get(key)]
 
 
 def _agent_progress_records(records: Sequence[Record]) -> dict[str, list[Record]]:
@@ -176,8 +206,13 @@ def parse(text: str, name: str, progress: Progress | None = None,
     result = ParseResult()
     records = _read(text, name, result.skipped, progress)
     extra = [(cname, _read(ctext, cname, result.skipped, None)) for cname, ctext in companions]
-    session = next((r["sessionId"] for _, r in records if isinstance(r.get("sessionId"), str)),
-                   PurePath(name).name.split(".")[0])
+    # The session is the one of the conversation's last record (hook records of another session
+    # can sit in the file), else of any record.
+    candidates = [r for _, r in records if isinstance(r.get("sessionId"), str)]
+    talk = [r for r in candidates if r.get("type") in CONVERSATION_TYPES]
+    mainline = [r for r in talk if not r.get("isSidechain")]
+    pick = (mainline or talk or candidates)
+    session = pick[-1]["sessionId"] if pick else PurePath(name).name.split(".")[0]
     titles = {str(r.get("leafUuid")): r["summary"] for _, r in records
               if r.get("type") == "summary" and isinstance(r.get("summary"), str)}
     base_meta: dict[str, Any] = {"file": PurePath(name).name, "sessionId": session}
@@ -194,22 +229,25 @@ def parse(text: str, name: str, progress: Progress | None = None,
     main_records = [r for r in records if not r[1].get("isSidechain") and r[1].get("type") != "summary"]
     coverage = Coverage(PurePath(name).name)
     main = _Group(name, main_records)
-    thread_records, left = main.thread_records(result.skipped)
-    head = _build(thread_records, session, name, result.skipped, titles, base_meta, left)
+    conversations, left = main.thread_records(result.skipped)
+    head = _build(conversations[0], session, name, result.skipped, titles, base_meta, left)
+    if head is not None and other:
+        head = _with_meta(head, other_lines=other)
+    mains = [head, *_separate(conversations[1:], session, name, result.skipped, titles, base_meta, "")]
     task_prompts: dict[str, str] = {}
     agent_results: dict[str, str] = {}
-    if head is not None:
-        if other:
-            head = _with_meta(head, other_lines=other)
-        result.threads.append(head)
-        for m in head.messages:
+    for thread in mains:
+        if thread is None:
+            continue
+        result.threads.append(thread)
+        for m in thread.messages:
             for call in m.tool_calls:
                 if isinstance(call.arguments, Mapping) and isinstance(call.arguments.get("prompt"), str):
                     task_prompts.setdefault(call.arguments["prompt"].strip(), call.id)
             tur = m.meta.get("toolUseResult")
             if m.role is Role.TOOL and isinstance(tur, Mapping) and isinstance(tur.get("agentId"), str):
                 agent_results[tur["agentId"]] = str(m.tool_call_id)
-    _count(coverage, name, main_records, head, left, result.skipped)
+    _count(coverage, name, main_records, mains, left, result.skipped)
     result.coverage.append(coverage)
 
     # Sub-agents: by agentId (own files first, then this file's sidechain records), else by root.
@@ -228,27 +266,28 @@ def parse(text: str, name: str, progress: Progress | None = None,
             agents[agent] = (name, run)
     links = {"task_prompts": task_prompts, "agent_results": agent_results}
     for agent, (source, members) in agents.items():
-        thread, left = _side_thread(members, f"{session}/agent-{agent}", source, result, titles,
+        threads, left = _side_thread(members, f"{session}/agent-{agent}", source, result, titles,
                                     dict(base_meta, parent_thread_id=session, agentId=agent,
                                          file=PurePath(source).name), links, agent)
         if source != name:
             cov = Coverage(PurePath(source).name)
-            _count(cov, source, members, thread, left, result.skipped)
+            _count(cov, source, members, threads, left, result.skipped)
             result.coverage.append(cov)
         else:
-            _count(coverage, source, members, thread, left, result.skipped)
+            _count(coverage, source, members, threads, left, result.skipped)
     for root, members in _old_sidechains(old_layout).items():
-        thread, left = _side_thread(members, f"{session}/sidechain-{root}", name, result, titles,
+        threads, left = _side_thread(members, f"{session}/sidechain-{root}", name, result, titles,
                                     dict(base_meta, parent_thread_id=session, sidechain_root=root), links, None)
-        _count(coverage, name, members, thread, left, result.skipped)
+        _count(coverage, name, members, threads, left, result.skipped)
     return result
 
 
 def _side_thread(members: list[Record], thread_id: str, name: str, result: ParseResult, titles: Mapping[str, str],
                  meta: dict[str, Any], links: Mapping[str, Mapping[str, str]],
-                 agent: str | None) -> tuple[Thread | None, list[int]]:
+                 agent: str | None) -> tuple[list[Thread | None], list[int]]:
     group = _Group(name, members)
-    records, left = group.thread_records(result.skipped)
+    conversations, left = group.thread_records(result.skipped)
+    records = conversations[0]
     tool_use = links["agent_results"].get(agent) if agent is not None else None
     if tool_use is None:
         tool_use = next((r.get("parentToolUseID") for _, r in members if isinstance(r.get("parentToolUseID"), str)),
@@ -263,9 +302,20 @@ def _side_thread(members: list[Record], thread_id: str, name: str, result: Parse
     if tool_use is not None:
         meta["parent_tool_use_id"] = tool_use
     thread = _build(records, thread_id, name, result.skipped, titles, meta, left, title_prefix="Sidechain: ")
-    if thread is not None:
-        result.threads.append(thread)
-    return thread, left
+    threads = [thread, *_separate(conversations[1:], thread_id, name, result.skipped, titles, meta, "Sidechain: ")]
+    result.threads.extend(t for t in threads if t is not None)
+    return threads, left
+
+
+def _separate(conversations: list[list[Record]], thread_id: str, name: str, skipped: list[str],
+              titles: Mapping[str, str], meta: dict[str, Any], prefix: str) -> list[Thread | None]:
+    """Threads `<thread_id>/context-<root uuid>` for the conversations of a file that never join its main one."""
+    out: list[Thread | None] = []
+    for records in conversations:
+        root = str(records[0][1].get("uuid"))
+        out.append(_build(records, f"{thread_id}/context-{root}", name, skipped, titles,
+                          dict(meta, context_root=root, same_file_as=thread_id), [], title_prefix=prefix or ""))
+    return out
 
 
 def _old_sidechains(side: list[Record]) -> dict[str, list[Record]]:
@@ -337,64 +387,3 @@ def _build(records: list[Record], thread_id: str, name: str, skipped: list[str],
         summaries=tuple(builder.summaries),
         meta=meta,
     )
-
-
-def held_calls(records: Sequence[Record]) -> dict[str, int]:
-    """message.id -> line of each model call the records hold (usage given, not `<synthetic>`)."""
-    out: dict[str, int] = {}
-    for number, rec in records:
-        message = rec.get("message")
-        if (rec.get("type") == "assistant" and isinstance(message, Mapping) and isinstance(message.get("id"), str)
-                and message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), Mapping)):
-            out.setdefault(message["id"], number)
-    return out
-
-
-def _count(cov: Coverage, name: str, records: Sequence[Record], thread: Thread | None, left: Sequence[int],
-           skipped: list[str]) -> None:
-    """Add what `records` hold and what of it `thread` kept to `cov`; a warning per item lost."""
-    off = set(left)
-    requests = {r.id: r for r in thread.requests} if thread is not None else {}
-    calls = held_calls(records)
-    cov.calls += len(calls)
-    for mid, number in calls.items():
-        request = requests.get(mid)
-        if request is not None and request.prompt_tokens is not None:
-            cov.calls_imported += 1
-        elif request is not None:
-            skipped.append(f"{name}:{number}: model call {mid} has no token counts in its usage")
-        else:
-            skipped.append(f"{name}:{number}: model call {mid} not imported ({_why(number, off)})")
-    paired: set[str] = set()
-    called: set[str] = set()
-    for m in thread.messages if thread is not None else ():
-        called.update(c.id for c in m.tool_calls)
-        if m.role is Role.TOOL and m.tool_call_id in called:
-            paired.add(str(m.tool_call_id))
-    seen: set[str] = set()
-    for number, rec in records:
-        if rec.get("type") != "user":
-            continue
-        for use in _blocks(rec, "tool_result", "tool_use_id"):
-            if use in seen:
-                continue
-            seen.add(use)
-            cov.results += 1
-            if use in paired:
-                cov.results_imported += 1
-            else:
-                skipped.append(f"{name}:{number}: tool result for {use} not imported ({_why(number, off)})")
-    summaries = {s.meta.get("boundary_uuid") for s in thread.summaries} if thread is not None else set()
-    for number, rec in records:
-        if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
-            cov.compactions += 1
-            if rec.get("uuid") in summaries:
-                cov.compactions_imported += 1
-            else:
-                skipped.append(f"{name}:{number}: compaction not imported as a summary ({_why(number, off)})")
-
-
-def _why(number: int, off: set[int]) -> str:
-    if number in off:
-        return "on a branch the session left: a rewind, or a link the file lost"
-    return "its record could not be placed in the thread"

@@ -16,10 +16,11 @@
   records the request of ITS call, id `R<line>`, prompt_tokens =
   `info.last_token_usage.input_tokens` (OpenAI's input tokens include the cached ones, kept as
   `cache_read_tokens`). Versions write the count after the call's items (0.1xx) or before them
-  (0.60), so counts are matched on structure, not on positions: within one turn (between user
-  messages, turn contexts and task starts) the k-th count belongs to the k-th call; where a
-  turn's numbers differ, a count belongs to the call it touches, on the side most of the file's
-  counts sit. A count that matches no call is a warning naming its line.
+  (0.60), so counts are matched on structure, not on positions: a count belongs to the call it
+  touches (nothing but events between them), on the side most of the file's counts sit; where
+  a turn's counts do not all touch a call (written apart) and the turn (between user messages,
+  turn contexts and task starts) has as many calls as counts, the k-th count belongs to the k-th
+  call. A count that matches no call is a warning naming its line.
 - A `compacted` line becomes a recorded Summary (`payload.message`, else the last item of the
   `replacement_history`) covering every message since the previous one, before the next
   request; the `replacement_history` (what Codex kept after compacting) goes to its meta.
@@ -29,6 +30,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -115,8 +117,45 @@ class _State:
         self.messages.append(message)
 
 
+def _count(usage: Mapping, key: str) -> int | None:
+    value = usage.get(key) if isinstance(usage, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _text(payload: Mapping[str, Any]) -> str:
     return flatten_blocks(payload.get("content"), {}).strip()
+
+
+def _user_item(rec: Mapping[str, Any]) -> bool:
+    payload = rec.get("payload")
+    return rec.get("type") == "response_item" and isinstance(payload, Mapping) and \
+        payload.get("type") == "message" and payload.get("role") == "user"
+
+
+def _echoed_events(records: list[tuple[int, dict]], prompts: Counter[str]) -> set[int]:
+    """Lines of `user_message` events that repeat a `response_item` user message: one holding the same
+    text anywhere in the file (each counted once), or the response item next to the event (other
+    events skipped) when one text holds the other."""
+    out: set[int] = set()
+    left = Counter(prompts)
+    items = [i for i, (_, r) in enumerate(records) if r.get("type") != "event_msg"]
+    for i, (number, rec) in enumerate(records):
+        payload = rec.get("payload")
+        if rec.get("type") != "event_msg" or not isinstance(payload, Mapping) or payload.get("type") != "user_message":
+            continue
+        said = str(payload.get("message") or "").strip()
+        if left[said] > 0:
+            left[said] -= 1
+            out.add(number)
+            continue
+        at = bisect.bisect_left(items, i)
+        for j in (at - 1, at):
+            if 0 <= j < len(items) and _user_item(records[items[j]][1]):
+                text = _text(records[items[j]][1]["payload"])
+                if said and text and (said in text or text in said):
+                    out.add(number)
+                    break
+    return out
 
 
 def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult:
@@ -127,9 +166,8 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     meta: dict[str, Any] = {"file": PurePath(name).name}
     other: dict[str, int] = {}
     records = list(iter_jsonl(text, name, result.skipped, progress))
-    prompts = Counter(_text(r["payload"]) for _, r in records
-                      if r.get("type") == "response_item" and isinstance(r.get("payload"), Mapping)
-                      and r["payload"].get("type") == "message" and r["payload"].get("role") == "user")
+    prompts = Counter(_text(r["payload"]) for _, r in records if _user_item(r))
+    echoes = _echoed_events(records, prompts)
     last_total: Any = None
 
     for number, rec in records:
@@ -166,8 +204,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
             _response_item(st, number, payload, timestamp, result.skipped, name, other)
         elif kind == "event_msg" and ptype == "user_message":
             said = str(payload.get("message") or "")
-            if prompts[said.strip()] > 0:
-                prompts[said.strip()] -= 1
+            if number in echoes:
                 other["event_msg/user_message"] = other.get("event_msg/user_message", 0) + 1
                 continue
             st.boundary()
@@ -244,17 +281,19 @@ def _match(st: _State) -> dict[int, _Call]:
     out: dict[int, _Call] = {}
     for turn, indices in by_turn_counts.items():
         calls = by_turn_calls.get(turn, [])
-        if len(calls) == len(indices):
-            out.update(zip(indices, calls, strict=True))
-            continue
+        touching: dict[int, _Call] = {}
         used: set[int] = set()
-        for i in indices:
+        for i in indices:  # the call each count touches, on the file's side first
             sig = st.counts[i].sig
             options = [ends.get(sig - 1), starts.get(sig)] if after >= before else [starts.get(sig), ends.get(sig - 1)]
             call = next((c for c in options if c is not None and c.turn == turn and c.message not in used), None)
             if call is not None:
                 used.add(call.message)
-                out[i] = call
+                touching[i] = call
+        if len(touching) < len(indices) and len(calls) == len(indices):
+            out.update(zip(indices, calls, strict=True))  # written apart (batched): in order
+        else:
+            out.update(touching)
     return out
 
 
@@ -277,7 +316,8 @@ def _requests(st: _State, name: str, skipped: list[str], coverage: Coverage) -> 
         requests.append((call.message, Request(
             id=f"R{count.line}", after_message_id=st.messages[call.message - 1].id, prompt_tokens=tokens,
             model=count.model, created_at=count.created_at,
-            cache_read_tokens=cached if isinstance(cached, int) and not isinstance(cached, bool) else None)))
+            cache_read_tokens=cached if isinstance(cached, int) and not isinstance(cached, bool) else None,
+            output_tokens=_count(count.usage, "output_tokens"))))
     requests.sort(key=lambda pair: pair[0])
     coverage.calls_unbilled = len(st.calls) - len(requests)
     return [r for _, r in requests]

@@ -65,6 +65,10 @@ def request_to_dict(r: Request) -> dict[str, Any]:
                             "model": r.model}
     if r.created_at is not None:
         data["created_at"] = r.created_at
+    for key, value in (("recorded_cache_read_tokens", r.cache_read_tokens),
+                       ("recorded_cache_write_tokens", r.cache_write_tokens), ("output_tokens", r.output_tokens)):
+        if value is not None:
+            data[key] = value
     return data
 
 
@@ -132,8 +136,19 @@ def request_from_dict(data: Any, warn: Callable[[str], None] | None = None) -> R
             raise ValueError(f"request {data['id']!r}: prompt_tokens must be a non-negative integer")
         warn(f"request {data['id']!r}: prompt_tokens {tokens!r} is not a token count; value dropped")
         tokens = None
+    counts: dict[str, int | None] = {}
+    for key in ("recorded_cache_read_tokens", "recorded_cache_write_tokens", "output_tokens"):
+        value = data.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            if warn is None:
+                raise ValueError(f"request {data['id']!r}: {key} must be a non-negative integer")
+            warn(f"request {data['id']!r}: {key} {value!r} is not a token count; value dropped")
+            value = None
+        counts[key] = value
     return Request(id=data["id"], after_message_id=data["after_message_id"], prompt_tokens=tokens,
-                   model=_optional_str(data, "model"), created_at=_optional_str(data, "created_at"))
+                   model=_optional_str(data, "model"), created_at=_optional_str(data, "created_at"),
+                   cache_read_tokens=counts["recorded_cache_read_tokens"],
+                   cache_write_tokens=counts["recorded_cache_write_tokens"], output_tokens=counts["output_tokens"])
 
 
 def _items(raw: Any, label: str) -> list[Any]:

@@ -9,7 +9,10 @@ Accepted shapes (JSON file, or JSONL with one item per line):
 - JSONL whose lines are chat messages -> one thread (other lines reported and skipped); JSONL
   holding records (a `traj` or `messages` list) -> one thread each.
 Leading system messages become the system prompt; message ids are `m<index>`. Tool-call
-arguments keep the provider's JSON text.
+arguments keep the provider's JSON text. Where assistant messages carry the response's `usage`
+(logged chat completions), every assistant message is a recorded request with
+`usage.prompt_tokens`, `prompt_tokens_details.cached_tokens` (cache read) and
+`completion_tokens` (output) where present.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from inspector.importers._common import (
     openai_tools,
     title_from_messages,
 )
-from inspector.model import Thread
+from inspector.model import Message, Request, Role, Thread
 
 
 def _stem(name: str) -> str:
@@ -57,8 +60,32 @@ def _thread(thread_id: str, raw: list[Any], where: str, skipped: list[str], *, t
         system_prompt=system_prompt,
         tools=openai_tools(tools),
         messages=tuple(messages),
+        requests=_usage_requests(messages, (meta or {}).get("model")),
         meta=meta or {},
     )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _usage_requests(messages: list[Message], model: Any) -> tuple[Request, ...]:
+    """One request before every assistant message, where the transcript logged responses' `usage`."""
+    if not any(m.role is Role.ASSISTANT and isinstance(m.meta.get("usage"), Mapping) for m in messages):
+        return ()
+    out: list[Request] = []
+    for i, m in enumerate(messages):
+        if m.role is not Role.ASSISTANT or i == 0:
+            continue
+        usage = m.meta.get("usage") if isinstance(m.meta.get("usage"), Mapping) else {}
+        details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), Mapping) else {}
+        name = m.meta.get("model") if isinstance(m.meta.get("model"), str) else model
+        out.append(Request(id=f"req-{m.id}", after_message_id=messages[i - 1].id,
+                           prompt_tokens=_count(usage.get("prompt_tokens")),
+                           model=name if isinstance(name, str) else None,
+                           cache_read_tokens=_count(details.get("cached_tokens")),
+                           output_tokens=_count(usage.get("completion_tokens"))))
+    return tuple(out)
 
 
 def _record_thread(record: Mapping[str, Any], index: int, stem: str, where: str, skipped: list[str]) -> Thread | None:

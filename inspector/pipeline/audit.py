@@ -11,6 +11,7 @@ from typing import Any
 
 from inspector.frozen import fast_frozen_init
 from inspector.model import Summary
+from inspector.pipeline.pricing import CostSplit
 
 
 class BlockStatus(StrEnum):
@@ -91,6 +92,30 @@ class BlockAudit:
         }
 
 
+CACHE_BREAK_CAUSES = ("compaction", "pruning", "summary_injected", "what_if_edit", "lifetime_expired")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheBreak:
+    """Where a request's prompt stopped matching the previous request's cached prompt, and why.
+
+    `position` is the first changed block's place in the prompt (None: the system prompt and
+    tool definitions, or the whole prompt when the cache lifetime expired); `message_id` the
+    changed message (None for synthetic blocks); `lost_tokens` the previous prompt's tokens
+    that were cached and must now be written again; `cost` what that costs more than reading
+    them (None without a price)."""
+
+    cause: str
+    position: int | None
+    message_id: str | None
+    lost_tokens: int
+    cost: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cause": self.cause, "position": self.position, "message_id": self.message_id,
+                "lost_tokens": self.lost_tokens, "cost": None if self.cost is None else round(self.cost, 6)}
+
+
 @fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class BudgetAudit:
@@ -107,6 +132,16 @@ class BudgetAudit:
     trigger_tokens: int | None = None
     pruned_savings: int = 0      # tokens saved by pruning/truncation in sent blocks
     needed_tokens: int | None = None  # failed requests: what it would have needed
+    # The prompt cache and the cost (inspector/pipeline/cache.py), set after the replay; None where
+    # unknown (no price for the model, nothing recorded).
+    recorded_cache_read_tokens: int | None = None
+    recorded_cache_write_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cache_break: CacheBreak | None = None
+    cost: float | None = None
+    recorded_cost: float | None = None
+    cost_split: CostSplit | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +158,14 @@ class BudgetAudit:
             "trigger_tokens": self.trigger_tokens,
             "pruned_savings": self.pruned_savings,
             "needed_tokens": self.needed_tokens,
+            "recorded_cache_read_tokens": self.recorded_cache_read_tokens,
+            "recorded_cache_write_tokens": self.recorded_cache_write_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cache_break": None if self.cache_break is None else self.cache_break.to_json(),
+            "cost": None if self.cost is None else round(self.cost, 6),
+            "recorded_cost": None if self.recorded_cost is None else round(self.recorded_cost, 6),
+            "cost_split": None if self.cost_split is None else self.cost_split.to_json(),
         }
 
 

@@ -33,6 +33,8 @@ class ReplayContext:
     # Baseline replays follow the thread's recorded compactions; what-if replays decide
     # compactions from the config's triggers (DESIGN.md, "Summaries").
     follow_recorded: bool = False
+    # Prices for the cost of each request (pricing.PriceTable); None: no cost.
+    prices: object | None = None
 
     @property
     def tokenizer_name(self) -> str:

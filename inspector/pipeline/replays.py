@@ -17,6 +17,7 @@ from inspector.tokens import TokenCounter, get_tokenizer
 if TYPE_CHECKING:
     from inspector.config import Config
 
+
 def simulate(
     thread: Thread,
     config: Config,
@@ -48,6 +49,44 @@ class Replay:
         self._fast = REGISTRY[config.profile].replayer(thread, config, ctx)
         self.timeline: tuple[RequestAudit, ...] = tuple(self._fast.timeline())
         self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)
+        self._costs: tuple | None = None
+
+    # Beyond this many blocks in all prompts together, a profile without a fast prompt model
+    # (every profile but iris) gets no cache model rather than a wait of many seconds.
+    BLOCK_BY_BLOCK_LIMIT = 3_000_000
+
+    @property
+    def costs(self) -> tuple:
+        """`accounting.RequestCost` per request (prompt cache and cost), computed once; () when skipped."""
+        if self._costs is None:
+            from inspector.pipeline import accounting
+
+            prompts, table = None, None
+            if accounting.has_fast_prompt_model(self._fast) or \
+                    len(self.timeline) * len(self.thread.messages) <= self.BLOCK_BY_BLOCK_LIMIT:
+                prompts, table = accounting.replay_prompts(self._fast, self.timeline, self._fast.audit)
+            if prompts is None:
+                self.notices.append(f"prompt cache not modelled: the {self.config.profile} profile has no fast "
+                                    f"prompt model for a thread this long ({len(self.timeline):,} requests)")
+                self._costs = ()
+            else:
+                self._costs = tuple(accounting.account(self.thread, self.timeline, prompts, table,
+                                                       self.ctx.prices, self.ctx.counter))
+        return self._costs
+
+    def _priced(self, audit: RequestAudit) -> RequestAudit:
+        costs = self.costs
+        if not costs:
+            return audit
+        from inspector.pipeline.accounting import with_cost
+
+        return with_cost(audit, costs[audit.index])
+
+    def cost_totals(self):
+        """`accounting.ThreadCost` of the whole replay (None when the cache was not modelled)."""
+        from inspector.pipeline.accounting import totals
+
+        return totals(self.timeline, self.costs) if self.costs else None
 
     def __len__(self) -> int:
         return len(self.timeline)
@@ -56,14 +95,27 @@ class Replay:
         """Request `index` with its full block list."""
         hit = self._audits.get(index)
         if hit is None:
-            hit = self._fast.audit(index)
+            hit = self._priced(self._fast.audit(index))
             if len(self._audits) > 64:
                 self._audits.clear()
             self._audits[index] = hit
         return hit
 
-    def simulation(self, *, blocks: bool = True) -> Simulation:
-        requests = tuple(self.audit(k) for k in range(len(self))) if blocks else self.timeline
+    def summary_spans(self) -> dict[str, tuple[str, ...]] | None:
+        """Summary id -> the messages its compaction replaced, where the profile's replayer knows them
+        without building blocks (iris, harness); None otherwise (read them from `audit(k)`)."""
+        spans = getattr(self._fast, "summary_spans", None)
+        return spans() if callable(spans) else None
+
+    def simulation(self, *, blocks: bool = True, priced: bool = True) -> Simulation:
+        """Every request (with blocks, or the timeline); `priced=False` leaves the timeline's budgets
+        without the cache and cost (the app reads those per request and as `cost_totals`)."""
+        if blocks:
+            requests = tuple(self.audit(k) for k in range(len(self)))
+        elif priced:
+            requests = tuple(self._priced(a) for a in self.timeline)
+        else:
+            requests = self.timeline
         return Simulation(
             thread_id=self.thread.id,
             profile=self.config.profile,
@@ -82,7 +134,8 @@ def replay(
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
     follow_recorded: bool = False,
+    prices: object | None = None,
 ) -> Replay:
     if counter is None:
         counter = TokenCounter(get_tokenizer(config["context.tokenizer"]))
-    return Replay(thread, config, ReplayContext(counter, summarizer, follow_recorded))
+    return Replay(thread, config, ReplayContext(counter, summarizer, follow_recorded, prices))

@@ -1,4 +1,5 @@
-"""The help screen: every key binding of the app and its panes."""
+"""The help screen: every key binding of the app and its panes, then what the statuses, marks and reason
+codes on screen mean."""
 
 from __future__ import annotations
 
@@ -10,13 +11,20 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from widgets.budget import STATUS_STYLES
+from widgets.meanings import MARKS, REASON_MEANINGS, STATUS_MEANINGS, plain_meaning
+
 # (keys, what they do) for bindings that live on widgets rather than on the app.
 PANE_KEYS: tuple[tuple[str, str], ...] = (
     ("left / right", "previous / next request (anywhere but a text field)"),
     ("shift+left / shift+right", "10 requests back / forward (timeline focused)"),
     ("home / end", "first / last request (timeline focused)"),
     ("up / down, enter", "move in a table; enter (or a second click) opens the thread under the cursor"),
-    ("1 2 3 4", "Budget, Blocks (focus the table), Summaries, Config (focus the first field)"),
+    ("1 2 3 4 5", "Budget, Blocks (focus the table), Summaries, Config (focus the first field), Since N-1 "
+                  "(what changed since the previous request); digits type into a text field"),
+    ("s (Blocks)", "sort the blocks by tokens (largest first) or back to thread order"),
+    ("click (Budget)", "a block of Largest blocks opens it in the Blocks pane"),
+    ("escape (config field)", "cancel the edit: the field shows the applied value again"),
     ("tab / shift+tab", "move focus between panes"),
     ("enter (config field)", "apply the edited value and replay"),
 )
@@ -31,8 +39,9 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 90; height: 80%; border: round $primary; background: $surface; padding: 0 1;
+        width: 100; max-width: 100%; height: 90%; border: round $primary; background: $surface; padding: 0 1;
     }
+    HelpScreen #help-meanings { margin-top: 1; }
     """
     BINDINGS = [
         Binding("escape", "dismiss", "Close"),
@@ -48,6 +57,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(self.render_table(), id="help-table")
+            yield Static(self.render_meanings(), id="help-meanings")
 
     def render_table(self) -> Table:
         table = Table(title="context-inspector: keys", title_style="bold", expand=True, box=None, padding=(0, 2))
@@ -66,4 +76,23 @@ class HelpScreen(ModalScreen[None]):
         table.add_section()
         table.add_row(Text("ctrl+p"), Text("command palette: jump to a thread or request, switch profile or "
                                            "strategy, export the selected audit as JSON"))
+        return table
+
+    @staticmethod
+    def render_meanings() -> Table:
+        """Statuses, marks and reason codes: what the panes' words and symbols mean."""
+        table = Table(title="What the screen shows", title_style="bold", expand=True, box=None, padding=(0, 2))
+        table.add_column("Mark", style="bold", no_wrap=True)
+        table.add_column("Meaning")
+        table.add_row(Text("Statuses", style="bold #87afd7"), Text("of a block in a request (Blocks, Budget)", style="dim"))
+        for status, meaning in STATUS_MEANINGS.items():
+            table.add_row(Text(status, style=STATUS_STYLES.get(status, "")), Text(meaning))
+        table.add_section()
+        table.add_row(Text("Marks", style="bold #87afd7"), Text(""))
+        for mark, where, meaning in MARKS:
+            table.add_row(Text(mark), Text(f"{where}: {plain_meaning(meaning)}"))
+        table.add_section()
+        table.add_row(Text("Reasons", style="bold #87afd7"), Text("why a block has its status (Blocks)", style="dim"))
+        for code, meaning in REASON_MEANINGS.items():
+            table.add_row(Text(code, style="#d0d0d0"), Text(plain_meaning(meaning)))
         return table

@@ -1,4 +1,4 @@
-"""The main screen's layout: thread list left; status line, timeline and the four tabs right."""
+"""The main screen's layout: thread list left; status line, timeline and the five tabs right."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from inspector.screens.status import DiffPanel, StatusLine, TimelineLabel
 from widgets.blocks import BlocksView
 from widgets.budget import BudgetView
 from widgets.config_form import ConfigForm
+from widgets.request_step import RequestStepView
 from widgets.summaries import SummariesView
 from widgets.threads import ThreadList
 from widgets.timeline import TimelineChart
@@ -39,3 +40,5 @@ def main_layout() -> ComposeResult:
                         yield Static(Text("Diff against the baseline", style="bold"), markup=False)
                         yield DiffPanel(Text("No edits: this is the baseline replay.", style="dim"),
                                         id="diff", markup=False)
+                with TabPane("Since N-1", id="step"):
+                    yield RequestStepView(id="step-view")

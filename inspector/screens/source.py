@@ -25,6 +25,7 @@ def thread_info(thread: Thread) -> ThreadInfo:
         messages=len(thread.messages),
         requests=len(thread.requests) or len(effective_requests(thread)),
         summaries=len(thread.summaries),
+        import_gaps=thread.meta.get("import_gaps") if isinstance(thread.meta.get("import_gaps"), dict) else None,
     )
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
@@ -28,7 +30,7 @@ class StatusLine(Static):
         sim = view.simulation
         compactions = sum(1 for r in sim.requests if r.compaction is not None)
         failures = sum(1 for r in sim.requests if r.failed)
-        line = Text()
+        line = Text(no_wrap=True, overflow="ellipsis")  # each of the three lines ends in … when cut
         line.append(safe_line(view.thread.title or view.thread.id, 60), style="bold")
         line.append(f"  {safe_line(view.thread.source, 20)}", style="dim")
         line.append("\n")
@@ -83,7 +85,7 @@ class TimelineLabel(Static):
     """The selected request's figures and the chart's legend, above the chart."""
 
     def show(self, view: ViewState, request: RequestAudit | None, *, overview_per: int | None) -> None:
-        label = Text()
+        label = Text(no_wrap=True, overflow="ellipsis")
         if request is None:
             label.append("no requests", style="dim")
         else:
@@ -100,6 +102,10 @@ class TimelineLabel(Static):
                 label.append("  ◆ compaction", style="bold #d787ff")
             if request.request_id in view.recorded_compactions:
                 label.append("  ◇ recorded compaction", style="bold #d787ff")
+            for event in view.recorded_events.get(request.request_id, ()):
+                saved = event.get("tokensSaved")
+                label.append(f"  ○ recorded {event.get('kind', 'event')}"
+                             + (f" ({saved:,} tokens cleared)" if isinstance(saved, int) else ""), style="#d787ff")
             scale = timeline_scale(view, request)
             label.append(f"   ─ window {compact_number(scale.window)}", style="#d75f5f")
             if scale.threshold:
@@ -120,25 +126,21 @@ class DiffPanel(Static):
         if diff is None:
             self.update(Text("No edits: this is the baseline replay.", style="dim"))
             return
-        out = Text()
-        out.append("Changed keys\n", style="bold")
+        keys = []
         if view.config.profile != view.baseline_config.profile:
-            out.append(f"  profile: {view.baseline_config.profile} → {view.config.profile}\n")
-        for key, (old, new) in view.config.changed_keys(view.baseline_config).items():
-            out.append(f"  {key}: {old} → {new}\n")
-        out.append("\nWhat moved\n", style="bold")
+            keys.append(Text(f"profile: {view.baseline_config.profile} → {view.config.profile}"))
+        keys += [Text(f"{key}: {old} → {new}") for key, (old, new) in view.config.changed_keys(view.baseline_config).items()]
         lines = diff.lines(moves_shown=DIFF_MOVES_SHOWN)
-        if not lines:
-            out.append("  nothing: same compactions, failures and block statuses\n", style="dim")
-        for line in lines:
-            style = "#ff5f5f" if "failures appear" in line else "#87d7af"
-            out.append(f"  • {line}\n", style=style)
+        moved = [Text(line, style="#ff5f5f" if "failures appear" in line else "#87d7af") for line in lines]
+        if not moved:
+            moved = [Text("nothing: same compactions, failures and block statuses", style="dim")]
+        out = Text()
         if request is not None:
             delta = diff.prompt_delta.get(request.index)
             base = view.baseline_audit(request.index) if request.index < len(view.baseline.requests) else None
             changes = block_changes(base, request) if base is not None and base.request_id == request.request_id else []
             changed = len(changes) if base is not None else diff.changed_blocks.get(request.index, 0)
-            out.append(f"\nSelected request {request.index + 1}\n", style="bold")
+            out.append(f"Selected request {request.index + 1}\n", style="bold")
             out.append(f"  prompt tokens {'unchanged' if not delta else f'{delta:+,}'}\n")
             out.append(f"  {changed} block statuses changed\n")
             if changes:
@@ -150,4 +152,16 @@ class DiffPanel(Static):
                     out.append("\n")
                 if len(changes) > DIFF_BLOCKS_SHOWN:
                     out.append(f"    … {len(changes) - DIFF_BLOCKS_SHOWN} more\n", style="dim")
-        self.update(out)
+        out.rstrip()
+        self.update(Group(Text("Changed keys", style="bold"), hanging(keys, "  "), Text(""),
+                          Text("What moved", style="bold"), hanging(moved, "  • "), Text(""), out))
+
+
+def hanging(lines: list[Text], lead: str) -> Table:
+    """Lines after a lead (indent or bullet) that wrap under their own start, not at column 0."""
+    grid = Table.grid()
+    grid.add_column(width=len(lead), no_wrap=True)
+    grid.add_column(ratio=1)
+    for line in lines:
+        grid.add_row(Text(lead, style=line.style), line)
+    return grid

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
+from typing import Any
 
 from inspector.config import Config
 from inspector.diff import SimulationDiff, diff_simulations
@@ -44,6 +45,24 @@ def _run(simulator: Simulator, thread: Thread, config: Config, *, baseline: bool
     except TypeError:  # a simulator(thread, config) without the keyword
         out = simulator(thread, config)
     return FullReplay(out) if isinstance(out, Simulation) else out
+
+
+def _timeline(replay: Replay | FullReplay) -> Simulation:
+    """The timeline without the cache and cost in every budget (the panes read those per request,
+    and the diff the replays' totals): pricing every request of a long thread on each edit is waste."""
+    if isinstance(replay, Replay):
+        return replay.simulation(blocks=False, priced=False)
+    return replay.simulation(blocks=False)
+
+
+def _with_cost(diff: SimulationDiff, baseline: Replay | FullReplay, current: Replay | FullReplay) -> SimulationDiff:
+    if isinstance(baseline, Replay) and isinstance(current, Replay):
+        from dataclasses import replace
+
+        from inspector.diff import cost_delta_of_totals
+
+        return replace(diff, cost=cost_delta_of_totals(baseline.cost_totals(), current.cost_totals()))
+    return diff
 
 
 def default_simulator(thread: Thread, config: Config, *, baseline: bool = False) -> Replay:
@@ -89,6 +108,17 @@ class ViewState:
     def recorded_compactions(self) -> dict[str, Summary]:
         """The thread's recorded summaries by the request they came before (where the app compacted)."""
         return {s.before_request_id: s for s in self.thread.summaries if s.before_request_id}
+
+    @cached_property
+    def recorded_events(self) -> dict[str, list[Mapping[str, Any]]]:
+        """In-place context changes the app recorded (Claude Code's microcompact clearing old tool results),
+        by the request they came before (`thread.meta["events"]`)."""
+        out: dict[str, list[Mapping[str, Any]]] = {}
+        events = self.thread.meta.get("events")
+        for event in events if isinstance(events, list) else ():
+            if isinstance(event, Mapping) and isinstance(event.get("before_request_id"), str):
+                out.setdefault(event["before_request_id"], []).append(event)
+        return out
 
     @cached_property
     def unused_recorded_summaries(self) -> tuple[Summary, ...]:
@@ -162,13 +192,13 @@ def build_view(
     positions = previous.positions if same_thread and previous.positions else thread.message_index()
     if baseline is None:
         baseline = _run(simulator, thread, baseline_config, baseline=True)
-    baseline_sim = baseline.simulation(blocks=False)
+    baseline_sim = _timeline(baseline)
     if config == baseline_config:
         current, simulation, diff = baseline, baseline_sim, None
     else:
         current = _run(simulator, thread, config, baseline=False)
-        simulation = current.simulation(blocks=False)
-        diff = diff_simulations(baseline_sim, simulation)
+        simulation = _timeline(current)
+        diff = _with_cost(diff_simulations(baseline_sim, simulation), baseline, current)
     return ViewState(
         thread=thread,
         baseline_config=baseline_config,
@@ -194,13 +224,14 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
     if view.diff is not None:
         changed = set(view.diff.changed_blocks) | set(view.diff.prompt_delta)
     recorded = view.recorded_compactions
+    events = view.recorded_events
     points = []
     for r in view.requests:
         tokens = r.budget.prompt_tokens
         if r.failed and r.budget.needed_tokens is not None:
             tokens = r.budget.needed_tokens
         points.append(TimelinePoint(tokens, r.budget.recorded_prompt_tokens, r.compaction is not None, r.failed,
-                                    r.index in changed, r.request_id in recorded))
+                                    r.index in changed, r.request_id in recorded, r.request_id in events))
     return points
 
 

@@ -93,6 +93,7 @@ def request_row(thread_id: str, seq: int, r: Request) -> dict[str, Any]:
         "created_at": r.created_at,
         "cache_read_tokens": r.cache_read_tokens,
         "cache_write_tokens": r.cache_write_tokens,
+        "output_tokens": r.output_tokens,
     }
 
 
@@ -105,6 +106,7 @@ def request_from_row(row: Mapping[str, Any]) -> Request:
         created_at=row["created_at"],
         cache_read_tokens=row.get("cache_read_tokens"),
         cache_write_tokens=row.get("cache_write_tokens"),
+        output_tokens=row.get("output_tokens"),
     )
 
 

@@ -60,6 +60,9 @@ class Store:
         self.engine = engine
         self.url = url
         self.read_only = read_only
+        self.schema_version = SCHEMA_VERSION
+        self._request_columns = list(RequestRow.__table__.columns)
+        """What a request row holds here (a version-1 store, viewed read-only, lacks the cache columns)."""
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -119,6 +122,7 @@ class Store:
         with self.engine.connect() as conn:
             versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version))]
         found = max(versions) if versions else None
+        self.schema_version = found if found is not None else 0
         if found is not None and found < SCHEMA_VERSION and not self.read_only and all(
             v in UPGRADES for v in range(found, SCHEMA_VERSION)
         ):
@@ -127,6 +131,14 @@ class Store:
                     for statement in UPGRADES[version]:
                         conn.execute(sql_text(statement))
                 conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now_iso()))
+            self.schema_version = SCHEMA_VERSION
+            return
+        if found is not None and found < SCHEMA_VERSION and self.read_only and all(
+            v in UPGRADES for v in range(found, SCHEMA_VERSION)
+        ):  # viewing never writes: read it as it is, without the request columns later versions added
+            added = {stmt.split("ADD COLUMN", 1)[1].split()[0] for v in range(found, SCHEMA_VERSION)
+                     for stmt in UPGRADES[v] if stmt.startswith("ALTER TABLE ci_requests ADD COLUMN")}
+            self._request_columns = [c for c in RequestRow.__table__.columns if c.name not in added]
             return
         if found != SCHEMA_VERSION:
             if found is not None and found < SCHEMA_VERSION:
@@ -166,7 +178,8 @@ class Store:
 
             m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
             query = (
-                select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n, s.c.n)
+                select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n, s.c.n,
+                       ThreadRow.meta["import_gaps"])
                 .outerjoin(m, m.c.thread_id == ThreadRow.id)
                 .outerjoin(r, r.c.thread_id == ThreadRow.id)
                 .outerjoin(s, s.c.thread_id == ThreadRow.id)
@@ -179,8 +192,9 @@ class Store:
                     ThreadInfo(
                         id=tid, title=title or "", source=source or "", messages=nm or 0, requests=nr or 0,
                         summaries=ns or 0, updated_at=updated, derived_requests=derived.get(tid, 0),
+                        import_gaps=gaps if isinstance(gaps, dict) and gaps else None,
                     )
-                    for tid, title, source, updated, nm, nr, ns in rows
+                    for tid, title, source, updated, nm, nr, ns, gaps in rows
                 ]
 
     @staticmethod
@@ -244,7 +258,8 @@ class Store:
                 requests = tuple(
                     convert.request_from_row(row)
                     for row in conn.execute(
-                        select(RequestRow).where(RequestRow.thread_id == thread_id).order_by(RequestRow.seq)
+                        select(*self._request_columns).where(RequestRow.thread_id == thread_id)
+                        .order_by(RequestRow.seq)
                     ).mappings()
                 )
                 summaries = tuple(

@@ -13,9 +13,10 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump on any change to these tables; `Store.open` refuses other versions with a clear message
-(version 1, without the requests' cache columns, is upgraded in place when opened for writing)."""
+(versions 1 and 2, without the requests' cache or output columns, are read as they are when viewed and
+upgraded in place when opened for writing)."""
 
 
 class Base(DeclarativeBase):
@@ -88,10 +89,12 @@ class RequestRow(Base):
     created_at: Mapped[str | None] = mapped_column(String(40), nullable=True)
     cache_read_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
     cache_write_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    output_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)  # schema 3
 
 
 UPGRADES = {1: ("ALTER TABLE ci_requests ADD COLUMN cache_read_tokens INTEGER",
-                "ALTER TABLE ci_requests ADD COLUMN cache_write_tokens INTEGER")}
+                "ALTER TABLE ci_requests ADD COLUMN cache_write_tokens INTEGER"),
+            2: ("ALTER TABLE ci_requests ADD COLUMN output_tokens INTEGER",)}
 """SQL bringing a store of version N to N + 1 (run by `Store.open` in write mode)."""
 
 

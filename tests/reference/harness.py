@@ -379,7 +379,7 @@ def replay_reference(thread: Thread, config: Config, ctx: ReplayContext) -> tupl
                 turn=turns[last],
                 status="failed" if failed else "completed",
                 error=audit.RequestError(
-                    code=Reason.TOKEN_BUDGET_EXCEEDED.value,
+                    code="TOKEN_BUDGET_EXCEEDED",  # the seeds' and DESIGN's error code (the block reason is lower case)
                     message=f"prompt of {prompt_tokens} tokens exceeds the {available} available",
                 )
                 if failed

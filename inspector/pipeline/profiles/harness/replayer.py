@@ -182,7 +182,7 @@ class HarnessReplayer:
             self._current.append((current, current_cost) if current is not None else None)
             out.append(RequestAudit(
                 ri, request.id, request.after_message_id, self.turns[last], "failed" if failed else "completed",
-                RequestError(Reason.TOKEN_BUDGET_EXCEEDED.value,
+                RequestError("TOKEN_BUDGET_EXCEEDED",
                              f"prompt of {prompt_tokens} tokens exceeds the {available} available") if failed else None,
                 BudgetAudit(window, self.system_tokens, self.tool_tokens, summary_tokens, reserve, available,
                             0 if failed else history_tokens, 0 if failed else prompt_tokens, request.prompt_tokens,
@@ -204,6 +204,15 @@ class HarnessReplayer:
             previous_replayed = prompt_tokens  # a failed request still tells the harness its prompt size
         self._timeline = out
         return out
+
+    def summary_spans(self) -> dict[str, tuple[str, ...]]:
+        """Summary id -> ids of the messages its compaction replaced (what `audit(k)` marks summarized
+        by it), without building any request's blocks."""
+        self.timeline()
+        out: dict[str, list[str]] = {}
+        for i in sorted(self.covered):
+            out.setdefault(self.covered[i], []).append(self.thread.messages[i].id)
+        return {sid: tuple(ids) for sid, ids in out.items()}
 
     def audit(self, k: int) -> RequestAudit:
         """Request `k` with every block, rebuilt from what the timeline remembered."""

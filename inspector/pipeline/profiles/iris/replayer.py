@@ -286,6 +286,16 @@ class IrisReplayer:
         return RequestAudit(k, req.id, req.after_message_id, st.cur, "failed" if failed else "completed", error,
                             budget, compaction, injected, st.protect, (), (), stats)
 
+    def summary_spans(self) -> dict[str, tuple[str, ...]]:
+        """Summary id -> ids of the messages its compaction replaced (what `audit(k)` marks summarized
+        by it), without building any request's blocks."""
+        self.timeline()
+        out: dict[str, list[str]] = {}
+        for i, sid in sorted(covering_summaries(self.chain, self.index).items()):
+            if self.turn_of[i] is not None:
+                out.setdefault(sid, []).append(self.msgs[i].id)
+        return {sid: tuple(ids) for sid, ids in out.items()}
+
     def audit(self, k: int) -> RequestAudit:
         """Request `k` with every block (builds blocks for that request only)."""
         agg = self.timeline()[k]

@@ -1,0 +1,302 @@
+"""What a replay costs: the prompt cache of every request, priced, recorded beside replayed.
+
+Pure. `account(...)` runs the cache model of `cache.py` over a replay's timeline and returns
+one `RequestCost` per request; `with_cost` puts it into the request's budget (simulate JSON:
+`budget.cache_read_tokens`, `cache_write_tokens`, `cache_break`, `cost`, `recorded_cost`,
+`recorded_cache_read_tokens`, `recorded_cache_write_tokens`, `cost_split`).
+
+Token units: the cache is simulated in the replay's own counts and scaled to the request's
+billed prompt size, `billed_prompt_tokens` (the calibrated count where the replay has one,
+else the replayed count: the one place that chooses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from operator import attrgetter
+
+from inspector.model import Request, Role, Thread, effective_requests
+from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit
+from inspector.pipeline.cache import (
+    Block,
+    CacheRules,
+    Prompt,
+    Run,
+    RunTable,
+    parse_time,
+    prompt_from_audit,
+    rules_for,
+    simulate_cache,
+    with_lead_extra,
+)
+from inspector.pipeline.pricing import CostSplit, PriceTable, request_cost
+
+
+def billed_prompt_tokens(budget: BudgetAudit) -> int:
+    """The prompt size the provider would bill: calibrated where the replay has it, else replayed."""
+    calibrated = getattr(budget, "calibrated_prompt_tokens", None)
+    return calibrated if isinstance(calibrated, int) else budget.prompt_tokens
+
+
+def unaccounted_tokens(budget: BudgetAudit) -> int:
+    """Of the billed prompt, the agent's own part that the transcript lacks (0 where not calibrated)."""
+    value = getattr(budget, "unaccounted_tokens", None)
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class RequestCost:
+    recorded_cache_read: int | None
+    recorded_cache_write: int | None
+    cache_read: int | None
+    cache_write: int | None
+    brk: CacheBreak | None
+    cost: CostSplit | None
+    recorded_cost: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadCost:
+    """A replay's totals (cost None when some sent request has no price)."""
+
+    requests: int
+    compactions: int
+    failures: int
+    prompt_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cache_breaks: int
+    cost: float | None
+    recorded_cost: float | None
+    breaks_by_cause: dict[str, int] | None = None
+    break_cost: float | None = None  # what the breaks cost more than reading the lost tokens
+
+    @property
+    def cache_read_share(self) -> float | None:
+        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+
+def _iris_prompts(fast) -> tuple[list[Prompt | None], RunTable]:
+    """The iris fast replayer's prompts as runs of messages: no block lists are built."""
+    memo = fast.ctx.counter.__dict__.setdefault("_cache_run_tables", {})
+    hit = memo.get(id(fast.costs))
+    if hit is not None and hit[0] is fast.costs:
+        table = hit[1]
+    else:
+        table = RunTable([m.id for m in fast.msgs], fast.is_tool, fast.costs, fast.pruned_costs)
+        if len(memo) >= 4:
+            memo.clear()
+        memo[id(fast.costs)] = (fast.costs, table)
+    lead = fast.base_system + fast.tool_tokens
+    lead_block = Block(("lead", lead), lead, None, None, "lead")
+    first = fast.first_turn_index
+    pre_runs: dict[int, tuple[Run, int]] = {}
+    summaries: dict[tuple[str, int], Block] = {}  # one block per summary and place, shared by the prompts
+    out: list[Prompt | None] = []
+    for st in fast.states:
+        if st.failed:
+            out.append(None)
+            continue
+        pre_n = min(st.end + 1, first)
+        segments: list = [lead_block]
+        tokens = lead
+        if pre_n:
+            pre = pre_runs.get(pre_n)
+            if pre is None:
+                pre = pre_runs[pre_n] = (Run(0, pre_n, 0, 0), table.cost(0, pre_n, 0))
+            segments.append(pre[0])
+            tokens += pre[1]
+        position = pre_n
+        for s in fast.chain[st.injected_from:st.chain_len]:
+            block = summaries.get((s.id, position))
+            if block is None:
+                cost = fast.summary_cost[s.id]
+                block = summaries[(s.id, position)] = Block(("s", "summary", s.id, cost), cost, position, None,
+                                                             "summary")
+            segments.append(block)
+            tokens += block.tokens
+            position += 1
+        if st.loaded_lo <= st.end:
+            segments.append(Run(st.loaded_lo, st.end + 1, st.shield_lo, position))
+            tokens += table.cost(st.loaded_lo, st.end + 1, st.shield_lo)
+        out.append(Prompt(tuple(segments), tokens))
+    return out, table
+
+
+def has_fast_prompt_model(fast) -> bool:
+    """Whether the prompts of `fast`'s replay come from its state, without building blocks (iris)."""
+    from inspector.pipeline.profiles.iris.replayer import IrisReplayer
+
+    return type(fast) is IrisReplayer
+
+
+def replay_prompts(fast, timeline: Sequence[RequestAudit], audit) -> tuple[list[Prompt | None], RunTable | None]:
+    """Every request's prompt: from the iris replayer's state, else from each request's blocks."""
+    if has_fast_prompt_model(fast) and len(fast.states) == len(timeline):
+        return _iris_prompts(fast)
+    return [None if r.failed else prompt_from_audit(audit(r.index)) for r in timeline], None
+
+
+def _output_tokens(thread: Thread, requests: Sequence[Request], counter) -> list[int]:
+    """Recorded output tokens, else the replayed count of the assistant message the request produced.
+
+    No config key changes them: remembered per thread and counter (every edit replays the thread)."""
+    memo = counter.__dict__.setdefault("_cache_outputs", {})
+    key = (id(thread.messages), id(thread.requests))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests and len(hit[2]) == len(requests):
+        return hit[2]
+    out = _count_outputs(thread, requests, counter)
+    if len(memo) >= 4:
+        memo.clear()
+    memo[key] = (thread.messages, thread.requests, out)
+    return out
+
+
+def _count_outputs(thread: Thread, requests: Sequence[Request], counter) -> list[int]:
+    index = thread.message_index()
+    msgs = thread.messages
+    out: list[int] = []
+    for r in requests:
+        if r.output_tokens is not None:
+            out.append(r.output_tokens)
+            continue
+        i = index.get(r.after_message_id, -2) + 1
+        reply = msgs[i] if 0 < i < len(msgs) else None
+        out.append(counter.count(reply.text_for_count()) if reply is not None and reply.role is Role.ASSISTANT else 0)
+    return out
+
+
+def _lead_extra(budget: BudgetAudit, replayed: int, billed: int) -> int:
+    """The unaccounted tokens in replayed units (billed = unaccounted + ratio x replayed)."""
+    extra = unaccounted_tokens(budget)
+    if not extra or not replayed or billed <= extra:
+        return 0
+    return round(extra * replayed / (billed - extra))
+
+
+def _recorded_cost(r: Request, price, rules: CacheRules) -> float | None:
+    if r.prompt_tokens is None or price is None:
+        return None
+    known = r.cache_read_tokens is not None or (rules.writes and r.cache_write_tokens is not None)
+    if not known:
+        return None  # the provider said nothing about the cache: the split is unknown
+    read = r.cache_read_tokens or 0
+    write = r.cache_write_tokens or 0
+    return request_cost(price, prompt=r.prompt_tokens, cache_read=read, cache_write=write,
+                        output=r.output_tokens or 0, one_hour=rules.one_hour).total
+
+
+@dataclass(frozen=True, slots=True)
+class _ThreadFacts:
+    """What no config key changes, remembered per thread and counter (every edit replays the thread)."""
+
+    rules: CacheRules
+    requests: dict[str, Request]
+    times: dict[str, float | None]
+    order: dict[str, int]
+
+
+def _thread_facts(thread: Thread, counter) -> _ThreadFacts:
+    memo = counter.__dict__.setdefault("_cache_thread_facts", {})
+    key = (id(thread.messages), id(thread.requests), thread.source)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests:
+        return hit[2]
+    requests = {r.id: r for r in effective_requests(thread)}
+    facts = _ThreadFacts(rules_for(thread), requests, {r.id: parse_time(r.created_at) for r in requests.values()},
+                         thread.message_index())
+    if len(memo) >= 4:
+        memo.clear()
+    memo[key] = (thread.messages, thread.requests, facts)
+    return facts
+
+
+def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
+            table: RunTable | None, prices: PriceTable | None, counter,
+            rules: CacheRules | None = None) -> list[RequestCost]:
+    """One `RequestCost` per request of the timeline."""
+    facts = _thread_facts(thread, counter)
+    rules = rules or facts.rules
+    by_id = facts.requests
+    requests = [by_id.get(a.request_id) or Request(a.request_id, a.after_message_id) for a in timeline]
+    times = [facts.times.get(r.id) for r in requests]
+    order = facts.order
+    billed = [billed_prompt_tokens(a.budget) for a in timeline]
+    # The agent's own prefix (system prompt, tools) sits in the leading block, in replayed units.
+    prompts = [p if p is None else with_lead_extra(p, _lead_extra(a.budget, p.tokens, b))
+               for a, p, b in zip(timeline, prompts, billed, strict=True)]
+    results = simulate_cache(timeline, prompts, times, rules, table, order, billed)
+    outputs = _output_tokens(thread, requests, counter)
+    out: list[RequestCost] = []
+    for audit, req, res, output in zip(timeline, requests, results, outputs, strict=True):
+        price = prices.lookup(req.model) if prices is not None else None
+        recorded = _recorded_cost(req, price, rules)
+        if audit.failed:
+            out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, 0, 0, None,
+                                   CostSplit(0.0, 0.0, 0.0, 0.0) if price is not None else None, recorded))
+            continue
+        size = billed_prompt_tokens(audit.budget)
+        cost = None
+        brk = res.brk
+        if price is not None:
+            cost = request_cost(price, prompt=size, cache_read=res.read, cache_write=res.write, output=output,
+                                one_hour=rules.one_hour)
+            if brk is not None:
+                # What the lost prefix costs more than reading it: written again (Anthropic), or
+                # sent uncached (OpenAI).
+                rewrite = request_cost(price, prompt=brk.lost_tokens, cache_read=0,
+                                       cache_write=brk.lost_tokens if rules.writes else 0, output=0,
+                                       one_hour=rules.one_hour).total
+                reread = brk.lost_tokens * price.cache_read / 1_000_000
+                brk = replace(brk, cost=rewrite - reread)
+        out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, res.read, res.write, brk, cost,
+                               recorded))
+    return out
+
+
+COST_FIELDS = ("recorded_cache_read_tokens", "recorded_cache_write_tokens", "cache_read_tokens",
+               "cache_write_tokens", "cache_break", "cost", "recorded_cost", "cost_split")
+_BUDGET_NAMES = tuple(f.name for f in fields(BudgetAudit))
+_REQUEST_NAMES = tuple(f.name for f in fields(RequestAudit))
+# Every request of a long thread is priced on each edit: the audits are rebuilt positionally
+# (C-level attribute reads) when the cost fields are the budget's last ones, else with replace().
+_FAST = _BUDGET_NAMES[-len(COST_FIELDS):] == COST_FIELDS
+_budget_head = attrgetter(*_BUDGET_NAMES[:-len(COST_FIELDS)])
+_request_values = attrgetter(*_REQUEST_NAMES)
+_BUDGET_AT = _REQUEST_NAMES.index("budget")
+
+
+def with_cost(audit: RequestAudit, c: RequestCost) -> RequestAudit:
+    """The audit with its cache and cost in the budget."""
+    values = (c.recorded_cache_read, c.recorded_cache_write, c.cache_read, c.cache_write, c.brk,
+              None if c.cost is None else c.cost.total, c.recorded_cost, c.cost)
+    if not _FAST:
+        return replace(audit, budget=replace(audit.budget, **dict(zip(COST_FIELDS, values, strict=True))))
+    budget = BudgetAudit(*_budget_head(audit.budget), *values)
+    args = list(_request_values(audit))
+    args[_BUDGET_AT] = budget
+    return RequestAudit(*args)
+
+
+def totals(timeline: Sequence[RequestAudit], costs: Sequence[RequestCost]) -> ThreadCost:
+    prompt = read = write = breaks = 0
+    cost: float | None = 0.0
+    recorded: float | None = 0.0
+    break_cost: float | None = 0.0
+    causes: dict[str, int] = {}
+    for a, c in zip(timeline, costs, strict=True):
+        if not a.failed:
+            prompt += billed_prompt_tokens(a.budget)
+            read += c.cache_read or 0
+            write += c.cache_write or 0
+        if c.brk is not None:
+            breaks += 1
+            causes[c.brk.cause] = causes.get(c.brk.cause, 0) + 1
+            break_cost = None if break_cost is None or c.brk.cost is None else break_cost + c.brk.cost
+        cost = None if cost is None or c.cost is None else cost + c.cost.total
+        recorded = None if recorded is None or c.recorded_cost is None else recorded + c.recorded_cost
+    return ThreadCost(len(timeline), sum(1 for a in timeline if a.compaction is not None),
+                      sum(1 for a in timeline if a.failed), prompt, read, write, breaks, cost, recorded,
+                      causes, break_cost)

@@ -1,0 +1,407 @@
+"""The prompt cache: which part of each replayed request the provider serves from its cache,
+what it writes, where the cache breaks and why.
+
+Pure: works on a replay's audits (or, for iris, on the fast replayer's per-request state)
+and the requests' timestamps.
+
+A request's prompt is the sequence of blocks actually sent: the system prompt and tool
+definitions (one leading block, what the audit does not list), then every block with a
+`position`, in position order. Each earlier prompt still inside the cache lifetime is a
+cache entry.
+
+- **Anthropic** (explicit breakpoints, as Claude Code sets them: after the system prompt and
+  at the last message): a request reads the longest earlier prompt that is a whole prefix of
+  its own, else the leading system block when it is unchanged; it writes the rest. An entry
+  lives 5 minutes after its last use, 1 hour where the agent asked for the 1-hour cache.
+- **OpenAI** (automatic prefix caching): a request reads the longest prefix it shares with
+  an earlier prompt, from 1,024 tokens on, in steps of 128; nothing is billed as a write.
+
+A **cache break** is marked where a request's prompt stops being an extension of the
+previous request's prompt (or that prompt's entry expired): the first changed block and the
+cause (`compaction`, `pruning`, `summary_injected`, `what_if_edit`, `lifetime_expired`).
+
+Prompts are lists of segments: a `Block` (one block) or, on the iris fast path, a `Run` of
+consecutive thread messages sent whole except tool outputs before `prune_below`, which are
+compared in bulk with prefix sums. Both spell every message block the same way, so the
+fast path equals the block-by-block reading (tests/test_cache.py checks it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
+
+from inspector.model import Role, Thread
+from inspector.pipeline.audit import CacheBreak, RequestAudit
+
+ANTHROPIC_LIFETIME = 300.0
+ANTHROPIC_LIFETIME_1H = 3600.0
+OPENAI_LIFETIME = 300.0  # "5 to 10 minutes of inactivity": the short end
+MIN_CACHED_TOKENS = 1024
+OPENAI_STEP = 128
+MAX_ENTRIES = 4  # earlier prompts kept as cache entries (the most recently used ones)
+REDUCED = ("pruned", "truncated")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRules:
+    provider: str                # "anthropic" | "openai"
+    lifetime: float              # seconds an entry lives after its last use
+    min_tokens: int = MIN_CACHED_TOKENS
+    step: int = 1                # cached lengths are min_tokens + a multiple of step
+    writes: bool = True          # the provider bills cache writes (Anthropic)
+
+    @property
+    def one_hour(self) -> bool:
+        return self.provider == "anthropic" and self.lifetime >= ANTHROPIC_LIFETIME_1H
+
+    def describe(self) -> str:
+        minutes = int(self.lifetime // 60)
+        life = f"{minutes // 60} h" if minutes >= 60 else f"{minutes} min"
+        kind = "breakpoints" if self.provider == "anthropic" else "automatic prefix"
+        return f"{self.provider} prompt cache ({kind}, lifetime {life}, from {self.min_tokens:,} tokens)"
+
+
+def _uses_one_hour(thread: Thread) -> bool:
+    for m in thread.messages:
+        if m.role is not Role.ASSISTANT:
+            continue
+        usage = m.meta.get("usage")
+        creation = usage.get("cache_creation") if isinstance(usage, dict) else None
+        if isinstance(creation, dict):
+            one_h = creation.get("ephemeral_1h_input_tokens")
+            if isinstance(one_h, int) and not isinstance(one_h, bool) and one_h > 0:
+                return True
+    return False
+
+
+OPENAI_SOURCES = ("codex", "openai")
+OPENAI_MODEL_PREFIXES = ("gpt-", "o1", "o3", "o4", "codex")
+
+
+def provider_of(thread: Thread) -> str:
+    """`openai` for Codex and OpenAI threads (or requests naming an OpenAI model), else `anthropic`."""
+    if thread.source in OPENAI_SOURCES:
+        return "openai"
+    for r in thread.requests:
+        if r.model:
+            return "openai" if r.model.startswith(OPENAI_MODEL_PREFIXES) else "anthropic"
+    return "anthropic"
+
+
+def rules_for(thread: Thread) -> CacheRules:
+    """The cache of the provider the thread's agent talks to, with the lifetime it asked for."""
+    if provider_of(thread) == "openai":
+        return CacheRules("openai", OPENAI_LIFETIME, step=OPENAI_STEP, writes=False)
+    return CacheRules("anthropic", ANTHROPIC_LIFETIME_1H if _uses_one_hour(thread) else ANTHROPIC_LIFETIME)
+
+
+# -- prompts --------------------------------------------------------------------------------
+
+
+class Block(NamedTuple):
+    key: tuple
+    tokens: int
+    position: int | None
+    message_id: str | None
+    kind: str  # "lead" (system prompt + tools) | "summary" (any synthetic block) | "message"
+
+
+class Run(NamedTuple):
+    lo: int           # thread messages lo..hi-1, sent in order
+    hi: int
+    prune_below: int  # tool outputs before this index are sent as their pruned placeholder
+    pos0: int         # position of message lo in the prompt
+
+
+class RunTable:
+    """Per-thread prefix sums over every message's full and pruned cost, for `Run` segments."""
+
+    def __init__(self, ids: Sequence[str], is_tool: Sequence[bool], costs: Sequence[int],
+                 pruned_costs: Sequence[int]) -> None:
+        n = len(ids)
+        self.ids, self.is_tool, self.costs, self.pruned_costs = ids, is_tool, costs, pruned_costs
+        full = [0] * (n + 1)
+        pruned = [0] * (n + 1)
+        for i in range(n):
+            full[i + 1] = full[i] + costs[i]
+            pruned[i + 1] = pruned[i] + (pruned_costs[i] if is_tool[i] else costs[i])
+        nxt = [n] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            nxt[i] = i if is_tool[i] else nxt[i + 1]
+        self.full, self.pruned, self.next_tool = full, pruned, nxt
+
+    def cost(self, lo: int, hi: int, prune_below: int) -> int:
+        mid = max(lo, min(prune_below, hi))
+        return (self.pruned[mid] - self.pruned[lo]) + (self.full[hi] - self.full[mid])
+
+    def atom(self, run: Run, offset: int) -> Block:
+        i = run.lo + offset
+        if self.is_tool[i] and i < run.prune_below:
+            status, tokens = "pruned", self.pruned_costs[i]
+        else:
+            status, tokens = "kept", self.costs[i]
+        return Block(("m", self.ids[i], status, tokens), tokens, run.pos0 + offset, self.ids[i], "message")
+
+
+class Prompt(NamedTuple):
+    """A request's prompt: its segments and their tokens (a NamedTuple: one is made per request
+    on every config edit)."""
+
+    segments: tuple
+    tokens: int
+
+
+def block_key(block) -> tuple:
+    """How a sent block is compared: messages by id, status and tokens sent; synthetic blocks by kind and summary."""
+    if block.message_id is not None:
+        return ("m", block.message_id, str(block.status), block.tokens_sent)
+    return ("s", block.kind, block.summary_id, block.tokens_sent)
+
+
+def prompt_from_audit(audit: RequestAudit) -> Prompt | None:
+    """The prompt a request sent, from its block list; None when it sent nothing (failed)."""
+    if audit.failed:
+        return None
+    sent = sorted((b for b in audit.blocks if b.position is not None), key=lambda b: b.position)
+    lead = max(0, audit.budget.prompt_tokens - sum(b.tokens_sent for b in sent))
+    segments: list = [Block(("lead", lead), lead, None, None, "lead")]
+    for b in sent:
+        kind = "message" if b.message_id is not None else "summary"
+        segments.append(Block(block_key(b), b.tokens_sent, b.position, b.message_id, kind))
+    return Prompt(tuple(segments), lead + sum(b.tokens_sent for b in sent))
+
+
+class _Divergence(NamedTuple):
+    a: Block | None  # the earlier prompt's first block that differs (None: it ended)
+    b: Block | None  # the request's block at that place (None: the request's prompt ended)
+
+
+class _Match(NamedTuple):
+    common: int                  # tokens of the shared prefix
+    a_done: bool                 # the earlier prompt is a whole prefix of this one
+    lead: int                    # tokens of the shared leading block (0 when it changed)
+    divergence: _Divergence | None
+
+
+def match(a: Prompt, b: Prompt, table: RunTable | None) -> _Match:
+    """The longest shared prefix of two prompts, and where they part."""
+    sa_list, sb_list = a.segments, b.segments
+    na, nb = len(sa_list), len(sb_list)
+    ia = ib = oa = ob = 0
+    common = 0
+    lead = 0
+    while True:
+        if ia == na:
+            return _Match(common, True, lead, None)
+        sa = sa_list[ia]
+        if ib == nb:
+            atom_a = sa if type(sa) is Block else table.atom(sa, oa)
+            return _Match(common, False, lead, _Divergence(atom_a, None))
+        sb = sb_list[ib]
+        if not oa and not ob and sa == sb:  # the same whole segment (the usual case): skip it at once
+            if type(sa) is Block:
+                common += sa.tokens
+                if sa.kind == "lead":
+                    lead = sa.tokens
+            else:
+                common += table.cost(sa.lo, sa.hi, sa.prune_below)
+            ia += 1
+            ib += 1
+            continue
+        if type(sa) is Run and type(sb) is Run and sa.lo + oa == sb.lo + ob:
+            lo = sa.lo + oa
+            m = min(sa.hi, sb.hi)
+            pa, pb = sa.prune_below, sb.prune_below
+            if pa == pb:
+                d = m
+            else:
+                x = max(lo, min(pa, pb))
+                y = min(max(pa, pb), m)
+                t = table.next_tool[x] if x < m else m
+                d = t if t < y else m
+            common += table.cost(lo, d, min(pa, pb))
+            oa += d - lo
+            ob += d - lo
+            if d < m:
+                return _Match(common, False, lead, _Divergence(table.atom(sa, oa), table.atom(sb, ob)))
+            if sa.lo + oa == sa.hi:
+                ia, oa = ia + 1, 0
+            if sb.lo + ob == sb.hi:
+                ib, ob = ib + 1, 0
+            continue
+        atom_a = sa if type(sa) is Block else table.atom(sa, oa)
+        atom_b = sb if type(sb) is Block else table.atom(sb, ob)
+        if atom_a.key != atom_b.key:
+            return _Match(common, False, lead, _Divergence(atom_a, atom_b))
+        common += atom_a.tokens
+        if atom_a.kind == "lead":
+            lead = atom_a.tokens
+        if type(sa) is Block or sa.lo + oa + 1 == sa.hi:
+            ia, oa = ia + 1, 0
+        else:
+            oa += 1
+        if type(sb) is Block or sb.lo + ob + 1 == sb.hi:
+            ib, ob = ib + 1, 0
+        else:
+            ob += 1
+
+
+# -- the cache over a replay ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CacheResult:
+    """One request's prompt cache, in billed tokens."""
+
+    read: int
+    write: int
+    brk: CacheBreak | None
+
+
+def parse_time(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return None
+    if stamp.tzinfo is None:
+        return None  # a local time of unknown zone cannot be compared with the others
+    return stamp.timestamp()
+
+
+def _cached_length(rules: CacheRules, tokens: int) -> int:
+    if tokens < rules.min_tokens:
+        return 0
+    if rules.step <= 1:
+        return tokens
+    return rules.min_tokens + (tokens - rules.min_tokens) // rules.step * rules.step
+
+
+def _readable(rules: CacheRules, m: _Match, ratio: float) -> int:
+    """Billed tokens a request can read from one entry (`ratio`: billed tokens per replayed token)."""
+    if rules.provider == "openai":
+        return _cached_length(rules, round(m.common * ratio))
+    return _cached_length(rules, round((m.common if m.a_done else m.lead) * ratio))
+
+
+def _cause(audit: RequestAudit, div: _Divergence, order: dict[str, int]) -> str:
+    if audit.compaction is not None:
+        return "compaction"
+    a, b = div
+    if (a is not None and a.kind == "summary") or (b is not None and b.kind == "summary"):
+        return "summary_injected"
+    if a is not None and a.kind == "message":
+        if b is None:
+            return "pruning"
+        if b.kind == "message":
+            if b.message_id == a.message_id:
+                return "pruning" if b.key[2] in REDUCED and a.key[2] not in REDUCED else "what_if_edit"
+            if order.get(b.message_id, -1) > order.get(a.message_id, -1):
+                return "pruning"  # the earlier prompt's block is gone: excluded, elided, shifted out
+    return "what_if_edit"
+
+
+def with_lead_extra(prompt: Prompt, extra: int) -> Prompt:
+    """The prompt with `extra` tokens in its leading block (the agent's own system prompt and tools
+    that the transcript does not hold), the block's key unchanged."""
+    if not extra or not prompt.segments or type(prompt.segments[0]) is not Block:
+        return prompt
+    lead = prompt.segments[0]
+    return Prompt((lead._replace(tokens=lead.tokens + extra), *prompt.segments[1:]), prompt.tokens + extra)
+
+
+def is_prefix(a: Prompt, b: Prompt, table: RunTable | None) -> bool:
+    """Whether `a` is a whole prefix of `b`, decided on whole segments (a sufficient test: when it
+    says no, `match` gives the exact answer). On a growing prompt it says yes at C speed."""
+    sa, sb = a.segments, b.segments
+    n = len(sa)
+    if not n:
+        return True
+    if n > len(sb) or sa[: n - 1] != sb[: n - 1]:
+        return False
+    la, lb = sa[n - 1], sb[n - 1]
+    if la == lb:
+        return True
+    if type(la) is not Run or type(lb) is not Run or la.lo != lb.lo or la.pos0 != lb.pos0 or la.hi > lb.hi:
+        return False
+    pa, pb = la.prune_below, lb.prune_below
+    if pa == pb:
+        return True
+    x, y = max(la.lo, min(pa, pb)), min(max(pa, pb), la.hi)
+    return x >= y or table.next_tool[x] >= y  # no tool output sent one way in `a` and the other in `b`
+
+
+def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
+                   times: Sequence[float | None], rules: CacheRules, table: RunTable | None,
+                   order: dict[str, int], billed: Sequence[int] | None = None) -> list[CacheResult]:
+    """Cache reads, writes and breaks of every request, in order.
+
+    `billed`: each request's billed prompt size; the results are scaled to it from the prompt's
+    own token count (None: results in the prompts' own counts).
+
+    The previous prompt is tried first: on a growing prompt it is a whole prefix, the most any
+    entry can give, and the others are skipped (an entry gives at most its own tokens)."""
+    entries: list[list] = []  # [prompt, last use time, billed tokens]
+    previous: list | None = None  # the entry of the previous request that sent something
+    out: list[CacheResult] = []
+    life = rules.lifetime
+    openai = rules.provider == "openai"
+    for k, (audit, prompt, t) in enumerate(zip(audits, prompts, times, strict=True)):
+        if prompt is None:
+            out.append(CacheResult(0, 0, None))
+            continue
+        size = prompt.tokens if billed is None else billed[k]
+        ratio = size / prompt.tokens if prompt.tokens else 1.0
+        best, best_entry = 0, None
+        brk = None
+        if previous is not None:
+            alive = t is None or previous[1] is None or t - previous[1] <= life
+            whole = is_prefix(previous[0], prompt, table)
+            m = None if whole else match(previous[0], prompt, table)
+            got = _cached_length(rules, round(previous[0].tokens * ratio)) if whole else _readable(rules, m, ratio)
+            got = size if got > size else got
+            if alive and got > 0:
+                best, best_entry = got, previous
+            for entry in reversed(entries):
+                if entry is previous or not (t is None or entry[1] is None or t - entry[1] <= life):
+                    continue
+                bound = round(entry[0].tokens * ratio)
+                if bound <= best or size <= best:
+                    continue
+                if is_prefix(entry[0], prompt, table):
+                    got = _cached_length(rules, round(entry[0].tokens * ratio))
+                elif openai:
+                    got = _readable(rules, match(entry[0], prompt, table), ratio)
+                else:
+                    lead = entry[0].segments[0] if entry[0].segments else None
+                    same_lead = lead is not None and prompt.segments and prompt.segments[0] == lead
+                    got = _cached_length(rules, round(lead.tokens * ratio)) if same_lead else 0
+                got = size if got > size else got
+                if got > best:
+                    best, best_entry = got, entry
+            cached_before = _cached_length(rules, previous[2])
+            lost = cached_before - best
+            if cached_before and lost > 0:
+                if m is not None and m.divergence is not None and not m.a_done:
+                    first = m.divergence.a or m.divergence.b
+                    brk = CacheBreak(_cause(audit, m.divergence, order), first.position, first.message_id, lost)
+                elif not alive:
+                    brk = CacheBreak("lifetime_expired", None, None, lost)
+        if best_entry is not None and t is not None:
+            best_entry[1] = t
+        write = size - best if rules.writes else 0
+        out.append(CacheResult(best, write, brk))
+        previous = [prompt, t, size]
+        entries.append(previous)
+        if len(entries) > MAX_ENTRIES:  # drop the least recently used (the oldest without timestamps)
+            entries.remove(min(entries, key=_last_use))
+    return out
+
+
+def _last_use(entry: list) -> float:
+    return -math.inf if entry[1] is None else entry[1]

@@ -1,0 +1,173 @@
+"""What each compaction of a replay kept and lost: the facts of its span, found or not in its summary.
+
+Pure: takes a replay (its timeline, one request's blocks on demand, its summary chain) and
+the thread. A compaction's span is the messages its request marks as summarized by its
+summary; the summary text is what the pipeline sends for it (`Summary.injected_text()`).
+The rules for facts and for survival are in `inspector.pipeline.facts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from inspector.model import Message, Summary, Thread
+from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
+from inspector.pipeline.facts import KINDS, Fact, FactKind, extract_facts
+from inspector.pipeline.textmatch import contains, normalise, number_form, path_forms
+
+
+class ReplayLike(Protocol):
+    """What survival and probes read from a replay (`inspector.pipeline.Replay` is one): the
+    timeline and the summary chain (`simulation(blocks=False)`), one request's blocks on demand,
+    and optionally `summary_spans()` (each summary's messages without building blocks)."""
+
+    def simulation(self, *, blocks: bool = True) -> Simulation: ...
+
+    def audit(self, index: int) -> RequestAudit: ...
+
+
+class SummaryText:
+    """A summary's text, normalised once for many `survives` checks."""
+
+    __slots__ = ("plain", "numbers")
+
+    def __init__(self, text: str) -> None:
+        self.plain = normalise(text)
+        self.numbers = number_form(self.plain)
+
+
+def survives(fact: Fact, summary: SummaryText | str) -> bool:
+    """Whether `fact` is found in `summary` (the rules in `inspector.pipeline.facts`)."""
+    if isinstance(summary, str):
+        summary = SummaryText(summary)
+    if fact.kind is FactKind.PATH:
+        return any(contains(summary.plain, form, path=True) for form in path_forms(fact.text))
+    if fact.kind is FactKind.NUMBER:
+        return contains(summary.numbers, number_form(normalise(fact.text)))
+    if fact.kind is FactKind.URL:
+        url = normalise(fact.text)
+        return contains(summary.plain, url) or (url.endswith("/") and contains(summary.plain, url.rstrip("/")))
+    return contains(summary.plain, normalise(fact.text))
+
+
+@dataclass(frozen=True, slots=True)
+class FactFate:
+    fact: Fact
+    survived: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.fact.to_json(), "survived": self.survived}
+
+
+@dataclass(frozen=True, slots=True)
+class KindCount:
+    facts: int = 0
+    survived: int = 0
+
+    @property
+    def lost(self) -> int:
+        return self.facts - self.survived
+
+    @property
+    def rate(self) -> float | None:
+        """Fraction that survived; None when there was nothing to keep."""
+        return self.survived / self.facts if self.facts else None
+
+    def __add__(self, other: KindCount) -> KindCount:
+        return KindCount(self.facts + other.facts, self.survived + other.survived)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"facts": self.facts, "survived": self.survived, "lost": self.lost,
+                "rate": None if self.rate is None else round(self.rate, 4)}
+
+
+def kind_counts(fates: Iterable[FactFate]) -> dict[FactKind, KindCount]:
+    """Facts and survivors per kind, every kind present (zero when absent)."""
+    counts = {kind: KindCount() for kind in KINDS}
+    for fate in fates:
+        counts[fate.fact.kind] += KindCount(1, int(fate.survived))
+    return counts
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionLoss:
+    """One compaction: its summary, the messages it replaced and the fate of their facts."""
+
+    summary_id: str
+    source: str            # "recorded" | "extractive" | "anthropic" | ...
+    request_index: int     # the request it happened before
+    request_id: str
+    message_ids: tuple[str, ...]
+    fates: tuple[FactFate, ...]
+
+    def counts(self) -> dict[FactKind, KindCount]:
+        return kind_counts(self.fates)
+
+    def lost(self) -> tuple[Fact, ...]:
+        return tuple(f.fact for f in self.fates if not f.survived)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "summary_id": self.summary_id,
+            "source": self.source,
+            "request_index": self.request_index,
+            "request_id": self.request_id,
+            "messages": len(self.message_ids),
+            "first_message_id": self.message_ids[0] if self.message_ids else None,
+            "last_message_id": self.message_ids[-1] if self.message_ids else None,
+            "facts": [f.to_json() for f in self.fates],
+            "totals": {str(k): c.to_json() for k, c in self.counts().items()},
+        }
+
+
+def judge(facts: Sequence[Fact], summary_text: str) -> tuple[FactFate, ...]:
+    text = SummaryText(summary_text)
+    return tuple(FactFate(f, survives(f, text)) for f in facts)
+
+
+def covered_ids(audit: RequestAudit, summary: Summary, thread: Thread) -> tuple[str, ...]:
+    """The messages `audit` marks as summarized by `summary`; where it marks none (a profile that
+    does not tag its blocks), the summary's recorded range in thread order."""
+    ids = tuple(b.message_id for b in audit.blocks
+                if b.message_id is not None and b.status is BlockStatus.SUMMARIZED and b.summary_id == summary.id)
+    if ids:
+        return ids
+    index = thread.message_index()
+    first, last = index.get(summary.first_message_id), index.get(summary.last_message_id)
+    if first is None or last is None:
+        return ()
+    return tuple(m.id for m in thread.messages[first:last + 1])
+
+
+def compaction_losses(thread: Thread, replay: ReplayLike,
+                      extract: Callable[[Sequence[Message]], tuple[Fact, ...]] = extract_facts,
+                      ) -> tuple[CompactionLoss, ...]:
+    """Every compaction of `replay`, in request order, with the fate of its span's facts."""
+    timeline = replay.simulation(blocks=False)
+    by_id = {s.id: s for s in thread.summaries}
+    by_id.update({s.id: s for s in timeline.summaries})
+    messages = {m.id: m for m in thread.messages}
+    known = getattr(replay, "summary_spans", None)
+    spans = (known() if callable(known) else None) or {}
+    out: list[CompactionLoss] = []
+    for request in timeline.requests:
+        compaction = request.compaction
+        if compaction is None or compaction.summary_id not in by_id:
+            continue
+        summary = by_id[compaction.summary_id]
+        ids = spans.get(summary.id) or covered_ids(replay.audit(request.index), summary, thread)
+        facts = extract([messages[i] for i in ids if i in messages])
+        out.append(CompactionLoss(summary.id, summary.source, request.index, request.request_id, ids,
+                                  judge(facts, summary.injected_text())))
+    return tuple(out)
+
+
+def survival_table(losses: Iterable[CompactionLoss]) -> dict[FactKind, KindCount]:
+    """Totals per kind over many compactions."""
+    total = {kind: KindCount() for kind in KINDS}
+    for loss in losses:
+        for kind, count in loss.counts().items():
+            total[kind] += count
+    return total

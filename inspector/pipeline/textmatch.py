@@ -1,0 +1,72 @@
+"""Normalised text matching shared by fact extraction, survival and probes.
+
+Pure. A text is found in another after both are normalised (case folded, quote marks made
+one, backslashes made `/`, whitespace runs one space), at word boundaries.
+"""
+
+from __future__ import annotations
+
+import re
+
+_QUOTES = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": "'", "\u201d": "'",
+    "\u201e": "'", "\u00b4": "'", "\u2032": "'", "`": "'", '"': "'", "\\": "/",
+})
+
+
+def normalise(text: str) -> str:
+    """Case folded, quote marks made one (`'`), backslashes made `/`, whitespace runs one space."""
+    return " ".join(text.translate(_QUOTES).casefold().split())
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def contains(haystack: str, needle: str, *, path: bool = False) -> bool:
+    """`needle` in `haystack` (both normalised) at word boundaries; for a path the character
+    before may be a `/` (a longer path ending in it), and after it a sentence's full stop."""
+    if not needle:
+        return False
+    start = haystack.find(needle)
+    first_word, last_word = _is_word(needle[0]), _is_word(needle[-1])
+    while start >= 0:
+        end = start + len(needle)
+        before = haystack[start - 1] if start else " "
+        after = haystack[end] if end < len(haystack) else " "
+        if path:
+            ok_before = not (_is_word(before) or before in ".-~") or (before == "/" and needle[0] != "/")
+            ok_after = not (_is_word(after) or after in "/-") and not (after == "." and end + 1 < len(haystack)
+                                                                   and _is_word(haystack[end + 1]))
+        else:
+            ok_before = not (first_word and _is_word(before))
+            ok_after = not (last_word and _is_word(after))
+        if ok_before and ok_after:
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+_DIGIT_COMMA_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_DIGIT_SPACE_RE = re.compile(r"(?<=\d) (?=[a-z%])")
+
+
+def number_form(text: str) -> str:
+    """A normalised text with thousands commas and the space between a number and its unit removed."""
+    return _DIGIT_SPACE_RE.sub("", _DIGIT_COMMA_RE.sub("", text))
+
+
+def path_forms(path: str) -> list[str]:
+    """The normalised path, and its last directory with its base name when it has a directory."""
+    norm = normalise(path)
+    while norm.startswith("./"):
+        norm = norm[2:]
+    forms = [norm]
+    parts = [p for p in norm.split("/") if p and p not in (".", "..", "~")]
+    if len(parts) >= 2:
+        tail = "/".join(parts[-2:])
+        if tail != norm:
+            forms.append(tail)
+    return forms
+
+

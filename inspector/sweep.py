@@ -1,0 +1,204 @@
+"""Sweeps: replay a thread (or every thread) under every combination of config values, one row
+per combination: compactions, failures, billed prompt tokens, cache-read share, cache breaks,
+cost and facts lost.
+
+Above the engine (it goes through `service.run_replay`, so a sweep row means what `simulate`
+means). `--all` runs one worker process per thread batch (`sweep_all`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.config import Config, ConfigError, coerce
+from inspector.model import Thread
+
+COMPACTION_MODES = ("recorded", "decide")
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRow:
+    config: dict[str, Any]
+    threads: int
+    requests: int
+    compactions: int
+    failures: int
+    prompt_tokens: int
+    cache_read_tokens: int
+    cache_breaks: int
+    cost: float | None
+    facts_lost: int | None = None
+    baseline: bool = False  # the combination is the thread's own config
+
+    @property
+    def cache_read_share(self) -> float | None:
+        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+    def to_json(self) -> dict[str, Any]:
+        share = self.cache_read_share
+        return {"config": dict(self.config), "compactions": self.compactions, "failures": self.failures,
+                "prompt_tokens": self.prompt_tokens,
+                "cache_read_share": None if share is None else round(share, 4),
+                "cache_breaks": self.cache_breaks, "cost": None if self.cost is None else round(self.cost, 6),
+                "facts_lost": self.facts_lost}
+
+    def plus(self, other: SweepRow) -> SweepRow:
+        """Two threads' rows for one combination, added up (a cost unknown in either is unknown)."""
+        cost = None if self.cost is None or other.cost is None else self.cost + other.cost
+        lost = None if self.facts_lost is None and other.facts_lost is None else \
+            (self.facts_lost or 0) + (other.facts_lost or 0)
+        return SweepRow(self.config, self.threads + other.threads, self.requests + other.requests,
+                        self.compactions + other.compactions, self.failures + other.failures,
+                        self.prompt_tokens + other.prompt_tokens, self.cache_read_tokens + other.cache_read_tokens,
+                        self.cache_breaks + other.cache_breaks, cost, lost, self.baseline and other.baseline)
+
+
+def parse_key(item: str) -> tuple[str, list[Any]]:
+    """`K=V1,V2,...` -> (key, validated values); a one-line ConfigError naming the key otherwise."""
+    key, sep, values = item.partition("=")
+    key = key.strip()
+    if not sep or not values.strip():
+        raise ConfigError(f"--key expects KEY=V1,V2,...: got {item!r}")
+    out = [coerce(key, v) for v in values.split(",") if v.strip()]
+    if not out:
+        raise ConfigError(f"--key {key} has no values")
+    return key, out
+
+
+def combinations(keys: Sequence[tuple[str, Sequence[Any]]]) -> list[dict[str, Any]]:
+    """Every combination, the first key varying slowest, each key's values in the order given."""
+    names = [k for k, _ in keys]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--key given twice: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(v for _, v in keys))]
+
+
+def _facts_lost(thread: Thread, replay) -> int:
+    """Facts of the compacted spans that the replay's summaries did not keep (`pipeline.survival`)."""
+    from inspector.pipeline.survival import compaction_losses
+
+    return sum(len(loss.lost()) for loss in compaction_losses(thread, replay))
+
+
+def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], *,
+                 compactions: str = "decide", on_row: Callable[[SweepRow], None] | None = None) -> list[SweepRow]:
+    """One row per combination, in order. `compactions`: `recorded` follows the thread's recorded
+    compactions, `decide` lets the config decide every one (as `simulate --set` does)."""
+    from inspector.service import run_replay
+
+    if compactions not in COMPACTION_MODES:
+        raise ConfigError(f"--compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
+    rows: list[SweepRow] = []
+    for combo in combos:
+        config = base.updated(dict(combo))
+        replay = run_replay(thread, config, baseline=compactions == "recorded")
+        totals = replay.cost_totals()
+        if totals is None:
+            timeline = replay.timeline
+            row = SweepRow(dict(combo), 1, len(timeline), sum(1 for a in timeline if a.compaction is not None),
+                           sum(1 for a in timeline if a.failed),
+                           sum(a.budget.prompt_tokens for a in timeline if not a.failed), 0, 0, None,
+                           _facts_lost(thread, replay), config == base)
+        else:
+            row = SweepRow(dict(combo), 1, totals.requests, totals.compactions, totals.failures,
+                           totals.prompt_tokens, totals.cache_read_tokens, totals.cache_breaks, totals.cost,
+                           _facts_lost(thread, replay), config == base)
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return rows
+
+
+def _worker(args: tuple) -> tuple[str, list[SweepRow] | str]:
+    """One thread of `sweep_all`, in a worker process: (thread id, rows or a one-line error)."""
+    db_url, thread_id, profile, overrides, combos, compactions = args
+    from inspector.service import load_config
+    from inspector.store import Store, StoreError
+
+    try:
+        with Store.open(db_url, read_only=True) as store:
+            thread = store.load_thread(thread_id)
+        base = load_config(profile, overrides, thread=thread)
+        return thread_id, sweep_thread(thread, base, combos, compactions=compactions)
+    except (StoreError, KeyError, ConfigError, ValueError, RuntimeError) as exc:
+        return thread_id, " ".join(str(exc).split()) or exc.__class__.__name__
+
+
+def sweep_all(db_url: str, thread_ids: Sequence[str], profile: str | None, overrides: Mapping[str, Any],
+              combos: Sequence[Mapping[str, Any]], *, compactions: str = "decide", jobs: int = 2,
+              progress: Callable[[str], None] | None = None) -> tuple[list[SweepRow], list[str]]:
+    """Every thread under every combination, in `jobs` worker processes; rows added up per
+    combination (in order) and one error line per thread that could not be swept."""
+    totals: list[SweepRow | None] = [None] * len(combos)
+    errors: list[str] = []
+    tasks = [(db_url, tid, profile, dict(overrides), [dict(c) for c in combos], compactions) for tid in thread_ids]
+
+    def take(thread_id: str, result: list[SweepRow] | str) -> None:
+        if isinstance(result, str):
+            errors.append(f"thread {thread_id}: {result}")
+        else:
+            for i, row in enumerate(result):
+                totals[i] = row if totals[i] is None else totals[i].plus(row)
+        if progress is not None:
+            progress(thread_id)
+
+    if jobs <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            take(*_worker(task))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for future in as_completed([pool.submit(_worker, t) for t in tasks]):
+                take(*future.result())
+    return [r for r in totals if r is not None], errors
+
+
+METRICS: dict[str, str] = {
+    "cost": "cost ($)",
+    "prompt_tokens": "billed prompt tokens",
+    "cache_read_share": "cache-read share",
+    "cache_breaks": "cache breaks",
+    "compactions": "compactions",
+    "failures": "failed requests",
+    "facts_lost": "facts lost",
+}
+
+
+def metric(row: SweepRow, name: str) -> float | None:
+    """The value of one of `METRICS` in a row (None where unknown)."""
+    value = row.cache_read_share if name == "cache_read_share" else getattr(row, name)
+    return None if value is None else float(value)
+
+
+def default_values(key: str, value: Any, count: int = 10) -> list[Any]:
+    """A range to sweep around the current value: ratios in (0, 1], counts and sizes from half to double."""
+    from inspector.config import KEY_SPECS
+
+    spec = KEY_SPECS[key]
+    if spec.type is float and spec.check(0.5) is None and spec.check(1.5) is not None:  # a ratio in (0, 1]
+        lo = max(0.05, round(value - 0.25, 2))
+        hi = min(1.0, round(value + 0.2, 2))
+        step = (hi - lo) / (count - 1)
+        out = sorted({round(lo + i * step, 3) for i in range(count)} | {value})
+    elif spec.type is int:
+        lo, hi = max(0, value // 2), max(value * 2, value + count - 1)
+        step = max(1, (hi - lo) // (count - 1))
+        out = sorted({lo + i * step for i in range(count)} | {value})
+    elif spec.type is float:
+        out = sorted({round(value * (0.5 + i * (1.5 / (count - 1))), 3) for i in range(count)} | {value})
+    else:
+        raise ConfigError(f"{key} is not a number: a sweep needs numeric values")
+    return [v for v in out if spec.check(v) is None]
+
+
+def iter_table(rows: Sequence[SweepRow]) -> Iterator[tuple[str, ...]]:
+    """The text table's cells, one tuple per row (keys first)."""
+    for row in rows:
+        share = row.cache_read_share
+        yield (*(str(v) for v in row.config.values()), str(row.compactions), str(row.failures),
+               f"{row.prompt_tokens:,}", "-" if share is None else f"{share:.1%}", str(row.cache_breaks),
+               "-" if row.cost is None else f"${row.cost:,.2f}", "-" if row.facts_lost is None else str(row.facts_lost),
+               "*" if row.baseline else "")

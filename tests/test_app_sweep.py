@@ -1,0 +1,75 @@
+"""The sweep screen: rows fill in from a worker, the plot follows, the thread's own value is marked."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable, Input, Select
+from textual_plotext import PlotextPlot
+
+from inspector.examples import walkthrough_thread
+from inspector.screens.source import MemorySource
+from inspector.screens.sweep import SweepScreen, numeric_keys
+from inspector.sweep import default_values
+from tests.test_app_support import make_app, settle
+
+
+async def _open_sweep(app, pilot) -> SweepScreen:
+    await settle(app, pilot)
+    app.action_sweep()
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, SweepScreen)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return screen
+
+
+async def test_the_sweep_screen_replays_each_value_and_marks_the_baseline(tmp_path):
+    thread = walkthrough_thread()
+    app = make_app(tmp_path, source=MemorySource([thread]))
+    async with app.run_test(size=(160, 44)) as pilot:
+        screen = await _open_sweep(app, pilot)
+        values = default_values("context.compaction_threshold", screen.base["context.compaction_threshold"])
+        assert [r.config["context.compaction_threshold"] for r in screen.rows] == values
+        table = screen.query_one(DataTable)
+        assert table.row_count == len(values)
+        marked = [i for i in range(table.row_count) if str(table.get_row_at(i)[0]).endswith("*")]
+        assert marked == [values.index(screen.base["context.compaction_threshold"])]
+        assert [r.baseline for r in screen.rows].count(True) == 1
+        plot = screen.query_one(PlotextPlot)
+        drawn = Text.from_ansi(plot.plt.build()).plain
+        assert "cost ($) vs context.compaction_threshold" in drawn and "baseline" in drawn
+        lows = [r for r in screen.rows if r.config["context.compaction_threshold"] == values[0]]
+        highs = [r for r in screen.rows if r.config["context.compaction_threshold"] == values[-1]]
+        assert lows[0].compactions >= highs[0].compactions
+
+
+async def test_a_new_key_and_values_run_again_and_a_bad_value_says_why(tmp_path):
+    app = make_app(tmp_path, source=MemorySource([walkthrough_thread()]))
+    async with app.run_test(size=(160, 44)) as pilot:
+        screen = await _open_sweep(app, pilot)
+        assert "context.prune_protect_turns" in numeric_keys(screen.base.profile)
+        screen.query_one("#sweep-key", Select).value = "context.prune_protect_turns"
+        await pilot.pause()
+        values_input = screen.query_one("#sweep-values", Input)
+        values_input.value = "1, 2, 3"
+        screen.action_run()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [r.config for r in screen.rows] == [{"context.prune_protect_turns": v} for v in (1, 2, 3)]
+        values_input.value = "1, -4"
+        screen.action_run()
+        await pilot.pause()
+        status = str(screen.query_one("#sweep-status").render())
+        assert "context.prune_protect_turns must be >= 0" in status
+        await pilot.press("escape")
+        assert not isinstance(app.screen, SweepScreen)
+
+
+def test_default_values_stay_valid_and_hold_the_current_value():
+    ratios = default_values("context.compaction_threshold", 0.75)
+    assert 0.75 in ratios and all(0 < v <= 1 for v in ratios) and ratios == sorted(ratios)
+    turns = default_values("context.prune_protect_turns", 2)
+    assert 2 in turns and all(isinstance(v, int) and v >= 0 for v in turns)
+    windows = default_values("context.window", 200_000)
+    assert 200_000 in windows and min(windows) > 0

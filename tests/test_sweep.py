@@ -1,0 +1,138 @@
+"""`context-inspector sweep`: one row per config, the same figures as `simulate` for the same config."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from inspector.cli import main
+from inspector.config import ConfigError
+from inspector.sweep import combinations, parse_key
+from tests.store_fixtures import real_path
+
+COMPACTION = "claude-code-session-with-compaction.jsonl"
+SIDECHAINS = "claude-code-session-with-sidechains.jsonl"
+
+
+@pytest.fixture(scope="module")
+def real_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("sweep") / "real.sqlite"
+    runner = CliRunner()
+    for name in (COMPACTION, SIDECHAINS):
+        result = runner.invoke(main, ["import", str(real_path(name)), "--db", str(db)])
+        assert result.exit_code == 0, result.output
+    threads = json.loads(runner.invoke(main, ["threads", "--db", str(db), "--json"]).output)
+    return str(db), threads
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def _totals_from_simulate(payload: dict) -> dict:
+    """The sweep row's figures computed from `simulate --json --timeline` output, independently."""
+    reqs = payload["requests"]
+    sent = [r for r in reqs if r["status"] == "completed"]
+    prompt = sum(r["budget"].get("calibrated_prompt_tokens") or r["budget"]["prompt_tokens"] for r in sent)
+    read = sum(r["budget"]["cache_read_tokens"] for r in sent)
+    costs = [r["budget"]["cost"] for r in reqs]
+    return {"compactions": sum(1 for r in reqs if r["compaction"] is not None),
+            "failures": sum(1 for r in reqs if r["status"] == "failed"),
+            "prompt_tokens": prompt,
+            "cache_read_share": round(read / prompt, 4),
+            "cache_breaks": sum(1 for r in reqs if r["budget"]["cache_break"] is not None),
+            "cost": None if None in costs else round(sum(costs), 6)}
+
+
+def test_the_threads_own_threshold_gives_the_figures_simulate_gives(real_db):
+    db, threads = real_db
+    thread = next(t for t in threads if t["summaries"])
+    result = _run("sweep", "--thread", thread["id"], "--db", db, "--json",
+                  "--key", "context.compaction_threshold=0.6,0.75,0.9")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["rows"]
+    assert [r["config"] for r in rows] == [{"context.compaction_threshold": v} for v in (0.6, 0.75, 0.9)]
+    sim = _run("simulate", "--thread", thread["id"], "--db", db, "--json", "--timeline",
+               "--set", "context.compaction_threshold=0.75")
+    assert sim.exit_code == 0, sim.output
+    expected = _totals_from_simulate(json.loads(sim.output))
+    own = rows[1]
+    cost = expected.pop("cost")  # rounded to 6 places per request in simulate's JSON
+    assert {k: own[k] for k in expected} == expected
+    assert own["cost"] == pytest.approx(cost, abs=1e-4)
+    loss = _run("loss", "--thread", thread["id"], "--db", db, "--json", "--set", "context.compaction_threshold=0.75")
+    assert loss.exit_code == 0, loss.output
+    lost = sum(t["lost"] for t in json.loads(loss.output)["totals"].values())
+    assert own["facts_lost"] == lost
+    assert rows[0]["compactions"] >= rows[2]["compactions"]  # a lower threshold compacts at least as often
+    assert rows[0]["cost"] is not None and rows[0]["cost"] > 0
+
+
+def test_recorded_mode_follows_the_recorded_compactions(real_db):
+    db, threads = real_db
+    thread = next(t for t in threads if t["summaries"])
+    rows = json.loads(_run("sweep", "--thread", thread["id"], "--db", db, "--json", "--compactions", "recorded",
+                           "--key", "context.compaction_threshold=0.5,0.9").output)["rows"]
+    assert [r["compactions"] for r in rows] == [thread["summaries"]] * 2
+
+
+def test_two_keys_give_every_combination_in_the_order_given(real_db):
+    db, threads = real_db
+    result = _run("sweep", "--thread", threads[0]["id"], "--db", db, "--json",
+                  "--key", "context.prune_protect_turns=1,3", "--key", "context.compaction_threshold=0.5,0.9")
+    assert result.exit_code == 0, result.output
+    configs = [r["config"] for r in json.loads(result.output)["rows"]]
+    assert configs == [{"context.prune_protect_turns": p, "context.compaction_threshold": t}
+                       for p in (1, 3) for t in (0.5, 0.9)]
+
+
+def test_all_adds_up_every_thread_in_worker_processes(real_db):
+    db, threads = real_db
+    key = "context.compaction_threshold=0.6,0.8"
+    both = json.loads(_run("sweep", "--all", "--db", db, "--json", "--jobs", "2", "--key", key).output)["rows"]
+    singles = [json.loads(_run("sweep", "--thread", t["id"], "--db", db, "--json", "--key", key).output)["rows"]
+               for t in threads]
+    for i, row in enumerate(both):
+        assert row["compactions"] == sum(s[i]["compactions"] for s in singles)
+        assert row["prompt_tokens"] == sum(s[i]["prompt_tokens"] for s in singles)
+        assert row["cache_breaks"] == sum(s[i]["cache_breaks"] for s in singles)
+        assert row["cost"] == pytest.approx(sum(s[i]["cost"] for s in singles), abs=1e-5)
+
+
+def test_the_text_table_marks_the_threads_own_config(real_db):
+    db, threads = real_db
+    result = _run("sweep", "--thread", threads[0]["id"], "--db", db, "--key", "context.compaction_threshold=0.5,0.75")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split()[:3] == ["context.compaction_threshold", "COMPACTIONS", "FAILURES"]
+    assert lines[2].startswith("0.75") and lines[2].rstrip().endswith("*")
+    assert not lines[1].rstrip().endswith("*")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--key", "context.windw=1,2"], "unknown config key 'context.windw'"),
+    (["--key", "context.compaction_threshold=0.5,1.5"], "context.compaction_threshold must be in (0, 1]"),
+    (["--key", "context.window"], "--key expects KEY=V1,V2,..."),
+    (["--key", "context.window=1", "--key", "context.window=2"], "--key given twice: context.window"),
+])
+def test_a_bad_key_is_a_one_line_error(real_db, args, message):
+    db, threads = real_db
+    result = _run("sweep", "--thread", threads[0]["id"], "--db", db, *args)
+    assert result.exit_code == 2
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_thread_or_all_is_required(real_db):
+    db, threads = real_db
+    assert "give --thread ID or --all" in _run("sweep", "--db", db, "--key", "context.window=1000").output
+    assert "give --thread ID or --all" in _run("sweep", "--all", "--thread", threads[0]["id"], "--db", db,
+                                               "--key", "context.window=1000").output
+
+
+def test_parse_key_and_combinations():
+    assert parse_key("context.window=1000, 2000") == ("context.window", [1000, 2000])
+    assert combinations([("a.b", [1])]) == [{"a.b": 1}]
+    with pytest.raises(ConfigError):
+        parse_key("context.window=")

@@ -1,8 +1,22 @@
-"""Every test gets its own config and data directories (the platformdirs ones are never touched)."""
+"""Every test gets its own config and data directories (the platformdirs ones are never touched),
+and the property tests run under a Hypothesis profile that does not depend on the machine's speed."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, settings
+
+# "ci" (the default, what the README's test command and .ci/run use): no per-example deadline
+# and no too-slow health check, the two things in Hypothesis that read the wall clock, so a
+# property test on a loaded 2-core machine runs the same examples it runs on a fast one and
+# fails only on a counterexample. Example counts are the tests' own. "thorough": the same, with
+# ten times the examples of every property test that does not set its own count
+# (HYPOTHESIS_PROFILE=thorough python -m pytest ...), for a long run before a release.
+settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

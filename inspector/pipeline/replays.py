@@ -6,23 +6,17 @@ request's blocks on `audit(k)`; `simulate` is every request with its blocks.
 
 from __future__ import annotations
 
-from inspector.config import Config
+from typing import TYPE_CHECKING
+
 from inspector.model import Summary, Thread
 from inspector.pipeline.audit import BudgetAudit, RequestAudit, Simulation
 from inspector.pipeline.calibration import Calibration, segments_from_compactions
 from inspector.pipeline.context import ReplayContext, Summarizer
-from inspector.pipeline.profiles import anthropic_context_editing, claude_code, codex, opencode
-from inspector.pipeline.profiles.harness.replayer import HarnessReplayer
-from inspector.pipeline.profiles.iris.replayer import IrisReplayer
-from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer
+from inspector.pipeline.profiles import REGISTRY
 from inspector.tokens import TokenCounter, get_tokenizer
 
-REPLAYERS = {
-    "iris": IrisReplayer, "harness": HarnessReplayer, "shifting": ShiftingReplayer,
-    # the real agents' profiles: one shared replayer (inspector.pipeline.agents), each with its rules
-    claude_code.NAME: claude_code.replayer, codex.NAME: codex.replayer, opencode.NAME: opencode.replayer,
-    anthropic_context_editing.NAME: anthropic_context_editing.replayer,
-}
+if TYPE_CHECKING:
+    from inspector.config import Config
 
 
 def simulate(
@@ -43,8 +37,8 @@ def simulate(
 class Replay:
     """A replay that answers the timeline at once and builds block lists on demand.
 
-    Each profile's replayer (`IrisReplayer`, `HarnessReplayer`, `ShiftingReplayer`) gives
-    the timeline at once, in about linear time, and one request's blocks on `audit(k)`.
+    The profile's replayer (`REGISTRY[profile].replayer`, e.g. `IrisReplayer`) gives the
+    timeline at once, in about linear time, and one request's blocks on `audit(k)`.
     """
 
     def __init__(self, thread: Thread, config: Config, ctx: ReplayContext) -> None:
@@ -54,8 +48,7 @@ class Replay:
         self.notices: list[str] = []  # e.g. a tokenizer fallback, said by the layer above
         self._audits: dict[int, RequestAudit] = {}
         self.calibration = ctx.calibration
-        Replayer = REPLAYERS[config.profile]
-        self._fast = Replayer(thread, config, ctx)
+        self._fast = REGISTRY[config.profile].replayer(thread, config, ctx)
         # The seed profiles' audits get the calibrated prompt filled in here; the agents' replayers
         # compute it themselves (their trigger reads it).
         self._fill = ctx.calibration is not None and not getattr(self._fast, "FILLS_CALIBRATION", False)
@@ -76,7 +69,7 @@ class Replay:
             from inspector.pipeline import accounting
 
             prompts, table = None, None
-            if isinstance(self._fast, IrisReplayer) or \
+            if accounting.has_fast_prompt_model(self._fast) or \
                     len(self.timeline) * len(self.thread.messages) <= self.BLOCK_BY_BLOCK_LIMIT:
                 prompts, table = accounting.replay_prompts(self._fast, self.timeline, self._fast.audit)
             if prompts is None:

@@ -281,3 +281,53 @@ def test_seed_probe_without_a_recorded_summary_in_both_modes(tmp_path, profile):
         assert compaction["source"] == "extractive" and compaction["compaction_mode"] == mode
         assert [f["survived"] for f in compaction["facts"] if f["kind"] == "instruction"] == [True]
         assert seen[mode] == [("verbatim", "m1"), ("summary", None)]
+
+
+class _AuditsOnly:
+    """The same replay read only through its blocks (no `message_statuses`)."""
+
+    def __init__(self, replay) -> None:
+        self._replay = replay
+
+    def simulation(self, *, blocks: bool = True):
+        return self._replay.simulation(blocks=blocks)
+
+    def audit(self, index: int):
+        return self._replay.audit(index)
+
+
+def _busy_thread() -> Thread:
+    from inspector.model import ToolCall
+
+    messages = [Message("s0", Role.SYSTEM, "contract: never push")]
+    requests = []
+    for turn in range(1, 13):
+        messages += [
+            Message(f"u{turn}", Role.USER, f"Turn {turn}: never edit fixture{turn % 3}.json. " + "w " * (40 * turn)),
+            Message(f"a{turn}", Role.ASSISTANT, f"running check_{turn % 4}",
+                    tool_calls=(ToolCall(f"c{turn}", "Bash", {"command": f"pytest tests/t{turn % 4}.py"}),)),
+            Message(f"t{turn}", Role.TOOL, f"output of tests/t{turn % 4}.py " + "o " * (120 * (turn % 5)),
+                    tool_call_id=f"c{turn}"),
+        ]
+        requests.append(Request(f"r{turn}", f"u{turn}", prompt_tokens=90 * turn * turn))
+    return Thread("busy", messages=tuple(messages), requests=tuple(requests))
+
+
+@pytest.mark.parametrize(("profile", "values"), [
+    ("iris", {"context.window": 3000, "context.compaction_threshold": 0.4}),
+    ("iris", {"context.window": 1200, "context.compaction_threshold": 0.9}),  # pruning, budget and failures
+    ("harness", {"context.window": 3000, "context.compaction_threshold": 0.5, "harness.pruning_threshold": 0.6}),
+    ("harness", {"context.window": 900, "harness.keep_last": 1}),
+    ("harness", {"context.window": 1500, "context.compaction_threshold": 0.99, "context.trigger_tokens": "estimated"}),
+    ("shifting", {"context.window": 1500, "context.strategy": "summarize"}),
+])
+def test_probes_read_from_the_replayer_equal_probes_read_from_the_blocks(profile, values):
+    from inspector.summarizers.extractive import ExtractiveSummarizer
+
+    thread = _busy_thread()
+    result = replay(thread, Config.for_profile(profile, values), summarizer=ExtractiveSummarizer())
+    texts = ["never edit fixture1.json", "tests/t2.py", "pytest tests/t3.py", "never push", "check_0", "absent text"]
+    fast = probe(thread, result, texts)
+    assert fast == probe(thread, _AuditsOnly(result), texts)
+    statuses = {s.status for r in fast for s in r.requests}
+    assert "kept" in statuses

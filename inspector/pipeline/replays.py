@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from inspector.model import Summary, Thread
-from inspector.pipeline.audit import BudgetAudit, RequestAudit, Simulation
+from inspector.pipeline.audit import BlockStatus, BudgetAudit, RequestAudit, Simulation
 from inspector.pipeline.calibration import Calibration, segments_from_compactions
 from inspector.pipeline.context import ReplayContext, Summarizer
 from inspector.pipeline.profiles import REGISTRY
@@ -57,6 +57,7 @@ class Replay:
             tuple(self._calibrated(a) for a in timeline) if self._fill else tuple(timeline))
         self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)
         self._costs: tuple | None = None
+        self._positions: dict[str, int] | None = None
 
     # Beyond this many blocks in all prompts together, a profile without a fast prompt model
     # (every profile but iris) gets no cache model rather than a wait of many seconds.
@@ -123,6 +124,19 @@ class Replay:
                              value - estimate)
         return RequestAudit(a.index, a.request_id, a.after_message_id, a.turn, a.status, a.error, budget,
                             a.compaction, a.summaries_injected, a.protect_turns, a.blocks, a.diagnostics, a.stats)
+
+    def message_statuses(self, index: int, message_ids) -> dict[str, BlockStatus] | None:
+        """The status request `index` gives each of `message_ids` (those it shows), where the profile's
+        replayer knows it without building the request's blocks (iris, harness); None otherwise."""
+        statuses = getattr(self._fast, "statuses", None)
+        if not callable(statuses):
+            return None
+        if self._positions is None:
+            self._positions = self.thread.message_index()
+        positions = self._positions
+        ids = [m for m in message_ids if m in positions]
+        found = statuses(index, [positions[m] for m in ids])
+        return {m: found[positions[m]] for m in ids if positions[m] in found}
 
     def summary_spans(self) -> dict[str, tuple[str, ...]] | None:
         """Summary id -> the messages its compaction replaced, where the profile's replayer knows them

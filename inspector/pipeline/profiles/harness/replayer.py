@@ -211,6 +211,20 @@ class HarnessReplayer:
         self._timeline = out
         return out
 
+    def statuses(self, k: int, indices) -> dict[int, BlockStatus]:
+        """The status `audit(k)` gives each message index of `indices` up to the request's last
+        message, without building the request's blocks (what a probe reads)."""
+        last = self.index[self.timeline()[k].after_message_id]
+        out: dict[int, BlockStatus] = {}
+        for i in indices:
+            if i > last:
+                continue
+            if i in self.head or self.gone_at[i] > k:
+                out[i] = BlockStatus.KEPT
+            else:
+                out[i] = BlockStatus.SUMMARIZED if i in self.covered else BlockStatus.EXCLUDED
+        return out
+
     def summary_spans(self) -> dict[str, tuple[str, ...]]:
         """Summary id -> ids of the messages its compaction replaced (what `audit(k)` marks summarized
         by it), without building any request's blocks."""

@@ -309,6 +309,27 @@ class IrisReplayer:
         return RequestAudit(k, req.id, req.after_message_id, st.cur, "failed" if failed else "completed", error,
                             budget, compaction, injected, st.protect, (), (), stats)
 
+    def statuses(self, k: int, indices) -> dict[int, BlockStatus]:
+        """The status `audit(k)` gives each message index of `indices` up to the request's last
+        message, without building the request's blocks (what a probe reads)."""
+        self.timeline()
+        st = self.states[k]
+        out: dict[int, BlockStatus] = {}
+        for i in indices:
+            if i > st.end:
+                continue
+            if self.turn_of[i] is None:
+                out[i] = BlockStatus.KEPT
+            elif i <= st.covered_upto:
+                out[i] = BlockStatus.SUMMARIZED
+            elif self.is_tool[i] and i < st.shield_lo and (st.failed or i >= st.loaded_lo):
+                out[i] = BlockStatus.PRUNED
+            elif not st.failed and i >= st.loaded_lo:
+                out[i] = BlockStatus.KEPT
+            else:
+                out[i] = BlockStatus.EXCLUDED
+        return out
+
     def summary_spans(self) -> dict[str, tuple[str, ...]]:
         """Summary id -> ids of the messages its compaction replaced (what `audit(k)` marks summarized
         by it), without building any request's blocks."""

@@ -148,6 +148,8 @@ _AGENT_COMMON = {
 }
 for _name in AGENT_PROFILES:
     DEFAULTS[_name] = dict(_AGENT_COMMON)
+# Codex runs OpenAI models: o200k_base is their tokenizer (exact, offline); the others count chars4.
+DEFAULTS["codex"]["context.tokenizer"] = "o200k_base"
 for _name in ("iris", "harness", "shifting"):  # every profile holds every key (it reads only its own)
     DEFAULTS[_name] = {**_AGENT_COMMON, **DEFAULTS[_name]}
 

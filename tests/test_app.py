@@ -521,16 +521,19 @@ async def test_clicking_a_thread_row_twice_opens_it(tmp_path):
 
 
 async def test_held_arrow_key_updates_panes_at_the_trailing_edge(tmp_path):
-    app = make_app(tmp_path, pane_throttle=0.05)
+    # A throttle long enough that the test does not depend on the machine's speed (a loaded machine
+    # takes tens of ms to render a pane): the leading edge is forced, the trailing one waited for.
+    app = make_app(tmp_path, pane_throttle=1.0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
+        app.panes._at = float("-inf")  # the last pane update is long past
         app.action_step(-1)  # leading edge: immediate
         assert "Request 43/44" in plain(app.query_one(BudgetView))
         app.action_step(-1)  # within the throttle window: deferred
         assert app.request_index == 41
         assert "request 42/44" in plain(app.query_one("#timeline-label", Static))  # the chart label is immediate
         assert app._pane_timer is not None
-        await pilot.pause(0.2)  # let the trailing-edge timer (0.05 s) fire
+        await pilot.pause(1.3)  # let the trailing-edge timer (1 s) fire
         assert "Request 42/44" in plain(app.query_one(BudgetView))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from dataclasses import replace
@@ -129,7 +130,8 @@ def threads_command(db: str | None, as_json: bool) -> None:
 
     rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""), str(i.summaries),
              i.title) for i in infos]
-    _print_table(("ID", "SOURCE", "MSGS", "REQS", "SUMS", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
+    # COMP: the compactions (recorded summaries) of the thread, as the TUI's thread list calls them
+    _print_table(("ID", "SOURCE", "MSGS", "REQS", "COMP", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
     if any(i.incomplete for i in infos):
         click.echo("! incomplete import: the source file holds model calls, tool results or compactions this "
                    "thread lacks (the import warnings name them)")
@@ -142,10 +144,15 @@ def threads_command(db: str | None, as_json: bool) -> None:
 def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     """Import transcripts into a database (created when missing)."""
     from inspector.importers import ImportError_, import_paths
-    from inspector.store import StoreError
+    from inspector.store import StoreError, resolve_db_url, sqlite_path
 
+    url = resolve_db_url(db)
+    new_file = sqlite_path(url) if url is not None else None
+    if new_file is not None and new_file.exists():
+        new_file = None  # an existing database is never removed
     store = _open_store(db, read_only=False, create=True)
     progress = _progress_bar()
+    report = None
     try:
         report = import_paths(list(paths), store, fmt=fmt, progress=progress)
     except (ImportError_, OSError, StoreError) as exc:
@@ -153,11 +160,13 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     finally:
         progress.close()
         store.close()
+        if new_file is not None and (report is None or not report.threads):
+            _remove_new_database(new_file)  # a failed import leaves no empty database behind
     from inspector.textsafe import safe_line
 
     for line in report.skipped:
         click.echo(f"warning: {safe_line(line)}", err=True)
-    for line in getattr(report, "errors", []):
+    for line in [*getattr(report, "errors", []), *getattr(report, "thread_errors", [])]:
         click.echo(f"error: {safe_line(line)}", err=True)
     for line in report.coverage_lines():
         click.echo(safe_line(line))
@@ -210,7 +219,8 @@ def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | No
 @click.option("--compactions", type=click.Choice(COMPACTION_MODES),
               help="recorded: follow the thread's compactions; decide: the profile decides every one "
                    "(default: recorded where the thread recorded any).")
-@click.option("--request", "request_index", type=int, metavar="N", help="Only request N (0-based).")
+@click.option("--request", "request_index", type=int, metavar="INDEX",
+              help="Only the request with this index (from 0, as in the JSON; the TUI shows it as request INDEX+1).")
 @click.option("--timeline", is_flag=True, help="Per-request summary without blocks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the simulation JSON.")
 def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: tuple[str, ...],
@@ -264,6 +274,14 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         raise _fail(exc) from None
     click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
                                  status=status, calibration=result.calibration))
+
+
+def _remove_new_database(path) -> None:
+    """Remove a SQLite file this command created, with its journal files."""
+    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"),
+                      path.with_name(path.name + "-journal")):
+        with contextlib.suppress(OSError):
+            candidate.unlink(missing_ok=True)
 
 
 def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:

@@ -253,6 +253,8 @@ def coerce(key: str, value: Any) -> Any:
                 out = int(str(value).strip().replace("_", ""))
         else:
             out = float(str(value).strip().replace("_", "")) if not isinstance(value, (int, float)) else float(value)
+    except OverflowError:  # a 401-digit integer for a number key
+        raise ConfigError(f"{key} must be a finite number: got {_short(value)}") from None
     except (TypeError, ValueError):
         kind = "an integer" if spec.type is int else "a number"
         raise ConfigError(f"{key} must be {kind}: got {_short(value)}") from None

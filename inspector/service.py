@@ -144,6 +144,7 @@ class SavedEdits:
     path: Path
     saved: tuple[str, ...]  # keys written (the user's edits)
     skipped: tuple[str, ...]  # edits not written (a thread's own window)
+    written: bool = True  # False: nothing to add, the file was left as it was
 
 
 def save_edits(config: Config, baseline: Config, path: Path | None = None, *,
@@ -159,21 +160,28 @@ def save_edits(config: Config, baseline: Config, path: Path | None = None, *,
     skipped = tuple(k for k in changes if k == "context.window" and thread_window)
     for key in skipped:
         changes.pop(key)
-    values.update(changes)
     profile = config.profile if config.profile != baseline.profile else file_profile
+    if not changes and profile == file_profile:
+        return SavedEdits(path, (), skipped, written=False)
+    values.update(changes)
     _write_toml(path, profile, values)
     return SavedEdits(path, tuple(sorted(changes)), skipped)
 
 
 def file_overrides(config: Config, path: Path | None = None) -> tuple[str, ...]:
-    """The keys the config file sets to something else than `config.profile`'s defaults and `config` uses
-    (what makes a baseline differ from the defaults); () without a file or when it cannot be read."""
+    """The keys the config file sets to something else than `config.profile`'s defaults, that the profile
+    reads and `config` uses (what makes a baseline differ from the defaults); () without a file or when it
+    cannot be read."""
+    from inspector.config import PROFILE_KEYS
+
     try:
         _profile, values = read_config_file(path)
     except ConfigError:
         return ()
     defaults = Config.for_profile(config.profile).values
-    return tuple(sorted(k for k, v in values.items() if defaults.get(k) != v and config.values.get(k) == v))
+    read = set(PROFILE_KEYS.get(config.profile, values))
+    return tuple(sorted(k for k, v in values.items()
+                        if k in read and defaults.get(k) != v and config.values.get(k) == v))
 
 
 _COUNTERS: dict[str, TokenCounter] = {}

@@ -89,6 +89,16 @@ def stacked_bar(parts: BudgetParts, width: int) -> Text:
     return bar
 
 
+def largest_block_indexes(request: RequestAudit, count: int = 6) -> list[int]:
+    """Indexes of the blocks that cost the most as sent (then in full), largest first."""
+    blocks = request.blocks
+    # Sent blocks outrank every unsent one, and there are few of them on a long thread:
+    # rank those alone when there are enough (same result, a fraction of the work).
+    sent = [i for i, b in enumerate(blocks) if b.tokens_sent > 0]
+    return heapq.nlargest(count, sent if len(sent) >= count else range(len(blocks)),
+                          key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
+
+
 def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     """The blocks that cost the most in this request, as sent (what to look at first); a click on one
     opens it in the Blocks pane (`app.open_block`)."""
@@ -97,13 +107,8 @@ def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     table.add_column("Sent", justify="right")
     table.add_column("Full", justify="right")
     table.add_column("Status")
-    # Sent blocks outrank every unsent one, and there are few of them on a long thread:
-    # rank those alone when there are enough (same result, a fraction of the work).
     blocks = request.blocks
-    sent = [i for i, b in enumerate(blocks) if b.tokens_sent > 0]
-    ranked = heapq.nlargest(count, sent if len(sent) >= count else range(len(blocks)),
-                            key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
-    for index in ranked:
+    for index in largest_block_indexes(request, count):
         block = blocks[index]
         name = f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
         link = Style(underline=True, meta={"@click": f"app.open_block({index})"})
@@ -210,7 +215,10 @@ class BudgetView(Static):
         exactness = "approximate" if self.approximate else "exact"
         facts.add_row("Tokenizer", f"{self.tokenizer} ({exactness})")
         facts.add_row("Profile", self.profile)
-        facts.add_row("Prompt (replayed)", f"{b.prompt_tokens:,}")
+        if request.failed and b.needed_tokens is not None:  # not sent: what it needed, not "0"
+            facts.add_row("Prompt (replayed)", Text(f"not sent (needs {b.needed_tokens:,})", style="#ff5f5f"))
+        else:
+            facts.add_row("Prompt (replayed)", f"{b.prompt_tokens:,}")
         recorded = "-" if b.recorded_prompt_tokens is None else f"{b.recorded_prompt_tokens:,}"
         if b.recorded_prompt_tokens is not None and b.prompt_tokens:
             recorded += f"  ({(b.prompt_tokens - b.recorded_prompt_tokens):+,} replayed vs recorded)"

@@ -141,6 +141,13 @@ class ReplayController:
         except Exception as exc:
             app.call_from_thread(app.show_failure, f"cannot load thread {safe_line(thread_id, 60)}: {exc}")
             return
+        pending = getattr(source, "warnings", None)
+        repairs = list(pending or ())
+        if repairs:  # damaged cells repaired or dropped while reading (each names its row and column)
+            pending.clear()
+            more = f" (and {len(repairs) - 1} more)" if len(repairs) > 1 else ""
+            app.call_from_thread(app.notify, safe_line(f"repaired while reading: {repairs[0]}{more}", 300),
+                                 severity="warning")
         baseline_config = self.baseline_config(thread)
         overrides: tuple[str, ...] = ()
         if self.fixed_config is None:

@@ -145,6 +145,12 @@ class ViewState:
         return self.simulation.requests
 
     @property
+    def cost_totals(self):
+        """The shown replay's bill (`accounting.ThreadCost`); None where the cache is not modelled."""
+        totals = getattr(self.replay, "cost_totals", None)
+        return totals() if callable(totals) else None
+
+    @property
     def is_what_if(self) -> bool:
         return self.config != self.baseline_config
 
@@ -211,6 +217,8 @@ def build_view(
     if baseline is None:
         baseline = _run(simulator, thread, baseline_config, compactions=compactions)
     baseline_sim = _timeline(baseline)
+    if isinstance(baseline, Replay):
+        baseline.costs  # noqa: B018 - the prompt cache of every request, here in the worker, not on the UI thread
     if config == baseline_config:
         current, simulation, diff = baseline, baseline_sim, None
     else:

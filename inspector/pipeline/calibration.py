@@ -105,7 +105,8 @@ class Calibration:
         if not (len(reference) == len(recorded) == len(segments)):
             raise ValueError("calibration: reference, recorded and segments differ in length")
         self.reference = tuple(int(x) for x in reference)
-        self.recorded = tuple(recorded)
+        # a count of 0 (or less) is no billed prompt: it is treated as not recorded
+        self.recorded = tuple(r if r is not None and r > 0 else None for r in recorded)
         self.segments = tuple(segments)
         self.fit = self._fit()
         self._anchor = self._anchors()

@@ -268,7 +268,8 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     from inspector.report import render_simulation
 
     try:
-        status = reproduction_line(config.profile, reproduction(thread, config))
+        # how the profile itself (its baseline config, no --set) reproduces the recorded compactions
+        status = reproduction_line(config.profile, reproduction(thread, load_config(config.profile, {}, thread=thread)))
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,

@@ -512,6 +512,10 @@ class AgentReplayer:
         failed = st.failed
         summary = self.chain[st.chain_len - 1] if st.chain_len else None
         kept = self._kept_map(st.kept)
+        chain = self.chain[: st.chain_len]
+        ends: list[int] = []  # last covered index of each summary, non-decreasing along the chain
+        for link in chain:
+            ends.append(max(ends[-1] if ends else -1, t.index.get(link.last_message_id, -1)))
         # prompt order: pre-turn system blocks, then summary and kept messages, then the history
         position = t.npre[st.end + 1]
         order: list[str] = ["summary", "kept"] if rules.summary_first else ["kept", "summary"]
@@ -537,8 +541,11 @@ class AgentReplayer:
             elif i <= st.covered_upto:
                 sent = kept.get(i)
                 if sent is None:
+                    # the summary of the compaction that replaced it (the first one covering it)
+                    covering = chain[bisect_left(ends, i)].id if ends and i <= ends[-1] else (
+                        summary.id if summary else None)
                     blocks.append(BlockAudit(mid, role, kind, turn, BlockStatus.SUMMARIZED, False, Reason.SUMMARIZED,
-                                             cost, 0, None, summary.id if summary else None))
+                                             cost, 0, None, covering))
                 else:
                     status = BlockStatus.KEPT if sent >= cost else BlockStatus.TRUNCATED
                     why = Reason.SYSTEM if i in self.session_prefix else KEPT_AFTER_COMPACTION

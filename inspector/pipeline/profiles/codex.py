@@ -55,7 +55,8 @@ PROFILE = Profile(
         KeySpec("codex.compact_user_tokens", int, 20_000, "Recent user-message tokens a Codex compaction keeps",
                 non_negative),
     ),
-    defaults={"context.token_budget_ratio": 1.0},
+    # Codex runs OpenAI models: o200k_base is their tokenizer (exact, offline).
+    defaults={"context.token_budget_ratio": 1.0, "context.tokenizer": "o200k_base"},
     reasons=(
     ReasonDoc(Reason.SYSTEM, "kept", "the system prompt and the session's opening blocks; always sent"),
     ReasonDoc(Reason.CURRENT_TURN, "kept", "in the request's current turn"),

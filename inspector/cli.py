@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from dataclasses import replace
@@ -10,7 +11,7 @@ from typing import Any
 import click
 
 from inspector.cli_output import OutputRefused, check_output, json_text, terminal_json
-from inspector.config import PROFILES, ConfigError, parse_set
+from inspector.config import COMPACTION_MODES, PROFILES, ConfigError, parse_set
 from inspector.textsafe import safe_line
 
 FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
@@ -73,7 +74,7 @@ db_option = click.option("--db", metavar="URL", help="SQLAlchemy URL or file pat
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @db_option
 @click.option("--thread", "thread_id", metavar="ID", help="Open this thread.")
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]), help="Pipeline to replay.")
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline to replay (default: the thread's source's).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key.")
 @click.version_option(package_name="context-inspector")
 @click.pass_context
@@ -129,7 +130,8 @@ def threads_command(db: str | None, as_json: bool) -> None:
 
     rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""), str(i.summaries),
              i.title) for i in infos]
-    _print_table(("ID", "SOURCE", "MSGS", "REQS", "SUMS", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
+    # COMP: the compactions (recorded summaries) of the thread, as the TUI's thread list calls them
+    _print_table(("ID", "SOURCE", "MSGS", "REQS", "COMP", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
     if any(i.incomplete for i in infos):
         click.echo("! incomplete import: the source file holds model calls, tool results or compactions this "
                    "thread lacks (the import warnings name them)")
@@ -142,10 +144,15 @@ def threads_command(db: str | None, as_json: bool) -> None:
 def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     """Import transcripts into a database (created when missing)."""
     from inspector.importers import ImportError_, import_paths
-    from inspector.store import StoreError
+    from inspector.store import StoreError, resolve_db_url, sqlite_path
 
+    url = resolve_db_url(db)
+    new_file = sqlite_path(url) if url is not None else None
+    if new_file is not None and new_file.exists():
+        new_file = None  # an existing database is never removed
     store = _open_store(db, read_only=False, create=True)
     progress = _progress_bar()
+    report = None
     try:
         report = import_paths(list(paths), store, fmt=fmt, progress=progress)
     except (ImportError_, OSError, StoreError) as exc:
@@ -153,11 +160,13 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     finally:
         progress.close()
         store.close()
+        if new_file is not None and (report is None or not report.threads):
+            _remove_new_database(new_file)  # a failed import leaves no empty database behind
     from inspector.textsafe import safe_line
 
     for line in report.skipped:
         click.echo(f"warning: {safe_line(line)}", err=True)
-    for line in getattr(report, "errors", []):
+    for line in [*getattr(report, "errors", []), *getattr(report, "thread_errors", [])]:
         click.echo(f"error: {safe_line(line)}", err=True)
     for line in report.coverage_lines():
         click.echo(safe_line(line))
@@ -205,15 +214,19 @@ def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | No
 @main.command("simulate")
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline (default: the thread's source's, else iris).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
-@click.option("--request", "request_index", type=int, metavar="N", help="Only request N (0-based).")
+@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
+              help="recorded: follow the thread's compactions; decide: the profile decides every one "
+                   "(default: recorded where the thread recorded any).")
+@click.option("--request", "request_index", type=int, metavar="INDEX",
+              help="Only the request with this index (from 0, as in the JSON; the TUI shows it as request INDEX+1).")
 @click.option("--timeline", is_flag=True, help="Per-request summary without blocks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the simulation JSON.")
 def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: tuple[str, ...],
-                     request_index: int | None, timeline: bool, as_json: bool) -> None:
+                     compactions: str | None, request_index: int | None, timeline: bool, as_json: bool) -> None:
     """Replay a thread's context pipeline and print the audit."""
-    from inspector.service import load_config, run_replay
+    from inspector.service import default_compactions, load_config, reproduction, reproduction_line, run_replay
     from inspector.store import StoreError
 
     overrides = _overrides(sets)
@@ -229,7 +242,8 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         _say("warning: ", line)
     try:
         config = load_config(profile, overrides, thread=thread)
-        result = run_replay(thread, config, baseline=not overrides)
+        mode = compactions or default_compactions(thread)
+        result = run_replay(thread, config, compactions=mode)
         for notice in result.notices:
             _say("warning: ", notice)
         if request_index is not None and not 0 <= request_index < len(result):
@@ -253,7 +267,20 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         return
     from inspector.report import render_simulation
 
-    click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index))
+    try:
+        status = reproduction_line(config.profile, reproduction(thread, config))
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise _fail(exc) from None
+    click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
+                                 status=status, calibration=result.calibration))
+
+
+def _remove_new_database(path) -> None:
+    """Remove a SQLite file this command created, with its journal files."""
+    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"),
+                      path.with_name(path.name + "-journal")):
+        with contextlib.suppress(OSError):
+            candidate.unlink(missing_ok=True)
 
 
 def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:
@@ -287,7 +314,7 @@ def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
 @click.option("--thread", "thread_id", metavar="ID", help="The thread (or --all).")
 @click.option("--all", "every", is_flag=True, help="Every thread of the database.")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--limit", type=click.IntRange(min=0), default=10, show_default=True,
               help="Lost facts listed per kind and compaction (0: all).")
@@ -331,7 +358,7 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
 @click.argument("texts", nargs=-1, required=True)
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the probe JSON.")
 def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profile: str | None,
@@ -361,7 +388,7 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
 @click.option("--thread", "thread_id", metavar="ID", help="The thread to sweep.")
 @click.option("--all", "all_threads", is_flag=True, help="Every thread of the database (added up per config).")
 @db_option
-@click.option("--profile", type=click.Choice(list(PROFILES)))
+@click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--key", "keys", multiple=True, required=True, metavar="K=V1,V2,...",
               help="A key and the values to try (repeatable: every combination is replayed).")

@@ -29,6 +29,7 @@ async def test_the_sweep_screen_replays_each_value_and_marks_the_baseline(tmp_pa
     app = make_app(tmp_path, source=MemorySource([thread]))
     async with app.run_test(size=(160, 44)) as pilot:
         screen = await _open_sweep(app, pilot)
+        assert screen.compactions == app.view.compactions
         values = default_values("context.compaction_threshold", screen.base["context.compaction_threshold"])
         assert [r.config["context.compaction_threshold"] for r in screen.rows] == values
         table = screen.query_one(DataTable)

@@ -80,6 +80,7 @@ async def test_the_status_line_and_the_budget_pane_show_what_the_thread_and_the_
     from inspector.screens.status import StatusLine
     from tests.test_cache import _turns_thread
     from widgets.budget import BudgetView
+    from widgets.cost import cost_table
 
     thread = _turns_thread()
     app = make_app(tmp_path, source=MemorySource([thread]))
@@ -98,6 +99,11 @@ async def test_the_status_line_and_the_budget_pane_show_what_the_thread_and_the_
         for line in app.console.render_lines(budget.render_budget(len(app.view.requests)), app.console.options):
             for seg in line:
                 text.append(seg.text)
-        plain = text.plain
+        plain = " ".join(text.plain.split())  # the cost table sits beside the largest blocks: cells wrap
         assert "Cache write" in plain and "Cache read" in plain and "Input (uncached)" in plain
-        assert "Cache break: an earlier block was pruned or dropped" in plain
+        from rich.console import Console
+
+        wide = Console(width=140, record=True)
+        wide.print(cost_table(app.current_request))
+        alone = wide.export_text()
+        assert "Cache break (pruning)" in alone and "an earlier block was pruned or dropped at block" in alone

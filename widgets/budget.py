@@ -292,9 +292,18 @@ class BudgetView(Static):
             body.add_row(facts)
         grid.add_row(body)
         grid.add_row(Text(""))
-        grid.add_row(cost_table(request))
-        grid.add_row(Text(""))
-        grid.add_row(largest_blocks(request))
+        # The largest blocks, and beside them (under them in a narrow pane) the request's cost.
+        extras = Table.grid(padding=(0, 4))
+        if (self.size.width or 200) >= SIDE_BY_SIDE:
+            extras.add_column()
+            extras.add_column()
+            extras.add_row(largest_blocks(request), cost_table(request))
+        else:
+            extras.add_column()
+            extras.add_row(largest_blocks(request))
+            extras.add_row(Text(""))
+            extras.add_row(cost_table(request))
+        grid.add_row(extras)
         return grid
 
     @staticmethod

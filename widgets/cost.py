@@ -56,6 +56,7 @@ def cost_table(request: RequestAudit) -> Table | Text:
         where = "the system prompt" if brk.position is None else f"block {brk.position}"
         if brk.message_id:
             where += f" ({safe_line(brk.message_id, 24)})"
-        label = Text(f"Cache break: {CAUSE_TEXT.get(brk.cause, brk.cause)} at {where}", style="bold #ff8700")
-        table.add_row(label, f"{brk.lost_tokens:,} lost", _dollars(brk.cost))
+        table.add_row(Text(f"Cache break ({brk.cause})", style="bold #ff8700"), f"{brk.lost_tokens:,} lost",
+                      _dollars(brk.cost))
+        table.add_row(Text(f"{CAUSE_TEXT.get(brk.cause, brk.cause)} at {where}", style="#ff8700"), "", "")
     return table

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from inspector.config import AGENT_PROFILES
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
-from widgets.cost import cost_table
+from widgets.cost import cost_rows
 from widgets.safe import safe_line
 
 # (key, label, colour, bar character): the parts of the window, in the bar's order. Free is the window
@@ -277,6 +277,8 @@ class BudgetView(Static):
         protected = sum(1 for blk in request.blocks if blk.protected)
         status_line.append(f"protected {protected}", style="bold")
         facts.add_row("Blocks", status_line)
+        for label, value in cost_rows(request):
+            facts.add_row(label, value)
         if request.error is not None:
             facts.add_row("Error", Text(safe_line(request.error.message, 200), style="#ff5f5f"))
         for note in request.diagnostics:
@@ -292,18 +294,7 @@ class BudgetView(Static):
             body.add_row(facts)
         grid.add_row(body)
         grid.add_row(Text(""))
-        # The largest blocks, and beside them (under them in a narrow pane) the request's cost.
-        extras = Table.grid(padding=(0, 4))
-        if (self.size.width or 200) >= SIDE_BY_SIDE:
-            extras.add_column()
-            extras.add_column()
-            extras.add_row(largest_blocks(request), cost_table(request))
-        else:
-            extras.add_column()
-            extras.add_row(largest_blocks(request))
-            extras.add_row(Text(""))
-            extras.add_row(cost_table(request))
-        grid.add_row(extras)
+        grid.add_row(largest_blocks(request))
         return grid
 
     @staticmethod

@@ -102,5 +102,5 @@ async def test_the_status_line_and_the_budget_pane_show_what_the_thread_and_the_
         plain = " ".join(text.plain.split())
         assert "input" in plain and "cache write" in plain and "cache read" in plain and "output" in plain
         break_row = dict(cost_rows(app.current_request))["Cache break"].plain
-        assert break_row.startswith("pruning: an earlier block was pruned or dropped at block")
+        assert break_row.startswith("pruning: block ") and " was pruned or dropped; " in break_row
         assert " ".join(break_row.split()) in plain

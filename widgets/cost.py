@@ -8,11 +8,11 @@ from inspector.pipeline.accounting import billed_prompt_tokens
 from inspector.pipeline.audit import RequestAudit
 from widgets.safe import safe_line
 
-CAUSE_TEXT = {
-    "compaction": "compaction replaced the history",
-    "pruning": "an earlier block was pruned or dropped",
-    "summary_injected": "the injected summaries changed",
-    "what_if_edit": "an earlier block changed",
+CAUSE_TEXT = {  # what broke the cache, {where} the first changed block
+    "compaction": "the history was replaced from {where}",
+    "pruning": "{where} was pruned or dropped",
+    "summary_injected": "the injected summaries changed at {where}",
+    "what_if_edit": "{where} changed",
     "lifetime_expired": "the cache lifetime expired",
 }
 
@@ -53,8 +53,8 @@ def cost_rows(request: RequestAudit) -> list[tuple[str, Text]]:
         where = "the system prompt" if brk.position is None else f"block {brk.position}"
         if brk.message_id:
             where += f" ({safe_line(brk.message_id, 24)})"
-        line = Text(f"{brk.cause}: {CAUSE_TEXT.get(brk.cause, brk.cause)} at {where}; "
-                    f"{brk.lost_tokens:,} cached tokens lost" + (f", {_dollars(brk.cost)}" if brk.cost is not None
-                                                                 else ""), style="bold #ff8700")
+        what = CAUSE_TEXT.get(brk.cause, "{where} changed").format(where=where)
+        line = Text(f"{brk.cause}: {what}; {brk.lost_tokens:,} cached tokens lost"
+                    + (f", {_dollars(brk.cost)}" if brk.cost is not None else ""), style="bold #ff8700")
         rows.append(("Cache break", line))
     return rows

@@ -119,12 +119,12 @@ def render_simulation(sim: Simulation, thread: Thread, *, timeline: bool = False
         f"{sum(1 for r in sim.requests if r.failed)} failed"
         + (f", compactions {compactions}" if compactions else ""),
         NUMBERING,
+        *cost_lines(sim),
     ]
     if status:
         head.append(status)
     if calibration is not None:
         head.append(f"calibration: {calibration.fit.describe()}")
-    head.extend(cost_lines(sim))
     head.append("")
     if request is not None:
         return "\n".join(head + request_lines(sim.requests[request], thread))

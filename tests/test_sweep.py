@@ -62,7 +62,8 @@ def test_the_threads_own_threshold_gives_the_figures_simulate_gives(real_db):
     cost = expected.pop("cost")  # rounded to 6 places per request in simulate's JSON
     assert {k: own[k] for k in expected} == expected
     assert own["cost"] == pytest.approx(cost, abs=1e-4)
-    loss = _run("loss", "--thread", thread["id"], "--db", db, "--json", "--set", "context.compaction_threshold=0.75")
+    loss = _run("loss", "--thread", thread["id"], "--db", db, "--json", "--compactions", "decide",
+                "--set", "context.compaction_threshold=0.75")
     assert loss.exit_code == 0, loss.output
     lost = sum(t["lost"] for t in json.loads(loss.output)["totals"].values())
     assert own["facts_lost"] == lost

@@ -13,8 +13,15 @@
 
 from __future__ import annotations
 
-from inspector.config import Config
-from inspector.pipeline.agents import AgentReplayer, AgentRules
+from typing import TYPE_CHECKING
+
+from inspector.pipeline.agents import AGENT_OVERHEAD, AgentReplayer, AgentRules
+from inspector.pipeline.audit import Reason
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
+from inspector.pipeline.profiles.common import REASONS as SHARED
+
+if TYPE_CHECKING:
+    from inspector.config import Config
 
 NAME = "codex"
 
@@ -30,3 +37,35 @@ RULES = AgentRules(NAME, threshold, reads="previous", keep="user_messages", prun
 
 def replayer(thread, config: Config, ctx) -> AgentReplayer:
     return AgentReplayer(thread, config, ctx, RULES)
+
+
+PROFILE = Profile(
+    name=NAME,
+    reproduces="Codex CLI's auto-compaction (openai/codex, codex-rs/core)",
+    summary="compaction when the last response's tokens reach min(model_auto_compact_token_limit, 90% of the window); "
+            "the new history keeps the most recent user messages up to 20,000 tokens, then the summary",
+    sources=("openai/codex codex-rs/core (compact.rs, ModelInfo::auto_compact_token_limit)",),
+    reads=(
+        "context.window", "codex.auto_compact_token_limit", "codex.compact_user_tokens", "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model",
+        "summarization.timeout",
+    ),
+    keys=(
+        KeySpec("codex.auto_compact_token_limit", int, 0, "model_auto_compact_token_limit (0: 90% of the window)",
+                non_negative),
+        KeySpec("codex.compact_user_tokens", int, 20_000, "Recent user-message tokens a Codex compaction keeps",
+                non_negative),
+    ),
+    defaults={"context.token_budget_ratio": 1.0},
+    reasons=(
+    ReasonDoc(Reason.SYSTEM, "kept", "the system prompt and the session's opening blocks; always sent"),
+    ReasonDoc(Reason.CURRENT_TURN, "kept", "in the request's current turn"),
+    ReasonDoc(Reason.SINCE_COMPACTION, "kept", "sent: the agent sends every message since its last compaction"),
+    SHARED[Reason.SUMMARIZED],
+    ReasonDoc(Reason.SUMMARY_INJECTED, "kept", "synthetic: the compaction summary the agent sends in place of the history"),
+        ReasonDoc(Reason.KEPT_AFTER_COMPACTION, "kept",
+                  "in a summarized span but kept verbatim (codex: the most recent user messages)"),
+    ),
+    message_overhead=AGENT_OVERHEAD,
+    replayer=replayer,
+    agent=True,
+)

@@ -14,10 +14,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.config import Config, ConfigError, coerce
+from inspector.config import COMPACTION_MODES, Config, ConfigError, coerce
 from inspector.model import Thread
-
-COMPACTION_MODES = ("recorded", "decide")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +93,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     rows: list[SweepRow] = []
     for combo in combos:
         config = base.updated(dict(combo))
-        replay = run_replay(thread, config, baseline=compactions == "recorded")
+        replay = run_replay(thread, config, compactions=compactions)
         totals = replay.cost_totals()
         if totals is None:
             timeline = replay.timeline

@@ -62,7 +62,8 @@ def test_the_threads_own_threshold_gives_the_figures_simulate_gives(real_db):
     cost = expected.pop("cost")  # rounded to 6 places per request in simulate's JSON
     assert {k: own[k] for k in expected} == expected
     assert own["cost"] == pytest.approx(cost, abs=1e-4)
-    loss = _run("loss", "--thread", thread["id"], "--db", db, "--json", "--set", "context.compaction_threshold=0.75")
+    loss = _run("loss", "--thread", thread["id"], "--db", db, "--json", "--compactions", "decide",
+                "--set", "context.compaction_threshold=0.75")
     assert loss.exit_code == 0, loss.output
     lost = sum(t["lost"] for t in json.loads(loss.output)["totals"].values())
     assert own["facts_lost"] == lost
@@ -143,7 +144,7 @@ def test_simulate_text_says_what_the_thread_and_the_request_cost(real_db):
     thread = next(t for t in threads if t["summaries"])
     result = _run("simulate", "--thread", thread["id"], "--db", db)
     assert result.exit_code == 0, result.output
-    head = next(line for line in result.output.splitlines() if line.startswith("cost $"))
+    head = next(line for line in result.output.splitlines() if line.startswith("cost "))
     payload = json.loads(_run("simulate", "--thread", thread["id"], "--db", db, "--json", "--timeline").output)
     total = sum(r["budget"]["cost"] for r in payload["requests"])
     recorded = sum(r["budget"]["recorded_cost"] for r in payload["requests"])

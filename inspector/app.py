@@ -358,6 +358,12 @@ class InspectorApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(list(self.BINDINGS)))
 
+    def action_toggle_compactions(self) -> None:
+        """Replay the baseline and the what-if following the thread's recorded compactions, or letting
+        the profile decide every one (both in the same mode)."""
+        if self.view is not None:
+            self.replayer.toggle_compactions(self.view, self.request_index)
+
     def action_sweep(self) -> None:
         """The sweep screen for the shown thread, from its baseline config."""
         if self.view is None:

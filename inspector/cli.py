@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from inspector.cli_output import OutputRefused, check_output, json_text, terminal_json
-from inspector.config import ConfigError, parse_set
+from inspector.config import COMPACTION_MODES, PROFILES, ConfigError, parse_set
 from inspector.textsafe import safe_line
 
 FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
@@ -74,7 +74,7 @@ db_option = click.option("--db", metavar="URL", help="SQLAlchemy URL or file pat
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @db_option
 @click.option("--thread", "thread_id", metavar="ID", help="Open this thread.")
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]), help="Pipeline to replay.")
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline to replay (default: the thread's source's).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key.")
 @click.version_option(package_name="context-inspector")
 @click.pass_context
@@ -166,7 +166,7 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 
     for line in report.skipped:
         click.echo(f"warning: {safe_line(line)}", err=True)
-    for line in getattr(report, "errors", []):
+    for line in [*getattr(report, "errors", []), *getattr(report, "thread_errors", [])]:
         click.echo(f"error: {safe_line(line)}", err=True)
     for line in report.coverage_lines():
         click.echo(safe_line(line))
@@ -214,16 +214,19 @@ def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | No
 @main.command("simulate")
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline (default: the thread's source's, else iris).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
+              help="recorded: follow the thread's compactions; decide: the profile decides every one "
+                   "(default: recorded where the thread recorded any).")
 @click.option("--request", "request_index", type=int, metavar="INDEX",
               help="Only the request with this index (from 0, as in the JSON; the TUI shows it as request INDEX+1).")
 @click.option("--timeline", is_flag=True, help="Per-request summary without blocks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the simulation JSON.")
 def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: tuple[str, ...],
-                     request_index: int | None, timeline: bool, as_json: bool) -> None:
+                     compactions: str | None, request_index: int | None, timeline: bool, as_json: bool) -> None:
     """Replay a thread's context pipeline and print the audit."""
-    from inspector.service import load_config, run_replay
+    from inspector.service import default_compactions, load_config, reproduction, reproduction_line, run_replay
     from inspector.store import StoreError
 
     overrides = _overrides(sets)
@@ -239,7 +242,8 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         _say("warning: ", line)
     try:
         config = load_config(profile, overrides, thread=thread)
-        result = run_replay(thread, config, baseline=not overrides)
+        mode = compactions or default_compactions(thread)
+        result = run_replay(thread, config, compactions=mode)
         for notice in result.notices:
             _say("warning: ", notice)
         if request_index is not None and not 0 <= request_index < len(result):
@@ -263,7 +267,12 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         return
     from inspector.report import render_simulation
 
-    click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index))
+    try:
+        status = reproduction_line(config.profile, reproduction(thread, config))
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise _fail(exc) from None
+    click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
+                                 status=status, calibration=result.calibration))
 
 
 def _remove_new_database(path) -> None:
@@ -305,7 +314,7 @@ def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
 @click.option("--thread", "thread_id", metavar="ID", help="The thread (or --all).")
 @click.option("--all", "every", is_flag=True, help="Every thread of the database.")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--limit", type=click.IntRange(min=0), default=10, show_default=True,
               help="Lost facts listed per kind and compaction (0: all).")
@@ -349,7 +358,7 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
 @click.argument("texts", nargs=-1, required=True)
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the probe JSON.")
 def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profile: str | None,
@@ -379,7 +388,7 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
 @click.option("--thread", "thread_id", metavar="ID", help="The thread to sweep.")
 @click.option("--all", "all_threads", is_flag=True, help="Every thread of the database (added up per config).")
 @db_option
-@click.option("--profile", type=click.Choice(["iris", "harness", "shifting"]))
+@click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
 @click.option("--key", "keys", multiple=True, required=True, metavar="K=V1,V2,...",
               help="A key and the values to try (repeatable: every combination is replayed).")

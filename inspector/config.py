@@ -11,7 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-PROFILES = ("iris", "harness", "shifting")
+PROFILES = ("iris", "harness", "shifting", "claude-code", "codex", "opencode", "anthropic-context-editing")
+AGENT_PROFILES = ("claude-code", "codex", "opencode", "anthropic-context-editing")
+COMPACTION_MODES = ("recorded", "decide")
 STRATEGIES = ("truncate", "summarize", "vector-recall", "manual")
 TOKENIZERS = ("chars4", "cl100k_base", "o200k_base", "anthropic")
 SUMMARIZERS = ("extractive", "anthropic")
@@ -43,6 +45,10 @@ def _non_negative(v: float) -> str | None:
     return None if v >= 0 else "must be >= 0"
 
 
+def _percent(v: int) -> str | None:
+    return None if 0 <= v <= 100 else "must be in 0..100 (0: unset)"
+
+
 KEYS: tuple[KeySpec, ...] = (
     KeySpec("context.window", int, "Context window of the model, in tokens", _positive),
     KeySpec("context.token_budget_ratio", float, "Fraction of the window for history (iris)", _ratio),
@@ -59,6 +65,23 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("summarization.summarizer", str, "Who writes new summaries", choices=SUMMARIZERS),
     KeySpec("harness.pruning_threshold", float, "Prompt-token fraction that triggers hard pruning (harness)", _ratio),
     KeySpec("harness.keep_last", int, "Messages kept verbatim at the tail (harness)", _non_negative),
+    # the real agents' profiles (sources in inspector/pipeline/profiles/ and the README)
+    KeySpec("claude_code.autocompact_pct_override", int, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (0: unset)", _percent),
+    KeySpec("claude_code.output_reserve", int, "Tokens Claude Code reserves for the summary's output", _non_negative),
+    KeySpec("claude_code.autocompact_buffer", int, "Claude Code's auto-compact buffer below the effective window", _non_negative),
+    KeySpec("codex.auto_compact_token_limit", int, "model_auto_compact_token_limit (0: 90% of the window)", _non_negative),
+    KeySpec("codex.compact_user_tokens", int, "Recent user-message tokens a Codex compaction keeps", _non_negative),
+    KeySpec("opencode.prune_protect", int, "PRUNE_PROTECT: recent tool-output tokens never erased", _non_negative),
+    KeySpec("opencode.prune_minimum", int, "PRUNE_MINIMUM: erase only when it frees more than this", _non_negative),
+    KeySpec("opencode.max_output_tokens", int, "Output tokens opencode reserves (OUTPUT_TOKEN_MAX)", _non_negative),
+    KeySpec("opencode.reserved", int, "compaction.reserved (0: min(20000, max_output_tokens))", _non_negative),
+    KeySpec("opencode.preserve_recent_tokens", int, "Recent tokens a compaction keeps (0: opencode's rule)", _non_negative),
+    KeySpec("context_editing.trigger", int, "clear_tool_uses trigger (input tokens)", _positive),
+    KeySpec("context_editing.keep", int, "Tool uses clear_tool_uses keeps", _non_negative),
+    KeySpec("context_editing.clear_at_least", int, "Clear only when at least this many tokens go", _non_negative),
+    KeySpec("context_editing.exclude_tools", str, "Tools whose results are never cleared (comma-separated)"),
+    KeySpec("context_editing.clear_tool_inputs", str, "Also clear the cleared calls' inputs", choices=("false", "true")),
+    KeySpec("context_editing.compact_trigger", int, "compact_20260112 trigger (input tokens; 0: off)", _non_negative),
 )
 KEY_SPECS: dict[str, KeySpec] = {k.key: k for k in KEYS}
 
@@ -103,6 +126,31 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 
+_AGENT_COMMON = {
+    **_COMMON,
+    "context.token_budget_ratio": 1.0,
+    "claude_code.autocompact_pct_override": 0,
+    "claude_code.output_reserve": 20_000,
+    "claude_code.autocompact_buffer": 13_000,
+    "codex.auto_compact_token_limit": 0,
+    "codex.compact_user_tokens": 20_000,
+    "opencode.prune_protect": 40_000,
+    "opencode.prune_minimum": 20_000,
+    "opencode.max_output_tokens": 32_000,
+    "opencode.reserved": 0,
+    "opencode.preserve_recent_tokens": 0,
+    "context_editing.trigger": 100_000,
+    "context_editing.keep": 3,
+    "context_editing.clear_at_least": 0,
+    "context_editing.exclude_tools": "",
+    "context_editing.clear_tool_inputs": "false",
+    "context_editing.compact_trigger": 150_000,
+}
+for _name in AGENT_PROFILES:
+    DEFAULTS[_name] = dict(_AGENT_COMMON)
+for _name in ("iris", "harness", "shifting"):  # every profile holds every key (it reads only its own)
+    DEFAULTS[_name] = {**_AGENT_COMMON, **DEFAULTS[_name]}
+
 # Keys each profile reads; the TUI shows these.
 PROFILE_KEYS: dict[str, tuple[str, ...]] = {
     "iris": (
@@ -112,15 +160,71 @@ PROFILE_KEYS: dict[str, tuple[str, ...]] = {
         "summarization.summarizer", "summarization.model", "summarization.timeout",
     ),
     "harness": (
-        "context.window", "context.compaction_threshold", "harness.pruning_threshold",
+        "context.window", "context.token_budget_ratio", "context.response_reserve",
+        "context.compaction_threshold", "harness.pruning_threshold",
         "harness.keep_last", "context.tokenizer", "context.trigger_tokens",
         "summarization.summarizer", "summarization.model", "summarization.timeout",
     ),
     "shifting": (
-        "context.window", "context.response_reserve", "context.strategy", "context.tokenizer",
+        "context.window", "context.token_budget_ratio", "context.response_reserve", "context.strategy",
+        "context.tokenizer",
         "summarization.summarizer", "summarization.model", "summarization.timeout",
     ),
+    "claude-code": (
+        "context.window", "claude_code.autocompact_pct_override", "claude_code.output_reserve",
+        "claude_code.autocompact_buffer", "context.tokenizer", "context.trigger_tokens",
+        "summarization.summarizer", "summarization.model", "summarization.timeout",
+    ),
+    "codex": (
+        "context.window", "codex.auto_compact_token_limit", "codex.compact_user_tokens", "context.tokenizer",
+        "context.trigger_tokens", "summarization.summarizer", "summarization.model", "summarization.timeout",
+    ),
+    "opencode": (
+        "context.window", "opencode.prune_protect", "opencode.prune_minimum", "opencode.max_output_tokens",
+        "opencode.reserved", "opencode.preserve_recent_tokens", "context.tokenizer", "context.trigger_tokens",
+        "summarization.summarizer", "summarization.model", "summarization.timeout",
+    ),
+    "anthropic-context-editing": (
+        "context.window", "context_editing.trigger", "context_editing.keep", "context_editing.clear_at_least",
+        "context_editing.exclude_tools", "context_editing.clear_tool_inputs", "context_editing.compact_trigger",
+        "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model",
+        "summarization.timeout",
+    ),
 }
+
+
+# A thread replays by default under its source's profile; other sources keep iris.
+SOURCE_PROFILES: dict[str, str] = {"claude-code": "claude-code", "codex": "codex"}
+
+
+def source_profile(source: str | None) -> str | None:
+    """The profile a thread of this source replays under by default (None: no own profile)."""
+    return SOURCE_PROFILES.get(source or "")
+
+
+def thread_values(thread: Any, profile: str) -> dict[str, Any]:
+    """Defaults a thread itself implies: its window, and for Claude Code the output reserve of
+    its CLI version (32,000 up to 2.1.20, 20,000 after; measured in the transcripts)."""
+    values: dict[str, Any] = {}
+    if getattr(thread, "window", None):
+        values["context.window"] = thread.window
+    if profile == "claude-code":
+        reserve = output_reserve_for_version(str((getattr(thread, "meta", None) or {}).get("version") or ""))
+        if reserve is not None:
+            values["claude_code.output_reserve"] = reserve
+    return values
+
+
+def output_reserve_for_version(version: str | None) -> int | None:
+    """The summary-output reserve of a Claude Code CLI version: 32,000 up to 2.1.20, 20,000
+    after (compactions at 155k and 167k on a 200k window); None for an unknown version."""
+    if not version:
+        return None
+    try:
+        parts = tuple(int(p) for p in version.split(".")[:3])
+    except ValueError:
+        return None
+    return 32_000 if parts <= (2, 1, 20) else 20_000
 
 
 def coerce(key: str, value: Any) -> Any:
@@ -147,6 +251,8 @@ def coerce(key: str, value: Any) -> Any:
                 out = int(str(value).strip().replace("_", ""))
         else:
             out = float(str(value).strip().replace("_", "")) if not isinstance(value, (int, float)) else float(value)
+    except OverflowError:  # a 401-digit integer for a number key
+        raise ConfigError(f"{key} must be a finite number: got {_short(value)}") from None
     except (TypeError, ValueError):
         kind = "an integer" if spec.type is int else "a number"
         raise ConfigError(f"{key} must be {kind}: got {_short(value)}") from None

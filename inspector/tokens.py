@@ -15,7 +15,9 @@ from typing import Protocol
 from inspector.model import Message, ToolDef
 
 # Per-message overhead each profile adds to a message's content tokens.
-MESSAGE_OVERHEAD = {"iris": 0, "harness": 10, "shifting": 4}
+MESSAGE_OVERHEAD = {"iris": 0, "harness": 10, "shifting": 4,
+                    # the agents' own framing is part of the calibrated ratio, not counted here
+                    "claude-code": 0, "codex": 0, "opencode": 0, "anthropic-context-editing": 0}
 
 
 class Tokenizer(Protocol):

@@ -210,7 +210,8 @@ def test_a_directory_walk_skips_fifos_and_imports_the_rest(tmp_path: Path):
 EVIL = "\x1b]0;owned\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J\x9b2J\x00"
 
 
-@pytest.mark.parametrize("where", ["file-name", "thread-id-arg", "db-path", "set-key", "title-in-table"])
+@pytest.mark.parametrize("where", ["file-name", "thread-id-arg", "db-path", "set-key", "title-in-table", "probe-text",
+                                   "loss-thread-id"])
 def test_no_cli_line_carries_a_raw_terminal_escape(where: str, tmp_path: Path):
     db = imported_db(tmp_path)
     evil = EVIL.replace("\x00", "")  # a path cannot hold NUL
@@ -225,6 +226,17 @@ def test_no_cli_line_carries_a_raw_terminal_escape(where: str, tmp_path: Path):
     elif where == "db-path":
         result = run("threads", "--db", str(tmp_path / f"missing{evil}.sqlite"))
         assert result.exit_code == 2 and "no such database file" in result.stderr
+    elif where == "probe-text":
+        result = run("probe", "--thread", "neg", "--db", str(db), evil + "b")
+        assert result.exit_code == 0 and "\u241b" in result.stdout, result.stdout  # ESC shown as its picture
+    elif where == "loss-thread-id":
+        shutil.copyfile(ROOT / "tests" / "data" / "bad" / "escapes-native.json", tmp_path / "esc.json")
+        run("import", str(tmp_path / "esc.json"), "--db", str(tmp_path / "esc.sqlite"))
+        result = run("loss", "--all", "--db", str(tmp_path / "esc.sqlite"))
+        assert result.exit_code == 0, result.stderr
+        as_json = run("loss", "--all", "--db", str(tmp_path / "esc.sqlite"), "--json")
+        assert as_json.exit_code == 0 and not any(c in as_json.stdout for c in RAW_TERMINAL)
+        assert json.loads(as_json.stdout)["threads"] == ["evil\x1b]0;owned\x07\x1b[2J"]  # the same value
     elif where == "set-key":
         result = run("simulate", "--thread", "neg", "--db", str(db), "--set", f"context.{EVIL}=1")
         assert result.exit_code == 2 and "unknown config key" in result.stderr
@@ -259,6 +271,10 @@ TOML_CASES_2 = [
      "config.toml: Exceeds the limit (4300 digits) for integer string conversion"),
     ("timeout-1e308.toml", b"[summarization]\ntimeout = 1e308\n",
      "config.toml: summarization.timeout must be at most 86400.0: got 1e+308"),
+    ("threshold-401-digits.toml", ("[harness]\npruning_threshold = " + "9" * 401 + "\n").encode(),
+     "config.toml: harness.pruning_threshold must be a finite number: got " + "9" * 39 + "… (401 characters)"),
+    ("timeout-401-digits.toml", ("[summarization]\ntimeout = " + "9" * 401 + "\n").encode(),
+     "config.toml: summarization.timeout must be a finite number: got " + "9" * 39 + "… (401 characters)"),
     ("keep-last-huge.toml", ("[harness]\nkeep_last = 1" + "0" * 30 + "\n").encode(),
      "config.toml: harness.keep_last must be at most 9007199254740992"),
 ]

@@ -220,6 +220,8 @@ def test_a_live_writer_is_read_through_a_snapshot_that_follows_it(tmp_path: Path
 CELLS = [
     ("thread-meta-list", "UPDATE ci_threads SET meta = '[1, 2]'",
      "ci_threads row (id neg) column meta: a JSON list, not an object; kept as meta.stored_meta"),
+    ("thread-meta-not-json", "UPDATE ci_threads SET meta = '{broken'",
+     "ci_threads row (id neg) column meta: text that is not JSON; kept as meta.stored_meta"),
     ("message-meta-list", "UPDATE ci_messages SET meta = '[\"x\"]' WHERE id = 'a1'",
      "ci_messages row (thread neg, seq 1) column meta: a JSON list, not an object; kept as meta.stored_meta"),
     ("message-meta-not-json", "UPDATE ci_messages SET meta = '{broken' WHERE id = 'a1'",
@@ -276,6 +278,9 @@ def test_a_damaged_cell_is_repaired_with_a_warning_naming_row_and_column(name, s
         assert json.loads(result.stdout)["thread_id"] == "neg"
     listing = run("threads", "--db", str(db), "--json")
     assert listing.exit_code == 0 and [t["messages"] for t in json.loads(listing.stdout)] == [2]
+    if name == "thread-meta-not-json":
+        assert listing.stderr == (f"warning: sqlite:///{db}: ci_threads column meta: a row holds text that is not "
+                                  "JSON; import gaps not listed\n")
     export = run("export", "--db", str(db))
     assert export.exit_code == 0, export.stderr
     messages = json.loads(export.stdout)["threads"][0]["messages"]
@@ -432,9 +437,102 @@ def test_an_import_reports_the_thread_the_database_refused(tmp_path: Path, monke
     db = tmp_path / "s.sqlite"
     result = run("import", str(source), "--db", str(db))
     assert result.exit_code == 0
-    assert "imported 1 thread(s) from 1 file(s)" in result.stdout
+    assert "imported 1 thread(s) from 1 file(s); 0 skipped; 1 thread(s) not saved" in result.stdout
     [line] = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
     assert line.startswith(f"error: {source}: thread huge: cannot be saved (") and "thread skipped" in line
     listing = run("threads", "--db", str(db), "--json")
     assert [t["id"] for t in json.loads(listing.stdout)] == ["ok"]
 
+
+
+async def test_the_tui_says_what_it_repaired_while_reading(tmp_path: Path):
+    from inspector.app import create_app
+
+    db = imported_db(tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE ci_threads SET meta = '[1, 2]'")
+    conn.commit()
+    conn.close()
+    to_wal(db)
+    before = snapshot(tmp_path)
+    app = create_app(db_url=str(db), config_file=tmp_path / "config.toml", export_dir=tmp_path,
+                     screenshot_dir=tmp_path)
+    notes: list[str] = []
+    original = app.notify
+
+    def keep(message: str, **kwargs) -> None:
+        notes.append(message)
+        original(message, **kwargs)
+
+    app.notify = keep  # type: ignore[method-assign]
+    async with app.run_test() as pilot:
+        for _ in range(400):  # bounded by progress: the thread loads
+            if app.view is not None:
+                break
+            await pilot.pause(0.05)
+        assert app.view is not None and app.view.thread.meta == {"stored_meta": [1, 2]}
+        await pilot.press("q")
+    assert f"{db}: {NOTES['immutable']}" in notes
+    assert any(n.startswith(f"repaired while reading: sqlite:///{db}: ci_threads row (id neg) column meta: a JSON "
+                            "list, not an object") for n in notes), notes
+    assert snapshot(tmp_path) == before
+
+
+def test_a_hot_journal_is_recovered_the_way_the_note_says(tmp_path: Path):
+    """The note names a write-mode command; after it the file is whole and opens read-only as before."""
+    db = prepare(View("hot", "hot-journal", "snapshot", 2), tmp_path)
+    journal = db.parent / (db.name + "-journal")
+    viewed = run("threads", "--db", str(db), "--json")
+    assert "run one write-mode command on it (e.g. `context-inspector import`" in viewed.stderr
+    shutil.copyfile(BAD_DIR / "only-system.json", tmp_path / "sys.json")
+    result = run("import", str(tmp_path / "sys.json"), "--db", str(db))
+    assert result.exit_code == 0, result.stderr
+    assert not journal.exists() or journal.stat().st_size == 0
+    after = run("threads", "--db", str(db), "--json")
+    assert after.exit_code == 0 and after.stderr == ""
+    assert {t["id"]: t["messages"] for t in json.loads(after.stdout)} == {"neg": 2, "sys": 2}
+    with Store.open(str(db)) as store:
+        assert store.access == "read-only"
+
+
+
+def _pg_type(url: str, table: str, column: str) -> str:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT data_type FROM information_schema.columns WHERE table_name = :t "
+                                     "AND column_name = :c"), {"t": table, "c": column}).scalar()
+    finally:
+        engine.dispose()
+
+
+def test_an_older_store_is_widened_by_an_import_never_by_a_view(any_db: str, tmp_path: Path):
+    """PostgreSQL: a store made with VARCHAR(255) / VARCHAR(40) / INTEGER columns (before issue 15) takes
+    the values of column-limits.json after one import widens it; viewing leaves it as it is. (SQLite's
+    columns hold any value: there the import simply works.)"""
+    with Store.open(any_db, create=True):
+        pass
+    if any_db.startswith("postgresql"):
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(any_db)
+        with engine.begin() as conn:
+            conn.execute(text("ALTER TABLE ci_tool_calls ALTER COLUMN name TYPE VARCHAR(255)"))
+            conn.execute(text("ALTER TABLE ci_messages ALTER COLUMN created_at TYPE VARCHAR(40)"))
+            conn.execute(text("ALTER TABLE ci_requests ALTER COLUMN prompt_tokens TYPE INTEGER"))
+            conn.execute(text('ALTER TABLE ci_threads ALTER COLUMN "window" TYPE INTEGER'))
+        engine.dispose()
+        assert run("threads", "--db", any_db, "--json").stdout.strip() == "[]"  # viewed: nothing altered
+        assert _pg_type(any_db, "ci_requests", "prompt_tokens") == "integer"
+    shutil.copyfile(BAD_DIR / "column-limits.json", tmp_path / "limits.json")
+    result = run("import", str(tmp_path / "limits.json"), "--db", any_db)
+    assert result.exit_code == 0, result.stderr
+    assert "imported 6 thread(s) from 1 file(s); 0 skipped" in result.stdout
+    with Store.open(any_db) as store:
+        assert store.load_thread("bigtokens").requests[0].prompt_tokens == 3_000_000_000
+        assert store.load_thread("longname").messages[1].tool_calls[0].name == "t" * 300
+    if any_db.startswith("postgresql"):
+        assert _pg_type(any_db, "ci_requests", "prompt_tokens") == "bigint"
+        assert _pg_type(any_db, "ci_tool_calls", "name") == "text"

@@ -28,4 +28,5 @@ APP_BINDINGS = [
     Binding("ctrl+o", "save_config", "Save config"),
     Binding("ctrl+s", "screenshot", "Screenshot", show=False),
     Binding("x", "cancel_summaries", "Cancel LLM summaries", show=False),
+    Binding("c", "toggle_compactions", "Compactions: recorded / decide", show=False),
 ]

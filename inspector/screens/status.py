@@ -40,6 +40,21 @@ class StatusLine(Static):
         line.append(f"{failures} failed", style="bold #ff5f5f" if failures else "")
         line.append(f"  · profile {view.config.profile} · {sim.tokenizer}"
                     f" ({'approximate' if sim.approximate else 'exact'})")
+        line.append(f" · compactions {view.compactions}", style="#87afd7")
+        if view.reproduction is not None:
+            done, total = view.reproduction
+            line.append(f" · {view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
+                        f"{'' if total == 1 else 's'}", style="#87d787" if done == total else "#ffaf5f")
+        totals = view.cost_totals
+        if totals is not None:
+            line.append(" · ")
+            line.append("cost unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="#ffd75f")
+            if totals.recorded_cost is not None:
+                line.append(f" (recorded ${totals.recorded_cost:,.2f})", style="dim")
+            share = totals.cache_read_share
+            if share is not None:
+                line.append(f" · {share:.0%} cache read · {totals.cache_breaks} break"
+                            f"{'' if totals.cache_breaks == 1 else 's'}")
         if live:
             line.append("  ● live", style="#87d787")
         line.append("\n")

@@ -44,6 +44,7 @@ from inspector.store.schema import (
     SummaryRow,
     ThreadRow,
     ToolCallRow,
+    widening_statements,
 )
 from inspector.store.sqlite_open import SqliteOpenError, SqliteSource
 
@@ -149,6 +150,10 @@ class Store:
             store = cls(engine, url, read_only=read_only)
             with database_errors(url, "read the schema version"):
                 store._check_version()
+            if not read_only and engine.dialect.name == "postgresql":
+                with database_errors(url, "widen the columns of an older store"), engine.begin() as conn:
+                    for statement in widening_statements(conn):
+                        conn.execute(sql_text(statement))
             return store
         for recognizes, reader in Store._readers:
             if recognizes(tables):

@@ -143,3 +143,27 @@ class ImportRecordRow(Base):
 
 
 TABLE_NAMES = tuple(Base.metadata.tables)
+
+
+WIDE_INTEGERS = ("prompt_tokens", "window", "cache_read_tokens", "cache_write_tokens")
+
+
+def widening_statements(conn: Any) -> list[str]:
+    """ALTERs that give an older PostgreSQL store the column types of today (VARCHAR(n) -> TEXT, the
+    token counts INTEGER -> BIGINT), so it holds what the importers accept; empty when it has them.
+    Run by `Store.open` in write mode (an import), never when viewing."""
+    from sqlalchemy import text
+
+    rows = conn.execute(text(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND table_name LIKE 'ci\\_%' "
+        "AND (data_type = 'character varying' OR (data_type = 'integer' AND column_name IN "
+        "('prompt_tokens', 'window', 'cache_read_tokens', 'cache_write_tokens')))"
+    ))
+    out = []
+    for table, column, data_type in rows:
+        if table not in Base.metadata.tables:
+            continue
+        kind = "TEXT" if data_type == "character varying" else "BIGINT"
+        out.append(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE {kind}')
+    return out

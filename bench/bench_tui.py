@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bench.generate import generate_thread
 from bench.results import RESULTS
+from inspector.config import AGENT_PROFILES
 
 SIZE = (160, 48)
 
@@ -130,7 +131,8 @@ async def _measure_profiles(thread, edits: int = 7) -> dict[str, list[float]]:
         app = _app(thread, Path(tmpdir))
         async with app.run_test(size=SIZE) as pilot:
             await _settle(app, pilot)
-            for profile, windows in (("harness", range(150_000, 80_000, -10_000)), ("shifting", range(6_000, 9_500, 500))):
+            for profile, windows in (("harness", range(150_000, 80_000, -10_000)), ("shifting", range(6_000, 9_500, 500)),
+                                     *((p, range(150_000, 80_000, -10_000)) for p in AGENT_PROFILES)):
                 t0 = time.monotonic()
                 app.set_profile(profile)
                 await _settle(app, pilot)
@@ -152,10 +154,10 @@ def bench_tui_profiles() -> None:
     small = generate_thread(100, seed=2)
     ref, out = asyncio.run(_measure_profiles(small)), asyncio.run(_measure_profiles(big))
     n, r = f"{len(big.messages):,} messages / {len(big.requests):,} requests", f"{len(small.messages)} messages"
-    for key, label in (("harness_switch", "switch to profile harness"),
-                       ("harness_edit", "config edit under harness (`context.window`)"),
-                       ("shifting_switch", "switch to profile shifting"),
-                       ("shifting_edit", "config edit under shifting (`context.window`)")):
+    labels = [(f"{p}_{what}", f"switch to profile {p}" if what == "switch" else
+               f"config edit under {p} (`context.window`)")
+              for p in ("harness", "shifting", *AGENT_PROFILES) for what in ("switch", "edit")]
+    for key, label in labels:
         big_value, small_value = statistics.median(out[key]), statistics.median(ref[key])
         note = "last request selected" + (f"; median of {len(out[key])}, slowest {max(out[key]) * 1000:,.0f} ms"
                                           if len(out[key]) > 1 else "")

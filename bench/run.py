@@ -171,6 +171,24 @@ def bench_tui() -> None:
     bench_tui_memory()
 
 
+def bench_repairs() -> None:
+    from bench.bench_repairs import bench_repairs as run
+
+    run()
+
+
+def bench_agents() -> None:
+    from bench.bench_agents import bench_agents as run
+
+    run()
+
+
+def bench_calibration() -> None:
+    from bench.bench_calibration import run
+
+    run()
+
+
 def bench_cache() -> None:
     from bench.bench_cache import DEFAULT_FIXTURES, accuracy, bench_sweep, report_accuracy
 
@@ -185,6 +203,9 @@ BENCHES: dict[str, Callable[[], None]] = {
     "shifting": bench_shifting,
     "memory": bench_memory,
     "tui": bench_tui,
+    "repairs": bench_repairs,
+    "agents": bench_agents,
+    "calibration": bench_calibration,
     "cache": bench_cache,
 }
 

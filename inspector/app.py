@@ -15,7 +15,6 @@ from typing import Any
 
 from textual import on
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Footer, Input, TabbedContent
 
@@ -31,6 +30,7 @@ from inspector.gcpolicy import LongLivedObjects
 from inspector.model import ThreadInfo
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.help import HelpScreen
+from inspector.screens.keys import APP_BINDINGS
 from inspector.screens.layout import main_layout
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DiffPanel, StatusLine
@@ -54,31 +54,7 @@ class InspectorApp(App[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]  # classes app.tcss sizes by
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("f1,question_mark", "help", "Help"),
-        Binding("left,comma", "step(-1)", "Prev req", show=False),
-        Binding("right,full_stop", "step(1)", "Next req", show=False),
-        Binding("n", "next_compaction", "Next compaction"),
-        Binding("p", "prev_compaction", "Prev compaction"),
-        Binding("f", "first_failure", "First failure"),
-        Binding("F", "next_failure", "Next failure", show=False),
-        Binding("1", "show_tab('budget')", "Budget", show=False),
-        Binding("2", "show_tab('blocks')", "Blocks", show=False),
-        Binding("3", "show_tab('summaries')", "Summaries", show=False),
-        Binding("4", "show_tab('config')", "Config", show=False),
-        Binding("5", "show_tab('step')", "Since N-1", show=False),
-        Binding("t,escape", "focus_timeline", "Timeline", show=False),
-        Binding("slash", "focus_filter", "Filter threads", show=False),
-        Binding("b", "toggle_threads", "Thread list", show=False),
-        Binding("z", "toggle_overview", "Overview", show=False),
-        Binding("e", "export_audit", "Export JSON"),
-        Binding("l", "toggle_live", "Live", show=False),
-        Binding("ctrl+r", "reset_config", "Reset config"),
-        Binding("ctrl+o", "save_config", "Save config"),
-        Binding("ctrl+s", "screenshot", "Screenshot", show=False),
-        Binding("x", "cancel_summaries", "Cancel LLM summaries", show=False),
-    ]
+    BINDINGS = APP_BINDINGS
 
     def __init__(
         self,
@@ -379,6 +355,12 @@ class InspectorApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(list(self.BINDINGS)))
+
+    def action_toggle_compactions(self) -> None:
+        """Replay the baseline and the what-if following the thread's recorded compactions, or letting
+        the profile decide every one (both in the same mode)."""
+        if self.view is not None:
+            self.replayer.toggle_compactions(self.view, self.request_index)
 
     def action_sweep(self) -> None:
         """The sweep screen for the shown thread, from its baseline config."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from dataclasses import replace
@@ -9,7 +10,8 @@ from typing import Any
 
 import click
 
-from inspector.config import PROFILES, ConfigError, parse_set
+from inspector.cli_output import OutputRefused, check_output, json_text, terminal_json
+from inspector.config import COMPACTION_MODES, PROFILES, ConfigError, parse_set
 from inspector.textsafe import safe_line
 
 FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
@@ -21,7 +23,23 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file=None) -> None:  # noqa: D102
-        click.echo(f"context-inspector: error: {self.format_message()}", err=True)
+        click.echo(f"context-inspector: error: {safe_line(self.format_message())}", err=True)
+
+
+def _say(prefix: str, line: object) -> None:
+    """One line on stderr, terminal-safe (untrusted text never reaches the terminal raw)."""
+    click.echo(f"{prefix}{safe_line(line)}", err=True)
+
+
+def _flush(store: Any) -> None:
+    """How the database was opened (WAL-mode SQLite) and what was repaired while reading it."""
+    note = getattr(store, "access_note", None)
+    if note:
+        _say("note: ", note)
+    for line in getattr(store, "warnings", ()):
+        _say("warning: ", line)
+    if hasattr(store, "warnings"):
+        store.warnings.clear()
 
 
 def _fail(exc: Exception) -> UserError:
@@ -56,7 +74,7 @@ db_option = click.option("--db", metavar="URL", help="SQLAlchemy URL or file pat
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @db_option
 @click.option("--thread", "thread_id", metavar="ID", help="Open this thread.")
-@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline to replay.")
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline to replay (default: the thread's source's).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key.")
 @click.version_option(package_name="context-inspector")
 @click.pass_context
@@ -103,15 +121,17 @@ def threads_command(db: str | None, as_json: bool) -> None:
     except StoreError as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
     if as_json:
-        click.echo(json.dumps([i.to_json() for i in infos], indent=2, ensure_ascii=False))
+        click.echo(json_text([i.to_json() for i in infos]))
         return
     from inspector.textsafe import safe_line
 
     rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""), str(i.summaries),
              i.title) for i in infos]
-    _print_table(("ID", "SOURCE", "MSGS", "REQS", "SUMS", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
+    # COMP: the compactions (recorded summaries) of the thread, as the TUI's thread list calls them
+    _print_table(("ID", "SOURCE", "MSGS", "REQS", "COMP", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
     if any(i.incomplete for i in infos):
         click.echo("! incomplete import: the source file holds model calls, tool results or compactions this "
                    "thread lacks (the import warnings name them)")
@@ -124,10 +144,15 @@ def threads_command(db: str | None, as_json: bool) -> None:
 def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     """Import transcripts into a database (created when missing)."""
     from inspector.importers import ImportError_, import_paths
-    from inspector.store import StoreError
+    from inspector.store import StoreError, resolve_db_url, sqlite_path
 
+    url = resolve_db_url(db)
+    new_file = sqlite_path(url) if url is not None else None
+    if new_file is not None and new_file.exists():
+        new_file = None  # an existing database is never removed
     store = _open_store(db, read_only=False, create=True)
     progress = _progress_bar()
+    report = None
     try:
         report = import_paths(list(paths), store, fmt=fmt, progress=progress)
     except (ImportError_, OSError, StoreError) as exc:
@@ -135,11 +160,13 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     finally:
         progress.close()
         store.close()
+        if new_file is not None and (report is None or not report.threads):
+            _remove_new_database(new_file)  # a failed import leaves no empty database behind
     from inspector.textsafe import safe_line
 
     for line in report.skipped:
         click.echo(f"warning: {safe_line(line)}", err=True)
-    for line in getattr(report, "errors", []):
+    for line in [*getattr(report, "errors", []), *getattr(report, "thread_errors", [])]:
         click.echo(f"error: {safe_line(line)}", err=True)
     for line in report.coverage_lines():
         click.echo(safe_line(line))
@@ -151,40 +178,55 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 @main.command("export")
 @click.argument("thread_ids", nargs=-1)
 @db_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File to write (default stdout).")
-def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None) -> None:
+@click.option("-o", "--output", type=click.Path(), help="File to write (default stdout).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file that is not JSON.")
+def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None, force: bool) -> None:
     """Export threads in the native format (all threads when none are named)."""
     from inspector.importers.native import export_native
     from inspector.store import StoreError
 
     store = _open_store(db)
+    if output:
+        try:
+            check_output(output, store.url, force)
+        except OutputRefused as exc:
+            store.close()
+            raise UserError(str(exc)) from None
     try:
         ids = list(thread_ids) or [i.id for i in store.list_threads()]
         threads = [store.load_thread(i) for i in ids]
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
     text = json.dumps(export_native(threads), indent=2, ensure_ascii=False)
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
     else:
-        click.echo(text)
+        click.echo(terminal_json(text))
 
 
 @main.command("simulate")
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
-@click.option("--profile", type=click.Choice(PROFILES))
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline (default: the thread's source's, else iris).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
-@click.option("--request", "request_index", type=int, metavar="N", help="Only request N (0-based).")
+@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
+              help="recorded: follow the thread's compactions; decide: the profile decides every one "
+                   "(default: recorded where the thread recorded any).")
+@click.option("--request", "request_index", type=int, metavar="INDEX",
+              help="Only the request with this index (from 0, as in the JSON; the TUI shows it as request INDEX+1).")
 @click.option("--timeline", is_flag=True, help="Per-request summary without blocks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the simulation JSON.")
 def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: tuple[str, ...],
-                     request_index: int | None, timeline: bool, as_json: bool) -> None:
+                     compactions: str | None, request_index: int | None, timeline: bool, as_json: bool) -> None:
     """Replay a thread's context pipeline and print the audit."""
-    from inspector.service import load_config, run_replay
+    from inspector.service import default_compactions, load_config, reproduction, reproduction_line, run_replay
     from inspector.store import StoreError
 
     overrides = _overrides(sets)
@@ -194,12 +236,16 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
+    for line in thread.meta.get("load_warnings", ()) if isinstance(thread.meta, dict) else ():
+        _say("warning: ", line)
     try:
         config = load_config(profile, overrides, thread=thread)
-        result = run_replay(thread, config, baseline=not overrides)
+        mode = compactions or default_compactions(thread)
+        result = run_replay(thread, config, compactions=mode)
         for notice in result.notices:
-            click.echo(f"warning: {notice}", err=True)
+            _say("warning: ", notice)
         if request_index is not None and not 0 <= request_index < len(result):
             raise UserError(
                 f"--request {request_index} is out of range: thread {thread_id} has {len(result)} requests"
@@ -217,11 +263,24 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(json.dumps(sim.to_json(timeline=timeline, request=request_index), indent=2, ensure_ascii=False))
+        click.echo(json_text(sim.to_json(timeline=timeline, request=request_index)))
         return
     from inspector.report import render_simulation
 
-    click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index))
+    try:
+        status = reproduction_line(config.profile, reproduction(thread, config))
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise _fail(exc) from None
+    click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
+                                 status=status, calibration=result.calibration))
+
+
+def _remove_new_database(path) -> None:
+    """Remove a SQLite file this command created, with its journal files."""
+    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"),
+                      path.with_name(path.name + "-journal")):
+        with contextlib.suppress(OSError):
+            candidate.unlink(missing_ok=True)
 
 
 def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:
@@ -237,6 +296,7 @@ def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
+        _flush(store)
         store.close()
 
 
@@ -246,7 +306,7 @@ def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
     config = load_config(profile, overrides, thread=thread)
     result = run_replay(thread, config, baseline=not overrides)
     for notice in result.notices:
-        click.echo(f"warning: {notice}", err=True)
+        _say("warning: ", notice)
     return config, result
 
 
@@ -281,15 +341,15 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
                 raise _fail(exc) from None
             message = " ".join(str(exc).split()) or exc.__class__.__name__
             errors.append({"thread_id": thread.id, "error": message})
-            click.echo(f"error: thread {safe_line(thread.id, 80)}: {safe_line(message, 300)}", err=True)
+            _say("error: ", f"thread {thread.id}: {message}")
     if as_json:
-        click.echo(json.dumps(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors,
-                                        profiles=profiles), indent=2, ensure_ascii=False))
+        click.echo(json_text(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors,
+                                       profiles=profiles)))
         if errors and len(errors) == len(threads):
             sys.exit(1)
         return
     for line in loss_lines(losses, threads=len(threads), limit=limit or None, failed=len(errors)):
-        click.echo(line)
+        click.echo(safe_line(line))
     if errors and len(errors) == len(threads):
         sys.exit(1)
 
@@ -318,11 +378,10 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(json.dumps(probe_json(results, thread_id=thread.id, profile=config.profile), indent=2,
-                              ensure_ascii=False))
+        click.echo(json_text(probe_json(results, thread_id=thread.id, profile=config.profile)))
         return
     for line in probe_lines(results):
-        click.echo(line)
+        click.echo(safe_line(line))
 
 
 @main.command("sweep")
@@ -381,7 +440,7 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
     for line in errors:
         click.echo(f"warning: {safe_line(line)}", err=True)
     if as_json:
-        click.echo(json.dumps({"rows": [r.to_json() for r in rows]}, indent=2, ensure_ascii=False))
+        click.echo(json_text({"rows": [r.to_json() for r in rows]}))
         return
     names = tuple(combos[0]) if combos else ()
     header = (*names, "COMPACTIONS", "FAILURES", "PROMPT TOKENS", "CACHE READ", "BREAKS", "COST", "FACTS LOST", "")

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from inspector.config import PROFILES, STRATEGIES
+from widgets.budget import largest_block_indexes
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
@@ -36,6 +37,14 @@ class InspectorCommands(Provider):
                 (f"Strategy: {strategy}", partial(app.set_config_value, "context.strategy", strategy),
                  "shifting strategy (switches to the shifting profile)")
             )
+        request = app.current_request
+        if request is not None:
+            for index in largest_block_indexes(request):
+                block = request.blocks[index]
+                label = f"Block: {block.role} {safe_line(block.message_id or block.kind, 50)}"
+                commands.append((label, partial(app.action_open_block, index),
+                                 f"one of the largest blocks of request {request.index + 1} "
+                                 f"({block.tokens_sent:,} sent, {block.tokens:,} in full)"))
         commands.append(("Export selected audit as JSON", app.action_export_audit, "write a file in the current directory"))
         commands.append(("Jump to first failure", app.action_first_failure, "first failed request"))
         commands.append(("Jump to next compaction", app.action_next_compaction, "next request with a compaction"))
@@ -55,12 +64,14 @@ class InspectorCommands(Provider):
     async def search(self, query: str) -> Hits:
         app = self.inspector
         jump = re.fullmatch(r"\s*(?:r|req|request|#)?\s*(\d+)\s*", query, flags=re.IGNORECASE)
+        numbered = False
         if jump and app.view is not None:
             number = int(jump.group(1))
             if 1 <= number <= len(app.view.requests):
                 label = f"Request {number}"
+                numbered = True
                 yield Hit(1.0, Text(label), partial(app.jump_to_request, number - 1), text=label,
-                          help="jump to this request")
+                          help=f"jump to this request (index {number - 1})")
         probe = re.fullmatch(r"\s*probe:\s*(\S.*)", query, flags=re.IGNORECASE | re.DOTALL)
         if probe and app.view is not None:
             text = probe.group(1).strip()
@@ -71,4 +82,6 @@ class InspectorCommands(Provider):
         for label, callback, help_text in self._commands():
             score = matcher.match(label)
             if score > 0:
-                yield Hit(score, Text(label), callback, text=label, help=help_text)
+                # A number is first a request: titles that contain it come after "Request N".
+                yield Hit(score / (1 + score) if numbered else score, Text(label), callback, text=label,
+                          help=help_text)

@@ -18,8 +18,11 @@ from inspector.pipeline.profiles.base import KeySpec
 from inspector.pipeline.profiles.common import KEYS as COMMON_KEYS
 from inspector.pipeline.profiles.common import SUMMARIZERS, TOKENIZERS, TRIGGER_SOURCES
 
-__all__ = ["DEFAULTS", "KEYS", "KEY_SPECS", "PROFILES", "PROFILE_KEYS", "STRATEGIES", "SUMMARIZERS", "TOKENIZERS",
-           "TRIGGER_SOURCES", "Config", "ConfigError", "KeySpec", "coerce", "parse_set", "parse_toml"]
+COMPACTION_MODES = ("recorded", "decide")
+
+__all__ = ["AGENT_PROFILES", "COMPACTION_MODES", "DEFAULTS", "KEYS", "KEY_SPECS", "PROFILES", "PROFILE_KEYS",
+           "SOURCE_PROFILES", "STRATEGIES", "SUMMARIZERS", "TOKENIZERS", "TRIGGER_SOURCES", "Config", "ConfigError",
+           "KeySpec", "coerce", "parse_set", "parse_toml", "source_profile", "thread_values"]
 
 
 class ConfigError(ValueError):
@@ -27,6 +30,8 @@ class ConfigError(ValueError):
 
 
 PROFILES: tuple[str, ...] = tuple(REGISTRY)
+AGENT_PROFILES: tuple[str, ...] = tuple(name for name, profile in REGISTRY.items() if profile.agent)
+"""The real agents' profiles (their trigger reads the agent's own count of the prompt)."""
 
 _DECLARED = (*COMMON_KEYS, *(spec for profile in REGISTRY.values() for spec in profile.keys))
 _SECTIONS = list(dict.fromkeys(spec.key.split(".", 1)[0] for spec in _DECLARED))
@@ -38,10 +43,31 @@ STRATEGIES: tuple[str, ...] = KEY_SPECS["context.strategy"].choices  # the shift
 DEFAULTS: dict[str, dict[str, Any]] = {
     name: {**{k.key: k.default for k in KEYS}, **profile.defaults} for name, profile in REGISTRY.items()
 }
-"""Every key's value for each profile: the key's own default, else the profile's (its source documents)."""
+"""Every key's value for each profile (every profile holds every key; it reads only its own): the
+key's own default, else the profile's (its source documents)."""
 
 PROFILE_KEYS: dict[str, tuple[str, ...]] = {name: profile.reads for name, profile in REGISTRY.items()}
 """Keys each profile reads; the TUI shows these."""
+
+SOURCE_PROFILES: dict[str, str] = {source: name for name, profile in REGISTRY.items() for source in profile.default_for}
+"""A thread replays by default under its source's profile; other sources keep iris."""
+
+
+def source_profile(source: str | None) -> str | None:
+    """The profile a thread of this source replays under by default (None: no own profile)."""
+    return SOURCE_PROFILES.get(source or "")
+
+
+def thread_values(thread: Any, profile: str) -> dict[str, Any]:
+    """Defaults a thread itself implies: its window, and what its profile reads from it
+    (`Profile.thread_values`, e.g. Claude Code's output reserve of the thread's CLI version)."""
+    values: dict[str, Any] = {}
+    if getattr(thread, "window", None):
+        values["context.window"] = thread.window
+    implied = REGISTRY[profile].thread_values if profile in REGISTRY else None
+    if implied is not None:
+        values.update(implied(thread))
+    return values
 
 
 def coerce(key: str, value: Any) -> Any:
@@ -68,15 +94,34 @@ def coerce(key: str, value: Any) -> Any:
                 out = int(str(value).strip().replace("_", ""))
         else:
             out = float(str(value).strip().replace("_", "")) if not isinstance(value, (int, float)) else float(value)
+    except OverflowError:  # a 401-digit integer for a number key
+        raise ConfigError(f"{key} must be a finite number: got {_short(value)}") from None
     except (TypeError, ValueError):
         kind = "an integer" if spec.type is int else "a number"
-        raise ConfigError(f"{key} must be {kind}: got {value!r}") from None
+        raise ConfigError(f"{key} must be {kind}: got {_short(value)}") from None
     if isinstance(out, float) and not math.isfinite(out):
-        raise ConfigError(f"{key} must be a finite number: got {value!r}")
+        raise ConfigError(f"{key} must be a finite number: got {_short(value)}")
+    bound = MAX_TIMEOUT_S if key == "summarization.timeout" else MAX_INT if spec.type is int else None
+    if bound is not None and out > bound:
+        raise ConfigError(f"{key} must be at most {bound}: got {_short(value)}")
     problem = spec.check(out)
     if problem:
-        raise ConfigError(f"{key} {problem}: got {value!r}")
+        raise ConfigError(f"{key} {problem}: got {_short(value)}")
     return out
+
+
+MAX_INT = 2**53
+"""Integer keys above this are not real (and would overflow the pipelines' float arithmetic)."""
+MAX_TIMEOUT_S = 86_400.0
+"""One day: a longer summary timeout is a mistake (1e308 s would overflow the HTTP client's clock)."""
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        return "an integer of more than 4300 digits"
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -157,12 +202,22 @@ def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict[str, Any]]:
-    """(profile or None, validated values) from TOML text; errors name the file and key."""
+def load_toml(text: str, source: str = "config.toml") -> dict[str, Any]:
+    """TOML text as a table; a one-line ConfigError naming `source` for anything it cannot hold."""
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark, as some editors write
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: TOML nested too deeply (tables or arrays inside each other)") from None
+    except ValueError as exc:  # e.g. an integer past Python's digit limit
+        raise ConfigError(f"{source}: {' '.join(str(exc).split())[:120]}") from None
+
+
+def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict[str, Any]]:
+    """(profile or None, validated values) from TOML text; errors name the file and key."""
+    data = load_toml(text, source)
     profile = data.pop("profile", None)
     data.pop("prices", None)  # the price table's overrides: read by service.load_prices
     if profile is not None and profile not in PROFILES:

@@ -313,3 +313,31 @@ def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
         prompt_delta=delta,
         cost=cost_delta(base, new),
     )
+
+
+def reproduced_compactions(recorded: list[int] | tuple[int, ...], placed: list[int] | tuple[int, ...],
+                           tolerance: int = 1) -> int:
+    """How many recorded compaction requests have a placed one within `tolerance` requests
+    (each placed compaction matched once, in order)."""
+    used: set[int] = set()
+    done = 0
+    for r in sorted(recorded):
+        for p in sorted(placed):
+            if p not in used and abs(p - r) <= tolerance:
+                used.add(p)
+                done += 1
+                break
+    return done
+
+
+def reproduction(summaries, decided: tuple[RequestAudit, ...] | list[RequestAudit]) -> tuple[int, int] | None:
+    """(reproduced, recorded): how many of the thread's recorded automatic compactions (manual ones
+    are the user's, not the profile's to decide) a replay left to decide (`decided`) places within
+    one request of where the agent compacted; None when none was recorded."""
+    index = {r.request_id: r.index for r in decided}
+    recorded = sorted(index[s.before_request_id] for s in summaries
+                      if s.before_request_id in index and (s.meta or {}).get("trigger") != "manual")
+    if not recorded:
+        return None
+    placed = [r.index for r in decided if r.compaction is not None]
+    return reproduced_compactions(recorded, placed), len(recorded)

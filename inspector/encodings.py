@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -81,6 +82,53 @@ class TiktokenTokenizer:
 
     def count_many(self, texts: list[str]) -> list[int]:
         enc = self.encoding
+        if any(len(t) > CHUNK_CHARS for t in texts):
+            return [self._count_long(t) if len(t) > CHUNK_CHARS else len(enc.encode(t, disallowed_special=()))
+                    for t in texts]
         if len(texts) < 64:
             return [len(enc.encode(t, disallowed_special=())) for t in texts]
         return [len(ids) for ids in enc.encode_batch(texts, disallowed_special=())]
+
+    def _count_long(self, text: str) -> int:
+        """A long text counted piece by piece (bounded memory: one chunk's token list at a time).
+        Exact: every cut is at a boundary tiktoken's pre-tokenizer makes anyway (`split_points`)."""
+        enc = self.encoding
+        return sum(len(enc.encode(text[a:b], disallowed_special=())) for a, b in split_points(text))
+
+
+CHUNK_CHARS = 1 << 20
+"""Texts longer than this are counted in chunks of about this size."""
+
+
+def _safe_cut(text: str, i: int) -> bool:
+    """Whether the cl100k_base / o200k_base pre-tokenizer always ends a piece just before `text[i]`:
+    after a newline, before a letter (a letter piece never starts with a newline and no other piece
+    ends in a letter), or between a letter and a space followed by a letter (`word| word`)."""
+    prev, here = text[i - 1], text[i]
+    if prev == "\n" and here.isalpha():
+        return True
+    return here == " " and prev.isalpha() and i + 1 < len(text) and text[i + 1].isalpha()
+
+
+_CANDIDATE = re.compile(r"(?<=\n)(?=[^\W\d_])|(?<=[^\W\d_])(?= [^\W\d_])")
+"""Likely safe cuts (letters approximated by `[^\\W\\d_]`; each is confirmed by `_safe_cut`)."""
+
+
+def split_points(text: str, chunk: int = CHUNK_CHARS) -> list[tuple[int, int]]:
+    """(start, end) spans covering `text`, each about `chunk` characters, cut only where `_safe_cut`
+    holds; a stretch with no safe cut (one 100 MB word) stays whole, so the count is always exact."""
+    spans: list[tuple[int, int]] = []
+    start, n = 0, len(text)
+    while n - start > chunk:
+        cut = None
+        for match in _CANDIDATE.finditer(text, start + chunk):
+            if _safe_cut(text, match.start()):
+                cut = match.start()
+                break
+        if cut is None:
+            break
+        spans.append((start, cut))
+        start = cut
+    spans.append((start, n))
+    return spans
+

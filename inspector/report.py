@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from inspector.model import Thread
+from inspector.pipeline.accounting import billed_prompt_tokens
 from inspector.pipeline.audit import RequestAudit, Simulation
 from inspector.textsafe import safe_line
 
@@ -22,10 +23,14 @@ def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[st
     return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
+NUMBERING = ("requests are numbered from 1 (N, as in the TUI); INDEX counts from 0 "
+             "(the JSON index, and --request INDEX)")
+
+
 def timeline_lines(sim: Simulation) -> list[str]:
     rows = []
     for r in sim.requests:
-        counts = Counter(str(b.status) for b in r.blocks if b.message_id is not None)
+        counts = r.block_counts()  # from the replay's statistics when the blocks were not built
         b = r.budget
         event = ""
         if r.compaction:
@@ -33,22 +38,25 @@ def timeline_lines(sim: Simulation) -> list[str]:
         if r.error:
             event = r.error.code
         rows.append([
-            str(r.index), safe_line(r.request_id, 28), _fmt(r.turn), r.status, _fmt(b.prompt_tokens if not r.failed else b.needed_tokens),
-            _fmt(b.recorded_prompt_tokens), _fmt(b.available), str(counts.get("kept", 0)), str(counts.get("pruned", 0)),
+            str(r.index + 1), str(r.index), safe_line(r.request_id, 28), _fmt(r.turn), r.status, _fmt(b.prompt_tokens if not r.failed else b.needed_tokens),
+            _fmt(b.calibrated_prompt_tokens), _fmt(b.recorded_prompt_tokens), _fmt(b.available), str(counts.get("kept", 0)), str(counts.get("pruned", 0)),
             str(counts.get("excluded", 0) + counts.get("truncated", 0)), str(counts.get("summarized", 0)), event,
         ])
-    header = ["#", "REQUEST", "TURN", "STATUS", "PROMPT", "RECORDED", "AVAILABLE", "KEPT", "PRUNED", "EXCL", "SUMM", "EVENT"]
-    return _table(header, rows, right={0, 2, 4, 5, 6, 7, 8, 9, 10})
+    header = ["N", "INDEX", "REQUEST", "TURN", "STATUS", "PROMPT", "CALIBRATED", "RECORDED", "AVAILABLE", "KEPT",
+              "PRUNED", "EXCL", "SUMM", "EVENT"]
+    return _table(header, rows, right={0, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12})
 
 
 def request_lines(audit: RequestAudit, thread: Thread) -> list[str]:
     b = audit.budget
     out = [
-        f"request {audit.index} ({safe_line(audit.request_id)}), turn {_fmt(audit.turn)}: {audit.status}"
+        f"request {audit.index + 1} (index {audit.index}, {safe_line(audit.request_id)}), turn {_fmt(audit.turn)}: "
+        f"{audit.status}"
         + (f" - {audit.error.code}: {audit.error.message}" if audit.error else ""),
         f"  window {_fmt(b.window)}  system {_fmt(b.system_tokens)}  tools {_fmt(b.tool_tokens)}  "
         f"summaries {_fmt(b.summary_tokens)}  reserve {_fmt(b.response_reserve)}  available {_fmt(b.available)}",
-        f"  history {_fmt(b.history_tokens)}  prompt {_fmt(b.prompt_tokens)}  recorded {_fmt(b.recorded_prompt_tokens)}  "
+        f"  history {_fmt(b.history_tokens)}  prompt {_fmt(b.prompt_tokens)}  calibrated {_fmt(b.calibrated_prompt_tokens)}"
+        f" (unaccounted {_fmt(b.unaccounted_tokens)})  recorded {_fmt(b.recorded_prompt_tokens)}  "
         f"trigger {_fmt(b.trigger_tokens)} ({b.trigger_source or '-'})  saved by pruning {_fmt(b.pruned_savings)}"
         + (f"  needed {_fmt(b.needed_tokens)}" if b.needed_tokens is not None else ""),
         f"  protect_turns {_fmt(audit.protect_turns)}  summaries injected: {', '.join(audit.summaries_injected) or '-'}",
@@ -56,6 +64,15 @@ def request_lines(audit: RequestAudit, thread: Thread) -> list[str]:
     if audit.compaction:
         c = audit.compaction
         out.append(f"  compaction ({c.trigger}): {c.summary_id} covers {c.first_message_id} .. {c.last_message_id}")
+    if b.cache_read_tokens is not None:
+        out.append(f"  cache read {_fmt(b.cache_read_tokens)}  write {_fmt(b.cache_write_tokens)}  "
+                   f"cost {_dollars(b.cost)}  recorded {_dollars(b.recorded_cost)} (cache read "
+                   f"{_fmt(b.recorded_cache_read_tokens)}, write {_fmt(b.recorded_cache_write_tokens)})")
+    if b.cache_break is not None:
+        k = b.cache_break
+        out.append(f"  cache break ({k.cause}) at position {_fmt(k.position)} "
+                   f"{safe_line(k.message_id or '(system prompt)', 40)}: {_fmt(k.lost_tokens)} cached tokens lost, "
+                   f"{_dollars(k.cost)}")
     for d in audit.diagnostics:
         out.append(f"  diagnostic: {safe_line(d)}")
     rows = []
@@ -71,14 +88,44 @@ def request_lines(audit: RequestAudit, thread: Thread) -> list[str]:
     return out
 
 
-def render_simulation(sim: Simulation, thread: Thread, *, timeline: bool = False, request: int | None = None) -> str:
+def _dollars(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.2f}"
+
+
+def cost_lines(sim: Simulation) -> list[str]:
+    """The thread's bill, replayed and recorded, and its prompt cache (none when not modelled)."""
+    sent = [r for r in sim.requests if not r.failed]
+    if not sim.requests or all(r.budget.cache_read_tokens is None for r in sim.requests):
+        return []
+    read = sum(r.budget.cache_read_tokens or 0 for r in sent)
+    prompt = sum(billed_prompt_tokens(r.budget) for r in sent)
+    costs = [r.budget.cost for r in sim.requests]
+    recorded = [r.budget.recorded_cost for r in sim.requests]
+    breaks = Counter(r.budget.cache_break.cause for r in sim.requests if r.budget.cache_break is not None)
+    line = (f"cost {_dollars(None if None in costs else sum(costs))}"
+            f" (recorded {_dollars(None if None in recorded else sum(recorded))}), "
+            f"cache read {read / prompt:.0%} of prompt tokens, " if prompt else "cache read -, ")
+    line += f"{sum(breaks.values())} cache breaks" + (
+        " (" + ", ".join(f"{c} {n}" for c, n in sorted(breaks.items())) + ")" if breaks else "")
+    return [line]
+
+
+def render_simulation(sim: Simulation, thread: Thread, *, timeline: bool = False, request: int | None = None,
+                      compactions: str | None = None, status: str | None = None, calibration=None) -> str:
     head = [
         f"thread {safe_line(sim.thread_id)}: {safe_line(thread.title, 80)}",
         f"profile {sim.profile}, tokenizer {sim.tokenizer} ({'approximate' if sim.approximate else 'exact'}), "
         f"{len(sim.requests)} requests, {sum(1 for r in sim.requests if r.compaction)} compactions, "
-        f"{sum(1 for r in sim.requests if r.failed)} failed",
-        "",
+        f"{sum(1 for r in sim.requests if r.failed)} failed"
+        + (f", compactions {compactions}" if compactions else ""),
+        NUMBERING,
+        *cost_lines(sim),
     ]
+    if status:
+        head.append(status)
+    if calibration is not None:
+        head.append(f"calibration: {calibration.fit.describe()}")
+    head.append("")
     if request is not None:
         return "\n".join(head + request_lines(sim.requests[request], thread))
     if timeline or not sim.requests:

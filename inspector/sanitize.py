@@ -11,8 +11,9 @@ items are repaired or dropped, never the whole thread, and each repair is one wa
 - a negative, non-integer (NaN) or absurdly large `prompt_tokens` is dropped (None), as is a
   non-positive or non-integer `window` and a non-finite `relevance`;
 - a request whose `after_message_id` names no message is dropped;
-- a summary whose `first_message_id` / `last_message_id` names no message is dropped; a
-  dangling `previous_summary_id` is cleared; a summary chain that loops is cut where it
+- a summary whose `first_message_id` / `last_message_id` names no message is dropped; a range
+  whose first message comes after its last is reversed; a dangling `previous_summary_id` or
+  `before_request_id` is cleared; a summary chain that loops is cut where it
   closes, so nothing downstream that walks the chain can loop.
 """
 
@@ -134,7 +135,13 @@ def _clean_fields(obj: Any, found: set[str]) -> tuple[Any, bool]:
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number that fits a float (a 400-digit integer does not)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _replaced(found: set[str]) -> str:
@@ -143,22 +150,31 @@ def _replaced(found: set[str]) -> str:
 
 
 def _unique(ids: list[str], label: str, warn: Any) -> list[str]:
-    """Ids made unique by renaming repeats `<id>~2`, `<id>~3`, ... in order."""
+    """Ids made unique by renaming repeats `<id>~2`, `<id>~3`, ... in order (linear: the next
+    number to try is remembered per id)."""
     taken = set(ids)
     seen: set[str] = set()
+    next_number: dict[str, int] = {}
     out: list[str] = []
     for original in ids:
         new = original
         if new in seen:
-            n = 2
+            n = next_number.get(original, 2)
             while f"{original}~{n}" in taken:
                 n += 1
+            next_number[original] = n + 1
             new = f"{original}~{n}"
             taken.add(new)
             warn(f"{label} id {original!r} appears twice; the later one renamed {new!r}")
         seen.add(new)
         out.append(new)
     return out
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    """repr cut to `limit` characters (a 400-digit number in a warning says enough in 40)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text)} characters)"
 
 
 def _valid_tokens(value: Any) -> bool:
@@ -201,7 +217,7 @@ def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
     messages = [m if m.id == i else dataclasses.replace(m, id=i) for m, i in zip(messages, new_ids, strict=True)]
     for index, m in enumerate(messages):
         if m.relevance is not None and not _finite(m.relevance):
-            warn(f"message {m.id!r}: relevance {m.relevance!r} is not a finite number; dropped")
+            warn(f"message {m.id!r}: relevance {_short(m.relevance)} is not a finite number; dropped")
             messages[index] = dataclasses.replace(m, relevance=None)
     known = {m.id for m in messages}
 
@@ -213,7 +229,7 @@ def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
             warn(f"request {r.id!r}: after_message_id {r.after_message_id!r} names no message; request dropped")
             continue
         if r.prompt_tokens is not None and not _valid_tokens(r.prompt_tokens):
-            warn(f"request {r.id!r}: prompt_tokens {r.prompt_tokens!r} is not a token count; value dropped")
+            warn(f"request {r.id!r}: prompt_tokens {_short(r.prompt_tokens)} is not a token count; value dropped")
             r = dataclasses.replace(r, prompt_tokens=None)
         for key in ("cache_read_tokens", "cache_write_tokens"):
             value = getattr(r, key)
@@ -224,7 +240,9 @@ def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
     request_ids = _unique([r.id for r in requests], "request", warn)
     requests = [r if r.id == i else dataclasses.replace(r, id=i) for r, i in zip(requests, request_ids, strict=True)]
 
-    # Summaries: existing messages, unique ids, no dangling or looping chain.
+    # Summaries: existing messages in order, unique ids, no dangling link or looping chain.
+    position = {m.id: i for i, m in enumerate(messages)}
+    request_known = set(request_ids)
     summaries: list[Summary] = []
     for s in thread.summaries:
         found = set()
@@ -240,6 +258,13 @@ def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
         if missing:
             warn(f"summary {s.id!r}: message {missing[0]!r} does not exist; summary dropped")
             continue
+        if position[s.first_message_id] > position[s.last_message_id]:
+            warn(f"summary {s.id!r}: first_message_id {s.first_message_id!r} comes after last_message_id "
+                 f"{s.last_message_id!r}; the range reversed")
+            s = dataclasses.replace(s, first_message_id=s.last_message_id, last_message_id=s.first_message_id)
+        if s.before_request_id is not None and s.before_request_id not in request_known:
+            warn(f"summary {s.id!r}: before_request_id {s.before_request_id!r} names no request; link dropped")
+            s = dataclasses.replace(s, before_request_id=None)
         summaries.append(s)
     summary_ids = _unique([s.id for s in summaries], "summary", warn)
     summaries = [s if s.id == i else dataclasses.replace(s, id=i) for s, i in zip(summaries, summary_ids, strict=True)]
@@ -247,7 +272,7 @@ def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
 
     window = thread.window
     if window is not None and not (_valid_tokens(window) and window > 0):
-        warn(f"window {window!r} is not a positive token count; dropped")
+        warn(f"window {_short(window)} is not a positive token count; dropped")
         window = None
 
     fixed = dataclasses.replace(
@@ -270,18 +295,23 @@ def _repair_chain(summaries: list[Summary], warn: Any) -> list[Summary]:
             warn(f"summary {s.id!r}: previous_summary_id {link!r} names no summary; link dropped")
             link = None
         previous[s.id] = link
-    # Cut each cycle at the link that closes it (in file order of the summaries).
+    # Cut each cycle at the link that closes it (in file order of the summaries). Linear: a walk
+    # stops at a summary an earlier walk finished.
+    done: set[str] = set()
     for s in summaries:
-        seen: list[str] = []
+        path: list[str] = []
+        on_path: set[str] = set()
         current: str | None = s.id
-        while current is not None:
-            if current in seen:
-                closer = seen[-1]
+        while current is not None and current not in done:
+            if current in on_path:
+                closer = path[-1]
                 warn(f"summary {closer!r}: previous_summary_id {current!r} closes a cycle; link dropped")
                 previous[closer] = None
                 break
-            seen.append(current)
+            path.append(current)
+            on_path.add(current)
             current = previous[current]
+        done.update(path)
     return [s if s.previous_summary_id == previous[s.id] else dataclasses.replace(s, previous_summary_id=previous[s.id])
             for s in summaries]
 

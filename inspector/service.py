@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.config import PROFILES, Config, ConfigError, parse_toml
+from inspector.config import COMPACTION_MODES, PROFILES, Config, ConfigError, parse_toml, source_profile, thread_values
 from inspector.model import Thread
 from inspector.paths import config_path
 from inspector.pipeline import Replay, replay
@@ -35,14 +35,13 @@ def load_config(
     """Profile defaults, then the thread's own window, then the TOML file, then overrides.
 
     The profile: the one given explicitly, else the thread's own (`thread_profile`: a demo thread built
-    for harness or shifting), else the file's, else iris. The file's values are kept when they are keys
-    of any profile.
+    for harness or shifting), else its source's (Claude Code -> claude-code, Codex -> codex), else the
+    file's, else iris. The file's values are kept when they are keys of any profile.
     """
     file_profile, file_values = read_config_file(path)
-    chosen = profile or (thread_profile(thread) if thread is not None else None) or file_profile or "iris"
-    values: dict[str, Any] = {}
-    if thread is not None and thread.window:
-        values["context.window"] = thread.window
+    chosen = (profile or (thread_profile(thread) or source_profile(thread.source) if thread is not None else None)
+              or file_profile or "iris")
+    values: dict[str, Any] = dict(thread_values(thread, chosen)) if thread is not None else {}
     values.update(file_values)
     values.update(overrides or {})
     return Config.for_profile(chosen, values)
@@ -52,15 +51,15 @@ _PRICES: dict[tuple, Any] = {}
 
 
 def _price_overrides(path: Path) -> Mapping[str, Any] | None:
-    import tomllib
+    from inspector.config import load_toml
 
     if not path.is_file():
         return None
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return data.get("prices")
+    return load_toml(text, source=str(path)).get("prices")
 
 
 def load_prices(path: Path | None = None):
@@ -145,6 +144,7 @@ class SavedEdits:
     path: Path
     saved: tuple[str, ...]  # keys written (the user's edits)
     skipped: tuple[str, ...]  # edits not written (a thread's own window)
+    written: bool = True  # False: nothing to add, the file was left as it was
 
 
 def save_edits(config: Config, baseline: Config, path: Path | None = None, *,
@@ -160,21 +160,28 @@ def save_edits(config: Config, baseline: Config, path: Path | None = None, *,
     skipped = tuple(k for k in changes if k == "context.window" and thread_window)
     for key in skipped:
         changes.pop(key)
-    values.update(changes)
     profile = config.profile if config.profile != baseline.profile else file_profile
+    if not changes and profile == file_profile:
+        return SavedEdits(path, (), skipped, written=False)
+    values.update(changes)
     _write_toml(path, profile, values)
     return SavedEdits(path, tuple(sorted(changes)), skipped)
 
 
 def file_overrides(config: Config, path: Path | None = None) -> tuple[str, ...]:
-    """The keys the config file sets to something else than `config.profile`'s defaults and `config` uses
-    (what makes a baseline differ from the defaults); () without a file or when it cannot be read."""
+    """The keys the config file sets to something else than `config.profile`'s defaults, that the profile
+    reads and `config` uses (what makes a baseline differ from the defaults); () without a file or when it
+    cannot be read."""
+    from inspector.config import PROFILE_KEYS
+
     try:
         _profile, values = read_config_file(path)
     except ConfigError:
         return ()
     defaults = Config.for_profile(config.profile).values
-    return tuple(sorted(k for k, v in values.items() if defaults.get(k) != v and config.values.get(k) == v))
+    read = set(PROFILE_KEYS.get(config.profile, values))
+    return tuple(sorted(k for k, v in values.items()
+                        if k in read and defaults.get(k) != v and config.values.get(k) == v))
 
 
 _COUNTERS: dict[str, TokenCounter] = {}
@@ -230,26 +237,73 @@ def make_summarizer(config: Config):
     return _SUMMARIZERS[key]
 
 
-def run_simulation(thread: Thread, config: Config, *, baseline: bool = False) -> Simulation:
-    """Replay `thread` with every block. `baseline=True` follows the thread's recorded compactions."""
-    return run_replay(thread, config, baseline=baseline).simulation(blocks=True)
+def thread_calibration(thread: Thread, counter: TokenCounter, summarizer=None):
+    """The thread's calibrated token model, against the replay of its recorded history (its own
+    profile and defaults, its default compaction mode), for the counter in use."""
+    from inspector.pipeline import reference_calibration
+
+    profile = thread_profile(thread) or source_profile(thread.source) or "iris"
+    config = Config.for_profile(profile, thread_values(thread, profile))
+    if config["context.tokenizer"] != counter.name:
+        config = config.updated({"context.tokenizer": counter.name})
+    return reference_calibration(thread, config, counter, summarizer, compactions=default_compactions(thread))
 
 
-def run_replay(thread: Thread, config: Config, *, baseline: bool = False) -> Replay:
+def default_compactions(thread: Thread) -> str:
+    """The compaction mode a thread opens in: `recorded` where it recorded compactions, else `decide`."""
+    return "recorded" if thread.summaries else "decide"
+
+
+def run_simulation(thread: Thread, config: Config, *, baseline: bool = False,
+                   compactions: str | None = None) -> Simulation:
+    """Replay `thread` with every block (see `run_replay` for the compaction mode)."""
+    return run_replay(thread, config, baseline=baseline, compactions=compactions).simulation(blocks=True)
+
+
+def run_replay(thread: Thread, config: Config, *, baseline: bool = False, compactions: str | None = None) -> Replay:
     """A `Replay`: the whole timeline at once, each request's blocks on demand.
 
+    `compactions`: "recorded" follows the thread's recorded compactions, "decide" lets the
+    profile decide every one; None keeps the older meaning of `baseline` (True: recorded).
+    A what-if and its baseline must be replayed in the same mode (`default_compactions`).
     When the configured tokenizer is unavailable the replay counts with chars4 and
     `replay.notices` says so (the TUI and the CLI show it).
     """
+    if compactions is None:
+        compactions = "recorded" if baseline else "decide"
+    if compactions not in COMPACTION_MODES:
+        raise ConfigError(f"compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
     counter, notice = counter_with_fallback(config)
+    summarizer = make_summarizer(config)
     result = replay(
         thread,
         config,
         counter=counter,
-        summarizer=make_summarizer(config),
-        follow_recorded=baseline,
+        summarizer=summarizer,
+        follow_recorded=compactions == "recorded",
         prices=load_prices(),
+        calibration=thread_calibration(thread, counter, summarizer),
     )
     if notice:
         result.notices.append(notice)
+    from inspector.state import PROBLEMS
+
+    result.notices.extend(p for p in PROBLEMS if p not in result.notices)
     return result
+
+
+def reproduction(thread: Thread, config: Config) -> tuple[int, int] | None:
+    """(reproduced, recorded) automatic compactions of the thread that `config`, left to decide,
+    places within one request of where the agent compacted (`inspector.diff.reproduction`)."""
+    if not thread.summaries:
+        return None
+    from inspector.diff import reproduction as count
+
+    return count(thread.summaries, run_replay(thread, config, compactions="decide").timeline)
+
+
+def reproduction_line(profile: str, result: tuple[int, int] | None) -> str | None:
+    if result is None:
+        return None
+    done, total = result
+    return f"{profile} reproduces {done} of {total} recorded compaction{'s' if total != 1 else ''}"

@@ -13,7 +13,8 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,21 +53,43 @@ def default_state_path() -> Path:
     return data_dir() / STATE_FILE
 
 
+PROBLEMS: list[str] = []
+"""One line per state database that could not be used in this process (the replay notices show them)."""
+
+
 class StateDB:
     """One SQLite file shared by the process's threads (one connection behind a lock)."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(_SCHEMA)
-            self._conn.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
-            self._conn.commit()
+        self.problem: str | None = None
+        """Why the file could not be used (damaged, unwritable): the caches then live in memory."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = self._open(str(self.path))
+        except (sqlite3.Error, OSError) as exc:
+            # A cache is an optimisation: a damaged or unwritable file never stops a replay. The file is
+            # left as it is (delete it to start afresh).
+            self.problem = (f"{self.path}: state database unusable ({' '.join(str(exc).split())}); caches kept "
+                            "in memory for this run (delete the file to start afresh)")
+            PROBLEMS.append(self.problem)
+            self._conn = self._open(":memory:")
+
+    def _open(self, target: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, check_same_thread=False, timeout=10.0)
+        try:
+            with self._lock:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                )
+                conn.commit()
+        except sqlite3.Error:
+            conn.close()
+            raise
+        return conn
 
     _shared: dict[Path, StateDB] = {}
     _shared_lock = threading.Lock()
@@ -89,19 +112,34 @@ class StateDB:
 
     # -- summaries -------------------------------------------------------------------------
     def get_summary(self, cache_key: str) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._conn.execute("SELECT fields FROM summary_cache WHERE cache_key = ?", (cache_key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        """The cached fields, or None (also when the row is damaged: the summary is then asked for again)."""
+        try:
+            with self._lock:
+                row = self._conn.execute("SELECT fields FROM summary_cache WHERE cache_key = ?", (cache_key,)).fetchone()
+            fields = json.loads(row[0]) if row else None
+        except (sqlite3.Error, ValueError, TypeError):
+            return None
+        return fields if isinstance(fields, dict) else None
 
     def put_summary(self, cache_key: str, model: str, fields: dict[str, Any]) -> None:
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         payload = json.dumps(fields, ensure_ascii=False, sort_keys=True)
-        with self._lock:
+        with self._lock, self._damage("store a summary"):
             self._conn.execute(
                 "INSERT OR REPLACE INTO summary_cache (cache_key, model, fields, created_at) VALUES (?, ?, ?, ?)",
                 (cache_key, model, payload, stamp),
             )
             self._conn.commit()
+
+    @contextmanager
+    def _damage(self, action: str) -> Iterator[None]:
+        """A damaged page met later than the open: the cache write or read is skipped, once said."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            line = f"{self.path}: state database damaged, cannot {action} ({exc}); continuing without that cache"
+            if line not in PROBLEMS:
+                PROBLEMS.append(line)
 
     def summary_count(self) -> int:
         with self._lock:
@@ -115,7 +153,7 @@ class StateDB:
     def get_token_counts(self, tokenizer: str, digests: Iterable[str]) -> dict[str, int]:
         digests = list(digests)
         found: dict[str, int] = {}
-        with self._lock:
+        with self._lock, self._damage("read token counts"):
             for start in range(0, len(digests), _CHUNK):
                 chunk = digests[start:start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
@@ -127,7 +165,7 @@ class StateDB:
         return found
 
     def put_token_counts(self, tokenizer: str, counts: dict[str, int]) -> None:
-        with self._lock:
+        with self._lock, self._damage("store token counts"):
             self._conn.executemany(
                 "INSERT OR REPLACE INTO token_cache (tokenizer, text_sha256, tokens) VALUES (?, ?, ?)",
                 [(tokenizer, digest, int(tokens)) for digest, tokens in counts.items()],

@@ -3,8 +3,9 @@
     python screenshots/generate.py            # every screenshot into screenshots/
     python screenshots/generate.py NAME...    # only these (names without .svg)
 
-The demo database is built in a temporary directory, and the app runs headless at 160x48 with a
-temporary config file, so the output depends only on the code and the demo data.
+The demo database is built in a temporary directory, and the app runs headless at 160x48 (80x24 and
+120x36 for the `walkthrough-80x24` and `-120x36` pictures) with a temporary config file, so the output
+depends only on the code and the demo data.
 """
 
 from __future__ import annotations
@@ -110,6 +111,20 @@ async def overflow_failure(app: InspectorApp, pilot) -> None:
     await pilot.pause()
 
 
+async def since_previous(app: InspectorApp, pilot) -> None:
+    """The compaction request against the one before it: what came in, what went out (Since N-1)."""
+    await pilot.press("p", "5")
+    await _settle(app, pilot)
+
+
+async def walkthrough_help(app: InspectorApp, pilot) -> None:
+    """The help screen scrolled to what the statuses, marks and reason codes mean."""
+    await pilot.press("f1")
+    await pilot.pause()
+    app.screen.query_one("#help-meanings").scroll_visible(top=True, animate=False)
+    await pilot.pause()
+
+
 SCENARIOS: dict[str, tuple[str, dict, Step]] = {
     "walkthrough-compaction": (WALKTHROUGH, {}, walkthrough_compaction),
     "walkthrough-compaction-blocks": (WALKTHROUGH, {}, walkthrough_compaction_blocks),
@@ -118,7 +133,12 @@ SCENARIOS: dict[str, tuple[str, dict, Step]] = {
     "config-edit-diff": (WALKTHROUGH, {}, config_diff),
     "claude-code-compaction": (CLAUDE_CODE, {}, claude_code_compaction),
     "overflow-failure": (OVERFLOW, {}, overflow_failure),
+    "since-previous-request": (WALKTHROUGH, {}, since_previous),
+    "help-meanings": (WALKTHROUGH, {}, walkthrough_help),
+    "walkthrough-80x24": (WALKTHROUGH, {}, walkthrough_compaction),
+    "walkthrough-120x36": (WALKTHROUGH, {}, walkthrough_compaction),
 }
+SIZES: dict[str, tuple[int, int]] = {"walkthrough-80x24": (80, 24), "walkthrough-120x36": (120, 36)}  # else SIZE
 
 
 async def capture(name: str, db_url: str, workdir: Path) -> str:
@@ -127,7 +147,7 @@ async def capture(name: str, db_url: str, workdir: Path) -> str:
         db_url=db_url, thread_id=thread_id, live=False, config_file=workdir / "config.toml",
         export_dir=workdir, screenshot_dir=workdir, pane_throttle=0, **kwargs,
     )
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZES.get(name, SIZE)) as pilot:
         await _settle(app, pilot)
         await step(app, pilot)
         await pilot.pause()

@@ -648,12 +648,14 @@ async def test_budget_explains_a_recorded_count_above_a_transcript_without_syste
 
     agent = replace_field(coding_thread("agent", turns=3), system_prompt="")  # like a Claude Code transcript
     app = make_app(tmp_path, MemorySource([agent, coding_thread("own", turns=3)]), thread_id="agent")
-    note = "the thread holds no system prompt or tool definitions"
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         request = app.current_request
-        assert request.budget.recorded_prompt_tokens > request.budget.prompt_tokens
-        assert note in plain(app.query_one(BudgetView))
-        app.load_thread("own")  # a system prompt of its own: the gap is not that
-        await settle(app, pilot)
-        assert note not in plain(app.query_one(BudgetView))
+        b = request.budget
+        assert b.recorded_prompt_tokens > b.prompt_tokens
+        # the calibrated model gives the recorded count back and names the gap
+        assert b.calibrated_prompt_tokens == b.recorded_prompt_tokens
+        assert b.unaccounted_tokens == b.recorded_prompt_tokens - b.prompt_tokens
+        text = plain(app.query_one(BudgetView))
+        assert "Unaccounted (the agent's own)" in text and f"{b.unaccounted_tokens:,}" in text
+        assert "Calibration" in text and "ratio" in text

@@ -35,6 +35,9 @@ async def test_save_on_a_32k_thread_writes_only_the_edit_and_the_200k_thread_kee
         assert app.view.baseline_config["context.prune_protect_turns"] == 3
         # the status line says the baseline is not the defaults, and which key the file sets
         assert "config file: context.prune_protect_turns 3" in status(app)
+        app.load_thread(ROLEPLAY_ID)  # shifting does not read that key: its baseline is the defaults
+        await settle(app, pilot)
+        assert "config file" not in status(app) and "baseline config" in status(app)
 
 
 async def test_an_edited_window_of_a_thread_with_its_own_window_is_not_saved(tmp_path):
@@ -51,6 +54,19 @@ async def test_an_edited_window_of_a_thread_with_its_own_window_is_not_saved(tmp
     data = tomllib.loads((tmp_path / "config.toml").read_text(encoding="utf-8"))
     assert data == {"summarization": {"threshold": 30}}
     assert "not saved: context.window" in notes and str(tmp_path / "config.toml") in notes
+
+
+async def test_saving_only_a_thread_s_own_window_writes_no_file(tmp_path):
+    app = make_app(tmp_path, thread_id=OVERFLOW_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.set_config_value("context.window", 64_000)
+        await settle(app, pilot)
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        notes = " ".join(n.message for n in app._notifications)
+    assert not (tmp_path / "config.toml").exists()
+    assert "nothing to save" in notes and "not saved: context.window" in notes
 
 
 async def test_a_quote_in_a_saved_value_round_trips(tmp_path):
@@ -249,7 +265,7 @@ async def test_at_80x24_the_thread_list_collapses_and_every_pane_is_usable(tmp_p
         await settle(app, pilot)
         assert not app.query_one("#left").display
         assert app.query_one("#main").size.width == 80
-        for key, widget_id in (("1", "#budget-view"), ("2", "#blocks-table"), ("3", "#summaries-table"),
+        for key, widget_id in (("1", "#budget-view"), ("2", "#blocks-table"), ("3", "#summaries-left"),
                                ("4", "#config-form"), ("5", "#step-view")):
             app.action_focus_timeline()
             await pilot.press(key)
@@ -445,3 +461,51 @@ async def test_since_previous_request_lists_what_came_in_and_went_out(tmp_path):
         app.jump_to_request(0)
         await pilot.pause()
         assert "nothing before it" in plain(app.query_one("#step-view", Static))
+
+
+# 10. the demos ------------------------------------------------------------------------------------------
+
+def test_walkthrough_recorded_tokens_are_the_seed_s_and_consistent_with_the_replay():
+    from inspector.config import Config
+    from inspector.examples import walkthrough_thread
+    from inspector.service import run_simulation
+
+    thread = walkthrough_thread()
+    sim = run_simulation(thread, Config.for_profile("iris", {"context.window": 200_000}), baseline=True)
+    recorded = {r.id: r.prompt_tokens for r in thread.requests}
+    before_21 = next(r for r in sim.requests if r.turn == 21).index - 1
+    assert recorded[sim.requests[before_21].request_id] == 158_000  # the seed's figure
+    ratios = [recorded[r.request_id] / r.budget.prompt_tokens for r in sim.requests]
+    assert max(ratios) - min(ratios) < 0.01  # one tokenizer factor, no made-up formula
+    over = [r.index for r in sim.requests if recorded[r.request_id] >= 150_000]
+    assert over == [before_21]  # only the seed's request crosses the 75% threshold
+    assert [r.turn for r in sim.requests if r.compaction] == [21]
+
+
+async def test_walkthrough_opens_without_a_large_replayed_vs_recorded_gap(tmp_path):
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        b = app.current_request.budget
+        gap = b.prompt_tokens - b.recorded_prompt_tokens
+        assert abs(gap) < 0.25 * b.recorded_prompt_tokens
+        assert f"({gap:+,} replayed vs recorded)" in plain(app.query_one("#budget-view", Static))
+
+
+async def test_the_palette_opens_a_largest_block_from_the_keyboard(tmp_path):
+    app = make_app(tmp_path, thread_id=OVERFLOW_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        request = app.current_request
+        largest = max(range(len(request.blocks)),
+                      key=lambda i: (request.blocks[i].tokens_sent, request.blocks[i].tokens))
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*f"Block: {request.blocks[largest].role} {request.blocks[largest].message_id}")
+        await pilot.pause(0.3)
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.query_one("#tabs").active == "blocks"
+        assert app.query_one("BlocksView").selected_block() is request.blocks[largest]

@@ -73,3 +73,30 @@ def test_default_values_stay_valid_and_hold_the_current_value():
     assert 2 in turns and all(isinstance(v, int) and v >= 0 for v in turns)
     windows = default_values("context.window", 200_000)
     assert 200_000 in windows and min(windows) > 0
+
+
+async def test_the_status_line_and_the_budget_pane_show_what_the_thread_and_the_request_cost(tmp_path):
+    from inspector.screens.status import StatusLine
+    from tests.test_cache import _turns_thread
+    from widgets.budget import BudgetView
+
+    thread = _turns_thread()
+    app = make_app(tmp_path, source=MemorySource([thread]))
+    async with app.run_test(size=(180, 60)) as pilot:
+        await settle(app, pilot)
+        totals = app.view.cost_totals
+        assert totals is not None and totals.cost > 0
+        status = str(app.query_one(StatusLine).render())
+        assert f"${totals.cost:,.2f}" in status and f"{totals.cache_read_share:.0%} cache read" in status
+        breaks = [r.index for r in app.view.requests if app.view.audit(r.index).budget.cache_break is not None]
+        assert breaks, "iris prunes old tool outputs at each new turn: some request breaks the cache"
+        app.jump_to_request(breaks[0])
+        await settle(app, pilot)
+        budget = app.query_one(BudgetView)
+        text = Text()
+        for line in app.console.render_lines(budget.render_budget(len(app.view.requests)), app.console.options):
+            for seg in line:
+                text.append(seg.text)
+        plain = text.plain
+        assert "Cache write" in plain and "Cache read" in plain and "Input (uncached)" in plain
+        assert "Cache break: an earlier block was pruned or dropped" in plain

@@ -112,7 +112,38 @@ CORPUS = [
     Case("unknown-role.json", 0,
          ("unknown-role.json: thread role: message 'w1': unknown role 'wizard'; message skipped",), {"role": 2}),
     Case("wrong-shape.json", 1, ('wrong-shape.json: "threads" must be a list',)),
+    # Round two (issue 15): one bad item never loses its unit; untrusted text never reaches the terminal raw.
+    Case("openai-null-entry.json", 0, ("openai-null-entry.json: message 2: not a chat message with a known role",
+                                       "1 skipped"), {"openai-null-entry": 3}),
+    Case("huge-relevance.json", 0,
+         ("huge-relevance.json: thread bigrel: message 'a1': relevance 99999999999999999999999999999999999999"
+          "9… (400 characters) is not a finite number; dropped",), {"bigrel": 3}),
+    Case("huge-prompt-tokens.json", 0,
+         ("thread bigtok: request 'r1': prompt_tokens 999999999999999999999999999999999999999… (400 characters) "
+          "is not a token count; value dropped",
+          "thread bigtok: window 999999999999999999999999999999999999999… (400 characters) is not a positive "
+          "token count; dropped"), {"bigtok": 2}),
+    Case("huge-intensity.json", 0,
+         ("huge-intensity.json: thread bigint: summary 's1': an emotional marker's intensity is not a finite number;"
+          " set to 0",), {"bigint": 2}),
+    Case("summary-reversed.json", 0,
+         ("summary-reversed.json: thread srev: summary 's1': first_message_id 'a1' comes after last_message_id 'u1';"
+          " the range reversed",), {"srev": 3}),
+    Case("summary-before-dangling.json", 0,
+         ("summary-before-dangling.json: thread sbefore: summary 's1': before_request_id 'r9' names no request; "
+          "link dropped",), {"sbefore": 3}),
+    Case("escapes-native.json", 0,
+         ("thread evil\u241b]0;owned\u2407\u241b[2J: message id 'u1' appears twice; the later one renamed 'u1~2'",),
+         {"evil\x1b]0;owned\x07\x1b[2J": 2}),
+    Case("escapes-codex.jsonl", 0,
+         ("escapes-codex.jsonl:3: \u241b]0;title\u2407 line without a payload object",
+          "escapes-codex.jsonl:4: unknown response item '\\x1b]52;c;Zm9v\\x07\\x1b[2J'"), {"esc-codex": 2}),
+    Case("column-limits.json", 0, ("imported 6 thread(s) from 1 file(s); 0 skipped",),
+         {"good1": 2, "bigtokens": 2, "longname": 3, "longdate": 2, "m" * 300: 1, "good2": 1}),
 ]
+
+RAW_TERMINAL = ("\x1b", "\x07", "\x9b", "\x00", "\x9d")
+"""What must never reach a terminal from untrusted text: ESC, BEL, 8-bit CSI and OSC, NUL."""
 
 
 def test_the_corpus_table_covers_every_transcript_file():
@@ -128,6 +159,7 @@ def import_case(source: Path, db: Path, case: Case) -> Result:
     assert snapshot(source.parent) == before, "the source file or its directory changed"
     text = result.stdout + result.stderr
     assert result.exit_code == case.exit_code, text
+    assert not any(c in text for c in RAW_TERMINAL), repr(text)
     for message in case.messages:
         assert message in text, text
     for line in result.stderr.splitlines():  # warnings and errors: one line each, naming the file
@@ -135,7 +167,10 @@ def import_case(source: Path, db: Path, case: Case) -> Result:
         assert source.name in line, line
     listing = run("threads", "--db", str(db), "--json")
     assert listing.exit_code == 0, listing.stderr
+    assert not any(c in listing.stdout + listing.stderr for c in RAW_TERMINAL), repr(listing.stdout)
     assert {t["id"]: t["messages"] for t in json.loads(listing.stdout)} == case.threads
+    table = run("threads", "--db", str(db))
+    assert table.exit_code == 0 and not any(c in table.stdout for c in RAW_TERMINAL), repr(table.stdout)
     return result
 
 

@@ -10,13 +10,8 @@ from inspector.examples import overflow_thread, walkthrough_thread
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 from inspector.pipeline import ReplayContext, replay
 from inspector.pipeline.accounting import account, replay_prompts
-from inspector.pipeline.cache import (
-    ANTHROPIC_LIFETIME_1H,
-    CacheRules,
-    match,
-    prompt_from_audit,
-    rules_for,
-)
+from inspector.pipeline.cache import match, prompt_from_audit
+from inspector.pipeline.cache_rules import ANTHROPIC_LIFETIME_1H, CacheRules, rules_for
 from inspector.pipeline.profiles.iris.replayer import IrisReplayer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 from tests.helpers import CountingSummarizer

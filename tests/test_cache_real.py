@@ -117,3 +117,13 @@ def test_the_recorded_cost_is_the_files_usage_at_the_listed_prices(replays):
                     * 3.75 + usage[r.request_id]["cache_read_input_tokens"] * 0.3
                     + usage[r.request_id]["output_tokens"] * 15.0) / 1e6 for r in sim.requests)
     assert replays[name].cost_totals().recorded_cost == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", SESSIONS)
+def test_the_cache_lifetime_is_the_one_the_session_asked_for(replays, name):
+    from inspector.pipeline.cache_rules import rules_for
+
+    one_hour = any((u.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0) > 0
+                   for u in recorded_usage(FIXTURES / name).values())
+    assert rules_for(replays[name].thread).lifetime == (3600 if one_hour else 300)
+    assert one_hour == (name == "claude-code-2.1.37-progress-records.jsonl")  # what the files hold today

@@ -189,3 +189,46 @@ def test_a_fresh_context_in_the_same_file_is_a_thread_of_its_own():
     assert [m.id for m in earlier.messages] == ["u1", "a1", "u2", "a2", "r1"]
     assert [r.id for r in earlier.requests] == ["msg-1", "msg-2"] and [r.id for r in main.requests] == ["msg-3"]
     assert out.coverage[0].line() == "s.jsonl: model calls 3/3 with billed tokens, tool results 1/1, compactions 0/0"
+
+
+def test_import_dir_takes_every_session_with_its_sub_agents_and_one_progress_total(tmp_path: Path):
+    from inspector.importers import import_paths
+    from inspector.store import Store
+
+    project = tmp_path / "projects" / "-home-me-repo"
+    (project / "s-a" / "subagents").mkdir(parents=True)
+    (project / "s-a.jsonl").write_text("\n".join(json.dumps(dict(r, sessionId="s-a")) for r in parallel_session()))
+    (project / "s-b.jsonl").write_text("\n".join(json.dumps(dict(r, sessionId="s-b")) for r in rewound_session()))
+    agent = [dict(user("x1", None, "look around"), isSidechain=True, agentId="77", sessionId="s-a"),
+             dict(assistant("x2", "x1", "msg-x", [{"type": "text", "text": "seen"}]), isSidechain=True, agentId="77",
+                  sessionId="s-a")]
+    (project / "s-a" / "subagents" / "agent-77.jsonl").write_text("\n".join(json.dumps(r) for r in agent))
+    calls: list[tuple[str, int, int]] = []
+    with Store.open(str(tmp_path / "store.sqlite"), create=True) as store:
+        report = import_paths([tmp_path / "projects"], store, progress=lambda p, d, t: calls.append((p, d, t)))
+        assert sorted(store.thread_ids()) == ["s-a", "s-a/agent-77", "s-b"]
+        assert store.load_thread("s-a/agent-77").meta["parent_thread_id"] == "s-a"
+    assert [Path(f).name for f in report.files] == ["s-a.jsonl", "agent-77.jsonl", "s-b.jsonl"]
+    assert [c.file for c in report.coverage] == ["s-a.jsonl", "agent-77.jsonl", "s-b.jsonl"]
+    total = sum(f.stat().st_size for f in project.rglob("*.jsonl"))
+    assert {t for _, _, t in calls} == {total} and calls[-1][1] == total
+    assert [d for _, d, _ in calls] == sorted(d for _, d, _ in calls)
+
+
+def test_cli_2_0_agent_files_beside_the_sessions_come_with_the_session_they_name(tmp_path: Path):
+    from inspector.importers import import_paths
+    from inspector.store import Store
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "s-a.jsonl").write_text("\n".join(json.dumps(dict(r, sessionId="s-a")) for r in parallel_session()))
+    for agent, session in (("77", "s-a"), ("88", "s-z")):
+        records = [dict(user(f"x{agent}", None, "look"), isSidechain=True, agentId=agent, sessionId=session),
+                   dict(assistant(f"y{agent}", f"x{agent}", f"msg-{agent}", [{"type": "text", "text": "ok"}]),
+                        isSidechain=True, agentId=agent, sessionId=session)]
+        (project / f"agent-{agent}.jsonl").write_text("\n".join(json.dumps(r) for r in records))
+    with Store.open(str(tmp_path / "store.sqlite"), create=True) as store:
+        report = import_paths([project], store)
+        assert sorted(store.thread_ids()) == ["s-a", "s-a/agent-77", "s-z/agent-88"]
+    assert [Path(f).name for f in report.files] == ["s-a.jsonl", "agent-77.jsonl", "agent-88.jsonl"]
+    assert report.errors == [] and report.skipped == []

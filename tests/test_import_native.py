@@ -65,11 +65,16 @@ def threads(draw):
         for i in range(draw(st.integers(0, 3)))
     )
     lists = st.lists(text, max_size=2).map(tuple)
+    # A summary's range runs forward and its before_request_id names a request (the sanitizer repairs
+    # others, with a warning: tests/test_bad_input_2.py).
+    ranges = [sorted(draw(st.lists(st.integers(0, len(ids) - 1), min_size=2, max_size=2))) for _ in range(2)]
+    request_ids = [r.id for r in requests]
     summaries = tuple(
         Summary(
-            id=f"s{i}", first_message_id=draw(st.sampled_from(ids)), last_message_id=draw(st.sampled_from(ids)),
+            id=f"s{i}", first_message_id=ids[ranges[i][0]], last_message_id=ids[ranges[i][1]],
             summary=draw(text), previous_summary_id=f"s{i - 1}" if i else None,
-            before_request_id=draw(st.none() | ident), accomplishments=draw(lists), key_decisions=draw(lists),
+            before_request_id=draw(st.none() | st.sampled_from(request_ids)) if request_ids else None,
+            accomplishments=draw(lists), key_decisions=draw(lists),
             relevant_files=draw(lists), active_goals=draw(lists), emotional_thread=draw(text),
             relationship_dynamics=draw(text), evolving_themes=draw(lists),
             emotional_markers=tuple(EmotionalMarker(moment=draw(text), intensity=draw(finite))

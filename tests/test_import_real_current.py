@@ -455,3 +455,17 @@ def test_an_event_prompt_next_to_a_context_item_is_still_the_prompt():
     _, result = parse_text(as_text(recs[:first] + [context] + recs[first:]), DESKTOP)
     users = [m.content for m in result.threads[0].messages if m.role is Role.USER]
     assert users == ["<environment_context><cwd>/x</cwd></environment_context>", *prompts]
+
+
+def test_a_remote_compaction_keeps_its_history_and_says_its_summary_is_encrypted():
+    recs = lines_of(CODEX)
+    middle = next(i for i, r in enumerate(recs) if is_count(r) and i > len(recs) // 2)
+    history = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "show tools"}]},
+               {"type": "compaction", "encrypted_content": "gAAAA..."}]
+    compacted = {"timestamp": recs[middle]["timestamp"], "type": "compacted",
+                 "payload": {"message": "", "replacement_history": history}}
+    _, result = parse_text(as_text(recs[: middle + 1] + [compacted] + recs[middle + 1:]), CODEX)
+    [summary] = result.threads[0].summaries
+    assert summary.summary == "" and summary.meta["summary_encrypted"] is True
+    assert [k["type"] for k in summary.meta["replacement_history"]] == ["message", "compaction"]
+    assert result.coverage[0].line().endswith("compactions 1/1") and result.skipped == []

@@ -125,3 +125,30 @@ def test_help_screen(snap_compare, demo_url, tmp_path):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36), (160, 48)], ids=["80x24", "120x36", "160x48"])
+def test_main_screen_at_common_sizes(snap_compare, demo_url, tmp_path, size):
+    """The walkthrough's compaction at each common terminal size: the thread list collapses at 80, narrows
+    at 120; every line ends in … where it is cut."""
+    app = _app(demo_url, tmp_path, WALKTHROUGH)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("p")
+        await pilot.pause()
+        assert app.current_request.compaction is not None
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
+def test_blocks_and_since_previous_at_small_sizes(snap_compare, demo_url, tmp_path, size):
+    app = _app(demo_url, tmp_path, WALKTHROUGH)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("p", "5")
+        await settle(app, pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

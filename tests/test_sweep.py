@@ -136,3 +136,17 @@ def test_parse_key_and_combinations():
     assert combinations([("a.b", [1])]) == [{"a.b": 1}]
     with pytest.raises(ConfigError):
         parse_key("context.window=")
+
+
+def test_simulate_text_says_what_the_thread_and_the_request_cost(real_db):
+    db, threads = real_db
+    thread = next(t for t in threads if t["summaries"])
+    result = _run("simulate", "--thread", thread["id"], "--db", db)
+    assert result.exit_code == 0, result.output
+    head = result.output.splitlines()[2]
+    payload = json.loads(_run("simulate", "--thread", thread["id"], "--db", db, "--json", "--timeline").output)
+    total = sum(r["budget"]["cost"] for r in payload["requests"])
+    recorded = sum(r["budget"]["recorded_cost"] for r in payload["requests"])
+    breaks = sum(1 for r in payload["requests"] if r["budget"]["cache_break"])
+    assert head.startswith(f"cost ${total:,.2f} (recorded ${recorded:,.2f})") and f"{breaks} cache breaks" in head
+    assert "  cache read " in result.output and " recorded $" in result.output

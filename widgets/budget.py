@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from inspector.config import AGENT_PROFILES
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
 from widgets.cost import cost_table
@@ -23,6 +24,9 @@ SAVED = ("saved", "Saved by pruning (not sent)", "#d7af5f", "░")
 SEGMENTS = (
     ("system", "System prompt", "#af87ff", "█"),
     ("tools", "Tool definitions", "#5fafd7", "█"),
+    # what the provider billed beyond what the transcript holds (calibrated): the agent's own system
+    # prompt, tool definitions and injected files, like /context's system and tools rows
+    ("unaccounted", "Unaccounted (the agent's own)", "#875f87", "▓"),
     ("summaries", "Injected summaries", "#d787d7", "█"),
     ("history", "Kept history", "#5f87d7", "█"),
     ("free", "Free", "#4e4e4e", "·"),
@@ -53,10 +57,12 @@ def budget_parts(request: RequestAudit) -> BudgetParts:
     if request.failed and b.needed_tokens is not None:
         # A failed request sends nothing: show what it would have needed as history.
         history = max(0, b.needed_tokens - b.system_tokens - b.tool_tokens - b.summary_tokens)
-    used = b.system_tokens + b.tool_tokens + b.summary_tokens + history + b.response_reserve
+    unaccounted = max(0, b.unaccounted_tokens or 0)
+    used = b.system_tokens + b.tool_tokens + unaccounted + b.summary_tokens + history + b.response_reserve
     values = {
         "system": b.system_tokens,
         "tools": b.tool_tokens,
+        "unaccounted": unaccounted,
         "summaries": b.summary_tokens,
         "history": history,
         "free": max(0, b.window - used),
@@ -83,6 +89,16 @@ def stacked_bar(parts: BudgetParts, width: int) -> Text:
     return bar
 
 
+def largest_block_indexes(request: RequestAudit, count: int = 6) -> list[int]:
+    """Indexes of the blocks that cost the most as sent (then in full), largest first."""
+    blocks = request.blocks
+    # Sent blocks outrank every unsent one, and there are few of them on a long thread:
+    # rank those alone when there are enough (same result, a fraction of the work).
+    sent = [i for i, b in enumerate(blocks) if b.tokens_sent > 0]
+    return heapq.nlargest(count, sent if len(sent) >= count else range(len(blocks)),
+                          key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
+
+
 def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     """The blocks that cost the most in this request, as sent (what to look at first); a click on one
     opens it in the Blocks pane (`app.open_block`)."""
@@ -91,13 +107,8 @@ def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     table.add_column("Sent", justify="right")
     table.add_column("Full", justify="right")
     table.add_column("Status")
-    # Sent blocks outrank every unsent one, and there are few of them on a long thread:
-    # rank those alone when there are enough (same result, a fraction of the work).
     blocks = request.blocks
-    sent = [i for i, b in enumerate(blocks) if b.tokens_sent > 0]
-    ranked = heapq.nlargest(count, sent if len(sent) >= count else range(len(blocks)),
-                            key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
-    for index in ranked:
+    for index in largest_block_indexes(request, count):
         block = blocks[index]
         name = f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
         link = Style(underline=True, meta={"@click": f"app.open_block({index})"})
@@ -131,6 +142,7 @@ class BudgetView(Static):
         self.request_count = 0
         self.recorded_compaction: Summary | None = None
         self.pruning_threshold: float | None = None
+        self.calibration: str | None = None
 
     def show(
         self,
@@ -143,7 +155,9 @@ class BudgetView(Static):
         request_count: int,
         recorded_compaction: Summary | None = None,
         pruning_threshold: float | None = None,
+        calibration: str | None = None,
     ) -> None:
+        self.calibration = calibration
         self.recorded_compaction = recorded_compaction
         self.pruning_threshold = pruning_threshold
         self.request = request
@@ -183,6 +197,8 @@ class BudgetView(Static):
         legend.add_column("of window", justify="right")
         for key, label, colour, char in SEGMENTS:
             value = parts.values[key]
+            if key == "unaccounted" and not value:
+                continue  # nothing the transcript lacks (or no recorded counts to tell)
             if key == "history" and request.failed:
                 label = "History needed (not sent)"
             legend.add_row(Text(char * 2, style=colour), label, f"{value:,}", _pct(value, b.window))
@@ -199,13 +215,20 @@ class BudgetView(Static):
         exactness = "approximate" if self.approximate else "exact"
         facts.add_row("Tokenizer", f"{self.tokenizer} ({exactness})")
         facts.add_row("Profile", self.profile)
-        facts.add_row("Prompt (replayed)", f"{b.prompt_tokens:,}")
+        if request.failed and b.needed_tokens is not None:  # not sent: what it needed, not "0"
+            facts.add_row("Prompt (replayed)", Text(f"not sent (needs {b.needed_tokens:,})", style="#ff5f5f"))
+        else:
+            facts.add_row("Prompt (replayed)", f"{b.prompt_tokens:,}")
         recorded = "-" if b.recorded_prompt_tokens is None else f"{b.recorded_prompt_tokens:,}"
         if b.recorded_prompt_tokens is not None and b.prompt_tokens:
             recorded += f"  ({(b.prompt_tokens - b.recorded_prompt_tokens):+,} replayed vs recorded)"
         facts.add_row("Prompt (recorded)", recorded)
+        if b.calibrated_prompt_tokens is not None and b.calibrated_prompt_tokens != b.prompt_tokens:
+            facts.add_row("Prompt (calibrated)", f"{b.calibrated_prompt_tokens:,}  (what the provider would bill)")
+        if self.calibration and b.unaccounted_tokens:
+            facts.add_row("Calibration", Text(safe_line(self.calibration, 200), style="dim"))
         if (b.recorded_prompt_tokens is not None and b.recorded_prompt_tokens > b.prompt_tokens
-                and b.system_tokens == 0 and b.tool_tokens == 0):
+                and b.system_tokens == 0 and b.tool_tokens == 0 and not b.unaccounted_tokens):
             # Agent transcripts (Claude Code, Codex) keep the conversation, not the agent's own prompt.
             facts.add_row("", Text("the thread holds no system prompt or tool definitions; the recorded "
                                    "count includes the agent's own", style="dim"))
@@ -218,7 +241,9 @@ class BudgetView(Static):
                           f"{int(b.window * self.pruning_threshold):,} ({self.pruning_threshold:.0%} of window)")
         if b.trigger_source:
             trig = "-" if b.trigger_tokens is None else f"{b.trigger_tokens:,}"
-            facts.add_row("Trigger read", f"{trig} ({b.trigger_source} tokens of the previous request)")
+            what = ("the agent's own reading: its last billed prompt and what came after"
+                    if self.profile in AGENT_PROFILES else "tokens of the previous request")
+            facts.add_row("Trigger read", f"{trig} ({b.trigger_source} {what})")
         if b.needed_tokens is not None:
             facts.add_row("Would need", Text(f"{b.needed_tokens:,}", style="#ff5f5f"))
         facts.add_row("Protected turns", "-" if request.protect_turns is None else str(request.protect_turns))

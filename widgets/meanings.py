@@ -37,6 +37,7 @@ MARKS: tuple[tuple[str, str, str], ...] = (
     ("green bar", "timeline", "what-if: a request whose prompt or blocks differ from the baseline"),
     ("yellow key", "Config", "what-if: a key whose value differs from the baseline"),
     ("green / red line", "Config diff", "what-if: what moved (red: failures that appear)"),
+    ("request N/M (index I)", "timeline", "requests are numbered from 1; the index counts from 0, as the JSON's `index` and `simulate --request INDEX` do"),
     ("~N", "thread list", "the thread recorded no requests; the replay derives N"),
     ("comp", "thread list", "the compactions the thread recorded"),
 )

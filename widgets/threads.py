@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input
@@ -36,6 +37,11 @@ class ThreadList(Vertical):
     ThreadList > LineTable { height: 1fr; }
     """
 
+    BINDINGS = [
+        Binding("down", "highlight(1)", "Next thread", show=False),
+        Binding("up", "highlight(-1)", "Previous thread", show=False),
+    ]
+
     class Chosen(Message):
         def __init__(self, thread_id: str) -> None:
             super().__init__()
@@ -62,10 +68,12 @@ class ThreadList(Vertical):
             self.current = current
         self.apply_filter(self.query_one("#thread-filter", Input).value)
 
-    def apply_filter(self, query: str) -> None:
+    def apply_filter(self, query: str, *, typed: bool = False) -> None:
+        """Show the threads matching `query`. While the user types, the highlight goes to the first match
+        (what Enter opens); otherwise it stays on the current thread."""
         self.shown = [t for t in self.threads if matches(t, query)]
         shown = self.shown
-        cursor = next((row for row, t in enumerate(shown) if t.id == self.current), 0)
+        cursor = 0 if typed and query.strip() else next((row for row, t in enumerate(shown) if t.id == self.current), 0)
         self.table.set_rows(len(shown), lambda i: self._row(shown[i]), cursor=cursor)
 
     def on_resize(self) -> None:
@@ -93,7 +101,11 @@ class ThreadList(Vertical):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
-        self.apply_filter(event.value)
+        self.apply_filter(event.value, typed=True)
+
+    def action_highlight(self, delta: int) -> None:
+        """up / down in the filter move the highlight in the list (Enter opens the highlighted thread)."""
+        self.table.move_cursor(row=self.table.cursor_row + delta)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -56,8 +56,10 @@ class FileWriter:
         except (OSError, ConfigError) as exc:
             app.call_from_thread(app.notify, safe_line(f"cannot save config: {exc}", 300), severity="error")
             return
-        what = ", ".join(saved.saved) if saved.saved else "no edits"
-        message = f"config saved to {saved.path}: {what}"
+        if saved.written:
+            message = f"config saved to {saved.path}: {', '.join(saved.saved) or 'profile'}"
+        else:
+            message = f"nothing to save to {saved.path}: no edits"
         if saved.skipped:
             message += f" (not saved: {', '.join(saved.skipped)}, this thread's own)"
         app.call_from_thread(app.notify, message, timeout=6)

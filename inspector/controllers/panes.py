@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from textual.timer import Timer
 from textual.widgets import TabbedContent
 
+from inspector.config import AGENT_PROFILES
 from inspector.request_step import request_step
 from inspector.screens.status import StatusLine, TimelineLabel
 from inspector.screens.view import timeline_scale
@@ -77,11 +78,16 @@ class PaneUpdater:
         threshold = (
             float(view.config["context.compaction_threshold"]) if view.config.profile in ("iris", "harness") else None
         )
+        if request is not None and view.config.profile in AGENT_PROFILES:  # the agents' trigger, in tokens
+            tokens = request.stats.get("compaction_threshold_tokens")
+            threshold = tokens / request.budget.window if tokens and request.budget.window else None
+        calibration = view.calibration
         recorded = view.recorded_compactions.get(request.request_id) if request is not None else None
         app.query_one(BudgetView).show(
             request, tokenizer=view.simulation.tokenizer, approximate=view.simulation.approximate,
             threshold=threshold, profile=view.config.profile, request_count=len(view.requests),
             recorded_compaction=recorded,
+            calibration=None if calibration is None else calibration.fit.describe(),
             pruning_threshold=(float(view.config["harness.pruning_threshold"])
                                if view.config.profile == "harness" else None))
         # Tables are rebuilt only when visible; the others are refreshed when their tab opens.

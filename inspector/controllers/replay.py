@@ -60,6 +60,7 @@ class ReplayController:
         self.config_file = config_file
         self.simulator = simulator
         self.llm_summarizer: Any = None  # the anthropic summarizer of the running replay, for `x` to cancel
+        self.compactions: str | None = None  # the mode the user chose with `c` for the shown thread
 
     def _run(self, work: Callable[[], None], *, group: str = ENGINE, description: str = "") -> None:
         self.app.run_worker(work, thread=True, exclusive=True, group=group, exit_on_error=False,
@@ -100,6 +101,9 @@ class ReplayController:
             app.call_from_thread(app.show_failure, f"cannot open the database: {exc}")
             return
         app.call_from_thread(app.set_threads, infos)
+        note = getattr(source, "access_note", None)
+        if note:  # how a WAL-mode or journaled SQLite file was opened without writing beside it
+            app.call_from_thread(app.notify, safe_line(note, 300))
         if not infos:
             app.call_from_thread(app.show_failure, "the database has no threads")
             return
@@ -137,6 +141,13 @@ class ReplayController:
         except Exception as exc:
             app.call_from_thread(app.show_failure, f"cannot load thread {safe_line(thread_id, 60)}: {exc}")
             return
+        pending = getattr(source, "warnings", None)
+        repairs = list(pending or ())
+        if repairs:  # damaged cells repaired or dropped while reading (each names its row and column)
+            pending.clear()
+            more = f" (and {len(repairs) - 1} more)" if len(repairs) > 1 else ""
+            app.call_from_thread(app.notify, safe_line(f"repaired while reading: {repairs[0]}{more}", 300),
+                                 severity="warning")
         baseline_config = self.baseline_config(thread)
         overrides: tuple[str, ...] = ()
         if self.fixed_config is None:
@@ -144,9 +155,11 @@ class ReplayController:
 
             overrides = file_overrides(baseline_config, self.config_file)
         config = self.carried_config(app.view, thread, baseline_config)
+        if app.view is None or app.view.thread.id != thread.id:
+            self.compactions = None  # another thread opens in its own default mode
         try:
             view = build_view(thread, baseline_config, config, self.simulator, data_version=version,
-                              file_overrides=overrides)
+                              file_overrides=overrides, compactions=self.compactions)
         except Exception as exc:
             app.call_from_thread(app.show_failure, f"replay failed: {exc}")
             return
@@ -198,6 +211,27 @@ class ReplayController:
                 new.baseline_audit(index)
         if not worker.is_cancelled:
             app.call_from_thread(app.show_view, new, keep_position=True)
+
+    def toggle_compactions(self, view: ViewState, request_index: int) -> None:
+        """Replay `view` (its baseline and its what-if) in the other compaction mode (worker)."""
+        mode = "decide" if view.compactions == "recorded" else "recorded"
+        self.compactions = mode
+        self._run(partial(self._mode_work, view, mode, request_index), description="compaction mode")
+
+    def _mode_work(self, view: ViewState, mode: str, request_index: int) -> None:
+        app = self.app
+        worker = get_current_worker()
+        try:
+            new = build_view(view.thread, view.baseline_config, view.config, self.simulator,
+                             data_version=view.data_version, previous=view, compactions=mode)
+        except Exception as exc:
+            app.call_from_thread(app.replay_failed, view.config, str(exc))
+            return
+        if new.requests:
+            new.audit(min(request_index, len(new.requests) - 1))
+        if not worker.is_cancelled:
+            app.call_from_thread(app.show_view, new, keep_position=True)
+            app.call_from_thread(app.notify, f"compactions: {mode}", timeout=2)
 
     def _watch_llm_summarizer(self, config: Config) -> Any:
         """For `summarization.summarizer = "anthropic"`: progress and tokens spent in the status

@@ -1,8 +1,8 @@
 """Importers: transcript files -> threads in the store.
 
 `import_paths(paths, store)` imports files (directories are walked for *.json, *.jsonl,
-*.traj and their .gz copies; a Claude Code session's sub-agent files, `subagents/agent-*.jsonl`
-beside it or in `<session>/subagents/`, are imported with it, not on their own). Thread ids are
+*.traj and their .gz copies; a Claude Code session's sub-agent files, in `<session>/subagents/`
+or `agent-*.jsonl` beside it naming its session id, are imported with it, not on their own). Thread ids are
 deterministic (session id, file stem, record id), so importing a file again replaces its
 threads instead of duplicating them, and the import record says which were replaced. A thread
 id that another file already gave (`a/chat.json` and `b/chat.json`, two Claude Code files of one
@@ -36,7 +36,19 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from inspector.importers import anthropic, claude_code, codex, native, openai, swe_agent
-from inspector.importers._common import Coverage, FormatError, ParseResult, decode_json
+from inspector.importers._common import Coverage, FormatError, ParseResult, cap_warnings, decode_json
+from inspector.importers._input import InputError
+from inspector.importers._sources import companions as find_companions
+from inspector.importers._sources import (
+    expand,
+    is_subagent_file,
+    keep_apart,
+    known_sources,
+    logical_name,
+    read_text,
+    replace_thread,
+    resolved,
+)
 from inspector.importers.native import export_native
 from inspector.sanitize import sanitize_thread
 from inspector.store import StoreError
@@ -53,10 +65,6 @@ FORMATS: dict[str, Any] = {
     "swe-agent": swe_agent,
 }
 FORMAT_NAMES = ("auto", *FORMATS)
-SUFFIXES = (".json", ".jsonl", ".traj")
-
-MAX_DECODE_WARNINGS = 20
-"""Invalid UTF-8 is reported line by line up to this many lines, then as one count."""
 
 ImportProgress = Callable[[str, int, int], None]
 """progress(path, characters done, characters in the file)."""
@@ -86,6 +94,10 @@ class ImportReport:
     errors: list[str] = field(default_factory=list)
     """Whole files that could not be imported (unreadable, unknown format), one line each."""
     coverage: list[Coverage] = field(default_factory=list)
+    unlisted: int = 0
+    """Warnings counted but not listed (see `_common.cap_warnings`)."""
+    thread_errors: list[str] = field(default_factory=list)
+    """Threads the database refused to save (the rest of their file was saved), one line each."""
 
     def coverage_lines(self) -> list[str]:
         """One line per file that records model calls: what it holds against what was imported."""
@@ -95,9 +107,11 @@ class ImportReport:
         text = f"imported {len(self.threads)} thread(s) from {len(self.files)} file(s)"
         if self.replaced:
             text += f", {len(self.replaced)} replaced"
-        text += f"; {len(self.skipped)} skipped"
+        text += f"; {len(self.skipped) + self.unlisted} skipped"
         if self.errors:
             text += f"; {len(self.errors)} file(s) failed"
+        if self.thread_errors:
+            text += f"; {len(self.thread_errors)} thread(s) not saved"
         if self.coverage:
             total = Coverage("")
             for c in self.coverage:
@@ -110,10 +124,6 @@ class ImportReport:
                      f"compactions {total.compactions_imported}/{total.compactions}")
             text += f" ({short} file(s) incomplete, see the warnings)" if short else ""
         return text
-
-
-def _logical_name(name: str) -> str:
-    return name[:-3] if name.lower().endswith(".gz") else name
 
 
 def _jsonl_kind(lines: list[dict[str, Any]]) -> str | None:
@@ -137,6 +147,8 @@ def _document_kind(document: Any) -> str | None:
         if isinstance(document.get("messages"), list):
             return "anthropic" if _looks_anthropic(document) else "openai"
         return None
+    if isinstance(document, list):
+        document = [x for x in document if x is not None]  # a null entry is reported by the parser
     if isinstance(document, list) and document:
         if all(isinstance(x, dict) and "traj" in x for x in document):
             return "openai"
@@ -166,7 +178,7 @@ def _looks_anthropic(body: dict[str, Any]) -> bool:
 
 def detect_format_text(name: str, text: str) -> str:
     """The format of `text` (the contents of file `name`); FormatError when unknown."""
-    logical = _logical_name(name).lower()
+    logical = logical_name(name).lower()
     stripped = text.lstrip()
     if not stripped:
         raise FormatError(f"{name}: empty file")
@@ -201,34 +213,6 @@ def detect_format_text(name: str, text: str) -> str:
     return kind
 
 
-def read_text(path: Path, warnings: list[str] | None = None) -> str:
-    """The file's text (gunzipped when .gz). Invalid UTF-8 raises UnicodeDecodeError, unless
-    `warnings` is given: then each bad line is decoded with U+FFFD replacements and reported
-    there as `file:line: invalid UTF-8 replaced with U+FFFD`."""
-    data = path.read_bytes()
-    if path.name.lower().endswith(".gz"):
-        data = gzip.decompress(data)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        if warnings is None:
-            raise
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    out: list[str] = []
-    bad: list[int] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            out.append(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            out.append(raw.decode("utf-8", "replace"))
-            bad.append(number)
-    warnings.extend(f"{path}:{n}: invalid UTF-8 replaced with U+FFFD" for n in bad[:MAX_DECODE_WARNINGS])
-    if len(bad) > MAX_DECODE_WARNINGS:
-        warnings.append(f"{path}: invalid UTF-8 replaced with U+FFFD on {len(bad) - MAX_DECODE_WARNINGS} more lines")
-    return "\n".join(out)
-
-
 def detect_format(path: str | Path) -> str:
     path = Path(path)
     return detect_format_text(path.name, read_text(path))
@@ -242,7 +226,7 @@ def parse_text(text: str, name: str, fmt: str = "auto", progress: Callable[[int]
         fmt = detect_format_text(name, text)
     if fmt not in FORMATS:
         raise FormatError(f"unknown format {fmt!r} (one of {', '.join(FORMAT_NAMES)})")
-    logical = _logical_name(name)
+    logical = logical_name(name)
     try:
         if companions and fmt == "claude-code":
             result = claude_code.parse(text, logical, progress, companions)
@@ -280,140 +264,7 @@ def _mark_gaps(threads: list[Any], coverage: list[Coverage]) -> list[Any]:
             "results": sum(c.results - c.results_imported for c in short),
             "compactions": sum(c.compactions - c.compactions_imported for c in short),
             "files": [c.file for c in short]}
-    return [_replace_thread(t, meta={**t.meta, "import_gaps": gaps}) for t in threads]
-
-
-def _replace_thread(thread: Any, **changes: Any) -> Any:
-    fields = {name: getattr(thread, name) for name in type(thread).__slots__}
-    fields.update(changes)
-    return type(thread)(**fields)
-
-
-def is_subagent_file(path: Path) -> bool:
-    return path.parent.name == "subagents" and _logical_name(path.name).startswith("agent-") and \
-        _logical_name(path.name).endswith(".jsonl")
-
-
-def subagent_files(session: Path) -> list[Path]:
-    """A Claude Code session's sub-agent files: `<session>/subagents/agent-*.jsonl` (CLI 2.1.x) and
-    `subagents/agent-*.jsonl` beside it (kept only where they name the session's id, checked when read)."""
-    stem = _logical_name(session.name)
-    stem = stem[: -len(".jsonl")] if stem.endswith(".jsonl") else stem
-    found: list[Path] = []
-    for folder in (session.parent / stem / "subagents", session.parent / "subagents"):
-        if folder.is_dir():
-            found.extend(sorted(f for f in folder.iterdir() if f.is_file() and is_subagent_file(f)))
-    return found
-
-
-def _expand(paths: Iterable[str | Path]) -> list[Path]:
-    """Files to import, directories walked (sorted)."""
-    out: list[Path] = []
-    for p in paths:
-        path = Path(p)
-        if path.is_dir():
-            out.extend(
-                sorted(f for f in path.rglob("*") if f.is_file() and _logical_name(f.name.lower()).endswith(SUFFIXES))
-            )
-        else:
-            out.append(path)
-    return out
-
-
-def _session_id(text: str) -> str | None:
-    for line in text.splitlines()[:50]:
-        try:
-            value = decode_json(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict) and isinstance(value.get("sessionId"), str):
-            return value["sessionId"]
-    return None
-
-
-def _companions(path: Path, text: str, warnings: list[str]) -> list[tuple[Path, str]]:
-    """The sub-agent files of Claude Code session `path` that name its session id, read."""
-    session = _session_id(text)
-    out: list[tuple[Path, str]] = []
-    for agent in subagent_files(path):
-        try:
-            agent_text = read_text(agent, warnings)
-        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            warnings.append(f"{agent}: sub-agent file cannot be read ({' '.join(str(exc).split())})")
-            continue
-        if session is None or _session_id(agent_text) in (session, None):
-            out.append((agent, agent_text))
-    return out
-
-
-def _known_sources(store: Any) -> dict[str, tuple[str, str]]:
-    """Thread id -> (resolved path, sha256) of the file that last imported it."""
-    out: dict[str, tuple[str, str]] = {}
-    try:
-        records = store.import_records()
-    except (StoreError, AttributeError):
-        return out
-    for record in records:
-        where = _resolved(str(record.get("path") or ""))
-        for tid in record.get("thread_ids") or []:
-            out[str(tid)] = (where, str(record.get("sha256") or ""))
-    return out
-
-
-def _resolved(path: str) -> str:
-    try:
-        return str(Path(path).resolve())
-    except (OSError, RuntimeError, ValueError):
-        return path
-
-
-def _keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple[str, str]], store: Any,
-                warnings: list[str]) -> list[Any]:
-    """Threads of `path` renamed where one of their ids came from a different file (see the module doc)."""
-    where = _resolved(str(path))
-
-    def other(tid: str) -> bool:
-        if tid not in known or known[tid][0] == where or known[tid][1] == sha:
-            return False
-        return not _brought_by(path, Path(known[tid][0]))
-
-    clash = [t.id for t in threads if other(t.id)]
-    if not clash:
-        return threads
-    number = 2
-    while True:  # the first suffix free for every thread of the file, or already this file's
-        ids = [f"{t.id}~{number}" for t in threads]
-        if not any(other(i) or (i not in known and _stored(store, i)) for i in ids):
-            break
-        number += 1
-    renamed = {t.id: f"{t.id}~{number}" for t in threads}
-    for tid in clash:
-        warnings.append(f"{path}: thread {tid} was imported from another file ({known[tid][0]}); both kept, "
-                        f"this file's as {renamed[tid]}")
-    out = []
-    for t in threads:
-        meta = dict(t.meta)
-        if meta.get("parent_thread_id") in renamed:
-            meta["parent_thread_id"] = renamed[meta["parent_thread_id"]]
-        out.append(_replace_thread(t, id=renamed[t.id], meta=meta))
-    return out
-
-
-def _brought_by(agent: Path, session: Path) -> bool:
-    """Whether sub-agent file `agent` comes in with Claude Code session file `session` (then it is that file)."""
-    if not is_subagent_file(agent):
-        return False
-    try:
-        return agent.resolve() in {f.resolve() for f in subagent_files(session)}
-    except OSError:
-        return False
-
-
-def _stored(store: Any, thread_id: str) -> bool:
-    try:
-        return bool(store.has_thread(thread_id))
-    except (StoreError, AttributeError):
-        return False
+    return [replace_thread(t, meta={**t.meta, "import_gaps": gaps}) for t in threads]
 
 
 def import_paths(
@@ -428,7 +279,7 @@ def import_paths(
 
     `progress(path, done, total)` counts bytes over the whole run (one bar for every file)."""
     report = ImportReport()
-    files = _expand(paths)
+    files = expand(paths)
     sizes: list[int] = []
     for f in files:
         try:
@@ -437,14 +288,15 @@ def import_paths(
             sizes.append(0)
     grand = sum(sizes)
     done_before = 0
-    known = _known_sources(store)
-    consumed: set[Path] = set()
-    agents = [f for f in files if is_subagent_file(f)]
-    for path, size in [*((f, s) for f, s in zip(files, sizes, strict=True) if not is_subagent_file(f)),
-                       *((f, 0) for f in agents)]:
-        if path in consumed:
+    known = known_sources(store)
+    consumed: set[str] = set()
+    heads: dict[Path, str | None] = {}
+    pairs = list(zip(files, sizes, strict=True))  # sessions first: a sub-agent file comes with its session
+    for path, size in [*(p for p in pairs if not is_subagent_file(p[0])), *(p for p in pairs if is_subagent_file(p[0]))]:
+        if resolved(str(path)) in consumed:
+            done_before += size
             continue
-        _import_one(path, store, fmt, progress, (done_before, size, grand), now, known, consumed, report)
+        _import_one(path, store, fmt, progress, (done_before, size, grand), now, known, consumed, report, heads)
         done_before += size
     if progress is not None and grand:
         progress("", grand, grand)
@@ -452,8 +304,8 @@ def import_paths(
 
 
 def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | None, span: tuple[int, int, int],
-                now: str | None, known: dict[str, tuple[str, str]], consumed: set[Path],
-                report: ImportReport) -> None:
+                now: str | None, known: dict[str, tuple[str, str]], consumed: set[str],
+                report: ImportReport, heads: dict[Path, str | None]) -> None:
     name = str(path)
     decode_warnings: list[str] = []
     try:
@@ -463,6 +315,9 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
         return
     except IsADirectoryError:
         report.errors.append(f"{name}: is a directory")
+        return
+    except InputError as exc:
+        report.errors.append(f"{name}: {exc}")
         return
     except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         report.errors.append(f"{name}: cannot read ({' '.join(str(exc).split())})")
@@ -478,7 +333,7 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
     try:
         used = fmt if fmt != "auto" else detect_format_text(name, text)
         if used == "claude-code" and not is_subagent_file(path):
-            companions = _companions(path, text, decode_warnings)
+            companions = find_companions(path, text, decode_warnings, heads)
         used, result = parse_text(text, name, used, file_progress, [(str(p), t) for p, t in companions])
     except FormatError as exc:
         report.errors.append(str(exc))
@@ -488,14 +343,17 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
         report.errors.append(f"{name}: internal error while importing ({type(exc).__name__}: {detail}); "
                              "please report it")
         return
-    consumed.update(p for p, _ in companions)
+    consumed.update(resolved(str(p)) for p, _ in companions)
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     result.skipped[:0] = decode_warnings
-    result.threads = _keep_apart(result.threads, path, sha, known, store, result.skipped)
+    result.threads = keep_apart(result.threads, path, sha, known, store, result.skipped)
+    result.skipped, omitted = cap_warnings(result.skipped, name)
     thread_ids = [t.id for t in result.threads]
     try:
         flags = store.save_threads(result.threads, now=now)
         replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
+        report.thread_errors.extend(f"{name}: {line}" for line in getattr(store, "save_errors", []))
+        thread_ids = [t.id for t, was in zip(result.threads, flags, strict=True) if was is not None]
         store.add_import_record(
             path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),
             sha256=sha,
@@ -508,12 +366,13 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
     except StoreError as exc:
         report.errors.append(f"{name}: {exc}")
         return
-    where = _resolved(str(path))
+    where = resolved(str(path))
     for tid in thread_ids:
         known[tid] = (where, sha)
     report.files.append(name)
     report.files.extend(str(p) for p, _ in companions)
     report.skipped.extend(result.skipped)
+    report.unlisted += max(0, omitted - 1)  # the counting line itself is one of report.skipped
     report.threads.extend(thread_ids)
     report.replaced.extend(replaced)
     report.coverage.extend(result.coverage)

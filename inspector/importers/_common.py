@@ -89,6 +89,19 @@ def decode_json(text: str) -> Any:
     return value
 
 
+MAX_WARNINGS_PER_FILE = 200
+"""A file's warnings beyond this many are counted in one line, not listed (300,000 bad lines would
+otherwise print 300,000 lines and store them all in the import record)."""
+
+
+def cap_warnings(lines: list[str], name: str, limit: int = MAX_WARNINGS_PER_FILE) -> tuple[list[str], int]:
+    """(the first `limit` lines plus one line counting the rest, how many were left out)."""
+    if len(lines) <= limit:
+        return lines, 0
+    omitted = len(lines) - limit
+    return [*lines[:limit], f"{name}: {omitted} more warning(s) not listed ({len(lines)} in all)"], omitted
+
+
 def first_line(text: str, limit: int = 80) -> str:
     for line in text.splitlines():
         line = line.strip()

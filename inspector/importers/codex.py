@@ -21,8 +21,8 @@
   a turn's counts do not all touch a call (written apart) and the turn (between user messages,
   turn contexts and task starts) has as many calls as counts, the k-th count belongs to the k-th
   call. A count that matches no call is a warning naming its line.
-- A `compacted` line becomes a recorded Summary (`payload.message`, else the last item of the
-  `replacement_history`) covering every message since the previous one, before the next
+- A `compacted` line becomes a recorded Summary (`payload.message`, else the last message of the
+  `replacement_history`; none where the provider kept it encrypted, `meta["summary_encrypted"]`) covering every message since the previous one, before the next
   request; the `replacement_history` (what Codex kept after compacting) goes to its meta.
 - `ghost_snapshot` (Codex's undo snapshots) and other known non-conversation items and events
   are counted in `meta["other_lines"]`, silently; an unknown response item is a warning.
@@ -33,37 +33,17 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
 from inspector.content import flatten_blocks
+from inspector.importers._codex_calls import Call, Count, count_results, requests_of
 from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 
 ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 NON_CONVERSATION_ITEMS = ("ghost_snapshot", "compaction", "compaction_summary", "other")
 BOUNDARY_EVENTS = ("task_started", "turn_started")
-
-
-@dataclass
-class _Count:
-    line: int
-    turn: int
-    sig: int
-    """Conversation items before this count in the file."""
-    usage: Mapping[str, Any]
-    model: str | None
-    created_at: Any
-
-
-@dataclass
-class _Call:
-    message: int
-    """Index of the call's assistant message."""
-    turn: int
-    first_sig: int
-    last_sig: int
 
 
 class _State:
@@ -78,8 +58,8 @@ class _State:
         self.covered_from = 0
         self.turn = 0
         self.sig = 0
-        self.calls: list[_Call] = []
-        self.counts: list[_Count] = []
+        self.calls: list[Call] = []
+        self.counts: list[Count] = []
 
     def boundary(self) -> None:
         self.flush()
@@ -107,7 +87,7 @@ class _State:
             created_at=group["created_at"],
             meta=group["meta"],
         )
-        self.calls.append(_Call(len(self.messages), self.turn, group["first_sig"], group["last_sig"]))
+        self.calls.append(Call(len(self.messages), self.turn, group["first_sig"], group["last_sig"]))
         self.messages.append(message)
         return message
 
@@ -115,11 +95,6 @@ class _State:
         self.flush()
         self.sig += 1
         self.messages.append(message)
-
-
-def _count(usage: Mapping, key: str) -> int | None:
-    value = usage.get(key) if isinstance(usage, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _text(payload: Mapping[str, Any]) -> str:
@@ -224,7 +199,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
             last_total = total
             st.flush()
             usage = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), Mapping) else {}
-            st.counts.append(_Count(number, st.turn, st.sig, usage, st.model, timestamp))
+            st.counts.append(Count(number, st.turn, st.sig, usage, st.model, timestamp))
         else:
             if kind == "event_msg" and ptype in BOUNDARY_EVENTS:
                 st.boundary()
@@ -235,7 +210,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     st.flush()
     coverage = Coverage(PurePath(name).name)
     result.coverage.append(coverage)
-    requests = _requests(st, name, result.skipped, coverage)
+    requests = requests_of(st.counts, st.calls, st.messages, name, result.skipped, coverage)
     if not st.messages:
         if not result.skipped:
             result.skipped.append(f"{name}: no messages found")
@@ -261,66 +236,9 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
         window=st.window,
         meta=meta,
     )
-    _count_results(thread, records, name, result.skipped, coverage)
+    count_results(thread, records, name, result.skipped, coverage)
     result.threads.append(thread)
     return result
-
-
-def _match(st: _State) -> dict[int, _Call]:
-    """Index of each token count -> its call (see the module docstring)."""
-    by_turn_calls: dict[int, list[_Call]] = {}
-    by_turn_counts: dict[int, list[int]] = {}
-    for call in st.calls:
-        by_turn_calls.setdefault(call.turn, []).append(call)
-    for i, count in enumerate(st.counts):
-        by_turn_counts.setdefault(count.turn, []).append(i)
-    ends = {c.last_sig: c for c in st.calls}
-    starts = {c.first_sig: c for c in st.calls}
-    after = sum(1 for c in st.counts if c.sig - 1 in ends and c.sig not in starts)
-    before = sum(1 for c in st.counts if c.sig in starts and c.sig - 1 not in ends)
-    out: dict[int, _Call] = {}
-    for turn, indices in by_turn_counts.items():
-        calls = by_turn_calls.get(turn, [])
-        touching: dict[int, _Call] = {}
-        used: set[int] = set()
-        for i in indices:  # the call each count touches, on the file's side first
-            sig = st.counts[i].sig
-            options = [ends.get(sig - 1), starts.get(sig)] if after >= before else [starts.get(sig), ends.get(sig - 1)]
-            call = next((c for c in options if c is not None and c.turn == turn and c.message not in used), None)
-            if call is not None:
-                used.add(call.message)
-                touching[i] = call
-        if len(touching) < len(indices) and len(calls) == len(indices):
-            out.update(zip(indices, calls, strict=True))  # written apart (batched): in order
-        else:
-            out.update(touching)
-    return out
-
-
-def _requests(st: _State, name: str, skipped: list[str], coverage: Coverage) -> list[Request]:
-    matched = _match(st)
-    requests: list[tuple[int, Request]] = []
-    coverage.calls = len(st.counts)
-    for i, count in enumerate(st.counts):
-        call = matched.get(i)
-        if call is None or call.message == 0:
-            skipped.append(f"{name}:{count.line}: token count matches no model call of the file; not a request")
-            continue
-        tokens = count.usage.get("input_tokens")
-        cached = count.usage.get("cached_input_tokens")
-        tokens = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
-        if tokens is None:
-            skipped.append(f"{name}:{count.line}: token count without last_token_usage.input_tokens")
-        else:
-            coverage.calls_imported += 1
-        requests.append((call.message, Request(
-            id=f"R{count.line}", after_message_id=st.messages[call.message - 1].id, prompt_tokens=tokens,
-            model=count.model, created_at=count.created_at,
-            cache_read_tokens=cached if isinstance(cached, int) and not isinstance(cached, bool) else None,
-            output_tokens=_count(count.usage, "output_tokens"))))
-    requests.sort(key=lambda pair: pair[0])
-    coverage.calls_unbilled = len(st.calls) - len(requests)
-    return [r for _, r in requests]
 
 
 def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: Any, skipped: list[str],
@@ -328,10 +246,13 @@ def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: A
     coverage_ok = st.covered_from < len(st.messages)
     history = payload.get("replacement_history")
     kept: list[dict[str, Any]] = []
+    encrypted = False
     for item in history if isinstance(history, list) else []:
         if isinstance(item, Mapping):
             kept.append({"type": item.get("type"), "role": item.get("role"), "content": _text(item)})
-    text = str(payload.get("message") or "") or (kept[-1]["content"] if kept else "")
+            encrypted |= item.get("type") in ("compaction", "compaction_summary") and bool(item.get("encrypted_content"))
+    texts = [k["content"] for k in kept if k["content"] and k["type"] == "message"]
+    text = str(payload.get("message") or "") or (texts[-1] if texts and not encrypted else "")
     if not coverage_ok:
         skipped.append(f"{name}:{number}: compaction with no messages before it")
         return
@@ -343,7 +264,8 @@ def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: A
             summary=text,
             previous_summary_id=st.summaries[-1].id if st.summaries else None,
             created_at=timestamp,
-            meta={"line": number, "replacement_history_items": len(kept), "replacement_history": kept},
+            meta={"line": number, "replacement_history_items": len(kept), "replacement_history": kept,
+                  **({"summary_encrypted": True} if encrypted else {})},
         )
     )
     st.summary_next[len(st.summaries) - 1] = len(st.messages)
@@ -359,32 +281,6 @@ def _place_summaries(st: _State, requests: list[Request]) -> list[Summary]:
         fields = {n: getattr(summary, n) for n in Summary.__slots__}
         out.append(Summary(**{**fields, "before_request_id": before}))
     return out
-
-
-def _count_results(thread: Thread, records: list[tuple[int, dict]], name: str, skipped: list[str],
-                   coverage: Coverage) -> None:
-    called: set[str] = set()
-    paired: set[str] = set()
-    for m in thread.messages:
-        called.update(c.id for c in m.tool_calls)
-        if m.role is Role.TOOL and m.tool_call_id in called:
-            paired.add(str(m.tool_call_id))
-    summaries = {s.meta.get("line") for s in thread.summaries}
-    for number, rec in records:
-        payload = rec.get("payload")
-        if not isinstance(payload, Mapping):
-            continue
-        if rec.get("type") == "response_item" and payload.get("type") in ("function_call_output",
-                                                                          "custom_tool_call_output"):
-            coverage.results += 1
-            if str(payload.get("call_id") or "") in paired:
-                coverage.results_imported += 1
-            else:
-                skipped.append(f"{name}:{number}: tool output for {payload.get('call_id')!r} answers no call "
-                               "before it")
-        elif rec.get("type") == "compacted":
-            coverage.compactions += 1
-            coverage.compactions_imported += number in summaries
 
 
 def _list(value: Any) -> list[Any]:

@@ -117,7 +117,9 @@ def parse_document(document: Any, name: str) -> ParseResult:
                          title=document.get("title"), tools=document.get("tools"), meta=meta)
         if thread:
             result.threads.append(thread)
-    elif isinstance(document, list) and document and all(_is_message(x) for x in document):
+    elif isinstance(document, list) and any(_is_message(x) for x in document) and all(
+            _is_message(x) or not isinstance(x, Mapping) for x in document):
+        # A message list; a null (or other non-object) entry is reported by openai_messages, the rest imports.
         thread = _thread(stem, document, name, result.skipped)
         if thread:
             result.threads.append(thread)

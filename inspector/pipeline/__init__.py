@@ -6,6 +6,6 @@ Each profile is a package under `inspector.pipeline.profiles`.
 """
 
 from inspector.pipeline.context import ReplayContext, Summarizer
-from inspector.pipeline.replays import Replay, replay, simulate
+from inspector.pipeline.replays import Replay, reference_calibration, replay, simulate
 
-__all__ = ["Replay", "ReplayContext", "Summarizer", "replay", "simulate"]
+__all__ = ["Replay", "ReplayContext", "Summarizer", "reference_calibration", "replay", "simulate"]

@@ -20,16 +20,15 @@ from inspector.model import Request, Role, Thread, effective_requests
 from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit
 from inspector.pipeline.cache import (
     Block,
-    CacheRules,
     Prompt,
     Run,
     RunTable,
     parse_time,
     prompt_from_audit,
-    rules_for,
     simulate_cache,
     with_lead_extra,
 )
+from inspector.pipeline.cache_rules import CacheRules, rules_for
 from inspector.pipeline.pricing import CostSplit, PriceTable, request_cost
 
 
@@ -230,8 +229,12 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
     results = simulate_cache(timeline, prompts, times, rules, table, order, billed)
     outputs = _output_tokens(thread, requests, counter)
     out: list[RequestCost] = []
+    price_of: dict[str | None, object] = {}  # one lookup per model name, not per request
     for audit, req, res, output in zip(timeline, requests, results, outputs, strict=True):
-        price = prices.lookup(req.model) if prices is not None else None
+        if req.model in price_of:
+            price = price_of[req.model]
+        else:
+            price = price_of[req.model] = prices.lookup(req.model) if prices is not None else None
         recorded = _recorded_cost(req, price, rules)
         if audit.failed:
             out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, 0, 0, None,

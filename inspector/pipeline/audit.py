@@ -59,6 +59,11 @@ class Reason(StrEnum):
     PROTECTED_REQUIRED_MEMORY = "protected_required_memory"  # memory block marked required (like required lorebook)
     STRATEGY_EXCLUDED = "strategy_excluded"        # removed by a plugin strategy that gave no known reason
     INTERCEPTOR_REMOVED = "interceptor_removed"    # removed by a plugin interceptor after shifting
+    # the real agents' profiles (claude-code, codex, opencode, anthropic-context-editing)
+    SINCE_COMPACTION = "since_compaction"          # sent: the agent sends every message since its last compaction
+    KEPT_AFTER_COMPACTION = "kept_after_compaction"  # in a summarized span but kept verbatim (codex: recent user messages)
+    TOOL_OUTPUT_PRUNED = "tool_output_pruned"      # opencode prune: an old tool output erased
+    TOOL_RESULT_CLEARED = "tool_result_cleared"    # context editing: a tool result cleared by the API
 
 
 @fast_frozen_init
@@ -132,6 +137,10 @@ class BudgetAudit:
     trigger_tokens: int | None = None
     pruned_savings: int = 0      # tokens saved by pruning/truncation in sent blocks
     needed_tokens: int | None = None  # failed requests: what it would have needed
+    # What the provider would bill (inspector.pipeline.calibration): the recorded count where the
+    # replayed history is the recorded one, moved by the scaled difference in a what-if.
+    calibrated_prompt_tokens: int | None = None
+    unaccounted_tokens: int | None = None  # calibrated - replayed: the agent's own part (system, tools, files)
     # The prompt cache and the cost (inspector/pipeline/cache.py), set after the replay; None where
     # unknown (no price for the model, nothing recorded).
     recorded_cache_read_tokens: int | None = None
@@ -158,6 +167,8 @@ class BudgetAudit:
             "trigger_tokens": self.trigger_tokens,
             "pruned_savings": self.pruned_savings,
             "needed_tokens": self.needed_tokens,
+            "calibrated_prompt_tokens": self.calibrated_prompt_tokens,
+            "unaccounted_tokens": self.unaccounted_tokens,
             "recorded_cache_read_tokens": self.recorded_cache_read_tokens,
             "recorded_cache_write_tokens": self.recorded_cache_write_tokens,
             "cache_read_tokens": self.cache_read_tokens,

@@ -1,5 +1,6 @@
 """What a replay is given besides the thread and the config: the token counter, the
-summarizer that writes new summaries, and whether to follow the thread's recorded compactions."""
+summarizer that writes new summaries, whether to follow the thread's recorded compactions, and
+the thread's calibrated token model."""
 
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ class ReplayContext:
     follow_recorded: bool = False
     # Prices for the cost of each request (pricing.PriceTable); None: no cost.
     prices: object | None = None
+    # The calibrated token model of the thread (inspector.pipeline.calibration); None: identity.
+    calibration: object | None = None
+
+    @property
+    def compactions(self) -> str:
+        """The compaction mode: "recorded" (follow the thread's) or "decide" (the profile decides)."""
+        return "recorded" if self.follow_recorded else "decide"
 
     @property
     def tokenizer_name(self) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from inspector.model import Summary, Thread
-from inspector.pipeline.audit import RequestAudit, Simulation
+from inspector.pipeline.audit import BudgetAudit, RequestAudit, Simulation
+from inspector.pipeline.calibration import Calibration, segments_from_compactions
 from inspector.pipeline.context import ReplayContext, Summarizer
 from inspector.pipeline.profiles import REGISTRY
 from inspector.tokens import TokenCounter, get_tokenizer
@@ -46,8 +47,14 @@ class Replay:
         self.ctx = ctx
         self.notices: list[str] = []  # e.g. a tokenizer fallback, said by the layer above
         self._audits: dict[int, RequestAudit] = {}
+        self.calibration = ctx.calibration
         self._fast = REGISTRY[config.profile].replayer(thread, config, ctx)
-        self.timeline: tuple[RequestAudit, ...] = tuple(self._fast.timeline())
+        # The seed profiles' audits get the calibrated prompt filled in here; the agents' replayers
+        # compute it themselves (their trigger reads it).
+        self._fill = ctx.calibration is not None and not getattr(self._fast, "FILLS_CALIBRATION", False)
+        timeline = self._fast.timeline()
+        self.timeline: tuple[RequestAudit, ...] = (
+            tuple(self._calibrated(a) for a in timeline) if self._fill else tuple(timeline))
         self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)
         self._costs: tuple | None = None
 
@@ -95,11 +102,27 @@ class Replay:
         """Request `index` with its full block list."""
         hit = self._audits.get(index)
         if hit is None:
-            hit = self._priced(self._fast.audit(index))
+            hit = self._fast.audit(index)
+            if self._fill:
+                hit = self._calibrated(hit)
+            hit = self._priced(hit)
             if len(self._audits) > 64:
                 self._audits.clear()
             self._audits[index] = hit
         return hit
+
+    def _calibrated(self, a: RequestAudit) -> RequestAudit:
+        """`a` with the calibrated prompt in its budget (for replayers that do not fill it in; the
+        positional constructors are the fast ones: this runs once per request of every edit)."""
+        b = a.budget
+        estimate = b.needed_tokens if b.needed_tokens is not None else b.prompt_tokens
+        value = self.ctx.calibration.calibrated(a.index, estimate)
+        budget = BudgetAudit(b.window, b.system_tokens, b.tool_tokens, b.summary_tokens, b.response_reserve,
+                             b.available, b.history_tokens, b.prompt_tokens, b.recorded_prompt_tokens,
+                             b.trigger_source, b.trigger_tokens, b.pruned_savings, b.needed_tokens, value,
+                             value - estimate)
+        return RequestAudit(a.index, a.request_id, a.after_message_id, a.turn, a.status, a.error, budget,
+                            a.compaction, a.summaries_injected, a.protect_turns, a.blocks, a.diagnostics, a.stats)
 
     def summary_spans(self) -> dict[str, tuple[str, ...]] | None:
         """Summary id -> the messages its compaction replaced, where the profile's replayer knows them
@@ -135,7 +158,33 @@ def replay(
     summarizer: Summarizer | None = None,
     follow_recorded: bool = False,
     prices: object | None = None,
+    calibration: Calibration | None = None,
 ) -> Replay:
+    """`calibration`: the thread's calibrated token model (`reference_calibration`); None: the
+    identity (calibrated = replayed, the trigger reads recorded counts where present)."""
     if counter is None:
         counter = TokenCounter(get_tokenizer(config["context.tokenizer"]))
-    return Replay(thread, config, ReplayContext(counter, summarizer, follow_recorded, prices))
+    return Replay(thread, config, ReplayContext(counter, summarizer, follow_recorded, prices=prices, calibration=calibration))
+
+
+def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
+                          summarizer: Summarizer | None = None, *, compactions: str = "recorded") -> Calibration:
+    """The thread's calibrated token model, fitted against the replay of its recorded history:
+    `config` is the thread's baseline (its own profile and defaults) and `compactions` its
+    default mode. Remembered per thread, tokenizer and config: every edit reuses it."""
+    memo = counter.__dict__.setdefault("_calibrations", {})
+    key = id(thread.messages), id(thread.requests), tuple(config.as_dict().items()), compactions
+    hit = memo.get(key)
+    if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests:
+        return hit[2]
+    ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=compactions == "recorded")
+    timeline = Replay(thread, config, ctx).timeline
+    reference = [a.budget.needed_tokens if a.budget.needed_tokens is not None else a.budget.prompt_tokens
+                 for a in timeline]
+    recorded = [a.budget.recorded_prompt_tokens for a in timeline]
+    segments = segments_from_compactions([a.compaction is not None for a in timeline])
+    calibration = Calibration(reference, recorded, segments)
+    if len(memo) >= 8:
+        memo.clear()
+    memo[key] = (thread.messages, thread.requests, calibration)
+    return calibration

@@ -23,7 +23,7 @@ PANE_KEYS: tuple[tuple[str, str], ...] = (
     ("1 2 3 4 5", "Budget, Blocks (focus the table), Summaries, Config (focus the first field), Since N-1 "
                   "(what changed since the previous request); digits type into a text field"),
     ("s (Blocks)", "sort the blocks by tokens (largest first) or back to thread order"),
-    ("click (Budget)", "a block of Largest blocks opens it in the Blocks pane"),
+    ("click (Budget)", "a block of Largest blocks opens it in the Blocks pane (or ctrl+p, \"Block: …\")"),
     ("escape (config field)", "cancel the edit: the field shows the applied value again"),
     ("tab / shift+tab", "move focus between panes"),
     ("enter (config field)", "apply the edited value and replay"),

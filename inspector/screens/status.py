@@ -40,6 +40,21 @@ class StatusLine(Static):
         line.append(f"{failures} failed", style="bold #ff5f5f" if failures else "")
         line.append(f"  · profile {view.config.profile} · {sim.tokenizer}"
                     f" ({'approximate' if sim.approximate else 'exact'})")
+        line.append(f" · compactions {view.compactions}", style="#87afd7")
+        if view.reproduction is not None:
+            done, total = view.reproduction
+            line.append(f" · {view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
+                        f"{'' if total == 1 else 's'}", style="#87d787" if done == total else "#ffaf5f")
+        totals = view.cost_totals
+        if totals is not None:
+            line.append(" · ")
+            line.append("cost unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="#ffd75f")
+            if totals.recorded_cost is not None:
+                line.append(f" (recorded ${totals.recorded_cost:,.2f})", style="dim")
+            share = totals.cache_read_share
+            if share is not None:
+                line.append(f" · {share:.0%} cache read · {totals.cache_breaks} break"
+                            f"{'' if totals.cache_breaks == 1 else 's'}")
         if live:
             line.append("  ● live", style="#87d787")
         line.append("\n")
@@ -90,8 +105,12 @@ class TimelineLabel(Static):
             label.append("no requests", style="dim")
         else:
             b = request.budget
-            label.append(f"request {request.index + 1}/{len(view.requests)} ", style="bold")
-            label.append(f"  prompt {b.prompt_tokens:,}")
+            label.append(f"request {request.index + 1}/{len(view.requests)}", style="bold")
+            label.append(f" (index {request.index})", style="dim")
+            if request.failed:  # nothing was sent: say what it needed, not "prompt 0"
+                label.append("  prompt not sent")
+            else:
+                label.append(f"  prompt {b.prompt_tokens:,}")
             if b.recorded_prompt_tokens is not None:
                 label.append(f"  recorded {b.recorded_prompt_tokens:,}", style="#ffd75f")
             if request.failed:
@@ -135,6 +154,7 @@ class DiffPanel(Static):
         if not moved:
             moved = [Text("nothing: same compactions, failures and block statuses", style="dim")]
         out = Text()
+        moves: list[Text] = []
         if request is not None:
             delta = diff.prompt_delta.get(request.index)
             base = view.baseline_audit(request.index) if request.index < len(view.baseline.requests) else None
@@ -143,18 +163,18 @@ class DiffPanel(Static):
             out.append(f"Selected request {request.index + 1}\n", style="bold")
             out.append(f"  prompt tokens {'unchanged' if not delta else f'{delta:+,}'}\n")
             out.append(f"  {changed} block statuses changed\n")
-            if changes:
-                for change in changes[:DIFF_BLOCKS_SHOWN]:
-                    out.append(f"    {safe_line(change.message_id, 28)}: ")
-                    out.append(change.before, style=STATUS_STYLES.get(change.before, ""))
-                    out.append(" → ")
-                    out.append(change.after, style=STATUS_STYLES.get(change.after, ""))
-                    out.append("\n")
-                if len(changes) > DIFF_BLOCKS_SHOWN:
-                    out.append(f"    … {len(changes) - DIFF_BLOCKS_SHOWN} more\n", style="dim")
+            for change in changes[:DIFF_BLOCKS_SHOWN]:
+                line = Text(f"{safe_line(change.message_id, 28)}: ")
+                line.append(change.before, style=STATUS_STYLES.get(change.before, ""))
+                line.append(" → ")
+                line.append(change.after, style=STATUS_STYLES.get(change.after, ""))
+                moves.append(line)
+            if len(changes) > DIFF_BLOCKS_SHOWN:
+                moves.append(Text(f"… {len(changes) - DIFF_BLOCKS_SHOWN} more", style="dim"))
         out.rstrip()
         self.update(Group(Text("Changed keys", style="bold"), hanging(keys, "  "), Text(""),
-                          Text("What moved", style="bold"), hanging(moved, "  • "), Text(""), out))
+                          Text("What moved", style="bold"), hanging(moved, "  • "), Text(""), out,
+                          hanging(moves, "    ")))
 
 
 def hanging(lines: list[Text], lead: str) -> Table:

@@ -8,7 +8,7 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any
 
-from inspector.config import Config
+from inspector.config import AGENT_PROFILES, Config
 from inspector.diff import SimulationDiff, diff_simulations
 from inspector.model import Message, Summary, Thread, tool_groups
 from inspector.pipeline import Replay
@@ -39,11 +39,16 @@ class FullReplay:
         return self._simulation
 
 
-def _run(simulator: Simulator, thread: Thread, config: Config, *, baseline: bool) -> Replay | FullReplay:
+def _run(simulator: Simulator, thread: Thread, config: Config, *, compactions: str) -> Replay | FullReplay:
+    """One replay in the given compaction mode (a simulator without the keyword gets the older
+    `baseline=` flag, True meaning recorded; one without either gets neither)."""
     try:
-        out = simulator(thread, config, baseline=baseline)
-    except TypeError:  # a simulator(thread, config) without the keyword
-        out = simulator(thread, config)
+        out = simulator(thread, config, compactions=compactions)
+    except TypeError:
+        try:
+            out = simulator(thread, config, baseline=compactions == "recorded")
+        except TypeError:
+            out = simulator(thread, config)
     return FullReplay(out) if isinstance(out, Simulation) else out
 
 
@@ -65,10 +70,11 @@ def _with_cost(diff: SimulationDiff, baseline: Replay | FullReplay, current: Rep
     return diff
 
 
-def default_simulator(thread: Thread, config: Config, *, baseline: bool = False) -> Replay:
+def default_simulator(thread: Thread, config: Config, *, baseline: bool = False,
+                      compactions: str | None = None) -> Replay:
     from inspector.service import run_replay
 
-    return run_replay(thread, config, baseline=baseline)
+    return run_replay(thread, config, baseline=baseline, compactions=compactions)
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,15 @@ class ViewState:
     positions: dict[str, int] = field(default_factory=dict, repr=False)  # message id -> index in the thread
     replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
     baseline_replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
+    # "recorded" | "decide": the baseline and the what-if are replayed in this one mode
+    compactions: str = "recorded"
+    # (reproduced, recorded) compactions of the baseline config left to decide; None: none recorded
+    reproduction: tuple[int, int] | None = None
+
+    @property
+    def calibration(self):
+        """The thread's calibrated token model (None for a simulator that has none)."""
+        return getattr(self.replay, "calibration", None)
     file_overrides: tuple[str, ...] = ()  # keys of the baseline that come from the config file, not the defaults
 
     def audit(self, index: int) -> RequestAudit:
@@ -129,6 +144,12 @@ class ViewState:
     @property
     def requests(self) -> tuple[RequestAudit, ...]:
         return self.simulation.requests
+
+    @property
+    def cost_totals(self):
+        """The shown replay's bill (`accounting.ThreadCost`); None where the cache is not modelled."""
+        totals = getattr(self.replay, "cost_totals", None)
+        return totals() if callable(totals) else None
 
     @property
     def is_what_if(self) -> bool:
@@ -185,20 +206,31 @@ def build_view(
     data_version: tuple | None = None,
     previous: ViewState | None = None,
     file_overrides: tuple[str, ...] | None = None,
+    compactions: str | None = None,
 ) -> ViewState:
-    """Replay under the baseline (unless given; it follows the thread's recorded compactions)
-    and, when it differs, under `config`; diff the two timelines."""
+    """Replay under the baseline (unless given) and, when it differs, under `config`, both in
+    one compaction mode (`compactions`; default: the previous view's, else `recorded` where the
+    thread recorded compactions, else `decide`), so an edit that changes nothing moves nothing;
+    diff the two timelines."""
     same_thread = previous is not None and previous.thread is thread  # per-thread tables carry over
     positions = previous.positions if same_thread and previous.positions else thread.message_index()
+    if compactions is None:
+        compactions = previous.compactions if same_thread else ("recorded" if thread.summaries else "decide")
     if baseline is None:
-        baseline = _run(simulator, thread, baseline_config, baseline=True)
+        baseline = _run(simulator, thread, baseline_config, compactions=compactions)
     baseline_sim = _timeline(baseline)
+    if isinstance(baseline, Replay):
+        baseline.costs  # noqa: B018 - the prompt cache of every request, here in the worker, not on the UI thread
     if config == baseline_config:
         current, simulation, diff = baseline, baseline_sim, None
     else:
-        current = _run(simulator, thread, config, baseline=False)
+        current = _run(simulator, thread, config, compactions=compactions)
         simulation = _timeline(current)
         diff = _with_cost(diff_simulations(baseline_sim, simulation), baseline, current)
+    if same_thread and previous.baseline_config == baseline_config:
+        reproduction = previous.reproduction
+    else:
+        reproduction = _reproduction(simulator, thread, baseline_config, baseline_sim, compactions)
     return ViewState(
         thread=thread,
         baseline_config=baseline_config,
@@ -216,7 +248,20 @@ def build_view(
         replay=current,
         baseline_replay=baseline,
         file_overrides=(previous.file_overrides if same_thread and file_overrides is None else file_overrides or ()),
+        compactions=compactions,
+        reproduction=reproduction,
     )
+
+
+def _reproduction(simulator: Simulator, thread: Thread, config: Config, baseline: Simulation,
+                  compactions: str) -> tuple[int, int] | None:
+    """How many recorded compactions the baseline config, left to decide, places within one request."""
+    if not thread.summaries:
+        return None
+    from inspector.diff import reproduction
+
+    decided = baseline if compactions == "decide" else _timeline(_run(simulator, thread, config, compactions="decide"))
+    return reproduction(thread.summaries, decided.requests)
 
 
 def timeline_points(view: ViewState) -> list[TimelinePoint]:
@@ -227,9 +272,12 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
     events = view.recorded_events
     points = []
     for r in view.requests:
-        tokens = r.budget.prompt_tokens
-        if r.failed and r.budget.needed_tokens is not None:
-            tokens = r.budget.needed_tokens
+        # the bars are what the provider would bill (calibrated); the recorded dots stay
+        tokens = r.budget.calibrated_prompt_tokens
+        if tokens is None:
+            tokens = r.budget.prompt_tokens
+            if r.failed and r.budget.needed_tokens is not None:
+                tokens = r.budget.needed_tokens
         points.append(TimelinePoint(tokens, r.budget.recorded_prompt_tokens, r.compaction is not None, r.failed,
                                     r.index in changed, r.request_id in recorded, r.request_id in events))
     return points
@@ -242,6 +290,8 @@ def prompt_ceiling(profile: str, request: RequestAudit) -> int:
     b = request.budget
     if profile == "iris":
         return b.available + b.system_tokens + b.tool_tokens + b.summary_tokens
+    if profile in AGENT_PROFILES:
+        return b.window  # the agents send everything since their last compaction: the window is the ceiling
     return b.available
 
 
@@ -251,5 +301,7 @@ def timeline_scale(view: ViewState, request: RequestAudit | None) -> TimelineSca
     threshold = None
     if config.profile in ("iris", "harness"):
         threshold = int(window * float(config["context.compaction_threshold"]))
+    elif request is not None and config.profile in AGENT_PROFILES:
+        threshold = request.stats.get("compaction_threshold_tokens")
     budget = prompt_ceiling(config.profile, request) if request is not None else None
     return TimelineScale(window=window, budget=budget, threshold=threshold)

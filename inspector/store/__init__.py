@@ -1,9 +1,10 @@
 """The thread store: any SQLAlchemy database (or a file path), returning frozen model dataclasses.
 
 `Store.open` is the one way in. Viewing and simulating open read-only (the default): for
-SQLite the file is opened with `mode=ro` and `PRAGMA query_only=ON`, so no journal or WAL
-file appears beside it and the file stays byte-identical; for PostgreSQL the session is
-read-only. A database holding Laravel's `conversations` and `conversation_summaries` tables
+SQLite the file is opened with `mode=ro`, `immutable=1` or as a private snapshot copy (WAL-mode
+files, hot journals: `inspector.store.sqlite_open`), always with `PRAGMA query_only=ON`, so
+nothing is created or changed beside it and the file stays byte-identical; for PostgreSQL the
+session is read-only. A database holding Laravel's `conversations` and `conversation_summaries` tables
 (an Iris-style app database) is read in place (see `inspector.store.iris_db`).
 """
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -150,8 +151,8 @@ def summary_from_dict(data: Mapping[str, Any]) -> Summary:
             raise ValueError(f"summary {data['id']!r}: emotional_markers entries must be objects")
         try:
             intensity = float(e.get("intensity", 0.0))
-        except OverflowError:
-            raise ValueError(f"summary {data['id']!r}: an emotional marker's intensity is out of range") from None
+        except OverflowError:  # a 400-digit number: not finite as a float (the sanitizer sets it to 0)
+            intensity = math.inf
         markers.append(EmotionalMarker(moment=str(e.get("moment", "")), intensity=intensity))
     return Summary(
         id=data["id"],

@@ -1,6 +1,8 @@
-"""Reaching a database: URLs and paths, engines (SQLite read-only by `mode=ro` and
-`query_only`, PostgreSQL read-only sessions), and the one-line `StoreError` every driver
-problem becomes. Shared by the native store and the Iris reader."""
+"""Reaching a database: URLs and paths (a URL that does not parse cleanly is refused before any
+connection), engines (SQLite read-only through `inspector.store.sqlite_open`: `mode=ro`,
+`immutable=1` or a private snapshot, always `query_only`; PostgreSQL read-only sessions with a
+connect timeout), and the one-line `StoreError` every driver problem becomes. Shared by the
+native store and the Iris reader."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
-from sqlalchemy.pool import QueuePool
+
+from inspector.store.sqlite_open import SqliteOpenError, SqliteSource, regular_file_problem
 
 ENV_VAR = "CONTEXT_INSPECTOR_DB"
 
@@ -43,11 +46,35 @@ def now_iso() -> str:
 
 
 def mask_url(url: str) -> str:
-    """The URL with any password replaced by ***."""
+    """The URL with any password replaced by ***; a URL that does not parse cleanly shows its scheme only."""
+    if url_problem(url) is not None:
+        return url.split("://", 1)[0] + "://***" if "://" in url else "***"
     try:
         return make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError):
         return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+
+
+def url_problem(url: str) -> str | None:
+    """Why a database URL does not parse cleanly (checked before any connection), else None.
+
+    More than one `@` before the host, an `@` or a space in the host, or a port that is not a
+    number: SQLAlchemy would split such a URL somewhere inside the password and connect (or look
+    up a host) named by part of it. Characters like `@ / :` in a user name or password must be
+    percent-encoded (`%40 %2F %3A`)."""
+    if "://" not in url or url.startswith("sqlite"):
+        return None
+    rest = url.split("://", 1)[1].split("?", 1)[0]
+    if rest.count("@") > 1:
+        return "more than one '@' (percent-encode '@' in a user name or password as %40)"
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return "not a database URL (characters such as @ / : in a user name or password must be percent-encoded)"
+    host = parsed.host or ""
+    if any(c in host for c in "@ \t/"):
+        return "the host name holds '@', '/' or a space"
+    return None
 
 
 def resolve_db_url(arg: str | None) -> str | None:
@@ -65,27 +92,14 @@ def sqlite_path(url: str) -> Path | None:
     """The file of a SQLite URL; None for other drivers and in-memory databases."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return None
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
         return None
     return Path(parsed.database)
 
 
-def _sqlite_engine(path: Path, read_only: bool, wal: bool) -> Engine:
-    if read_only:
-        escaped = path.resolve().as_posix().replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-        uri = "file:" + escaped + "?mode=ro"
-
-        def connect() -> sqlite3.Connection:
-            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            conn.execute("PRAGMA query_only=ON")
-            return conn
-
-        # "sqlite://" would pick SingletonThreadPool, which closes (and garbage-collects) one thread's
-        # connection from another: with the app's worker threads that crashed the interpreter. A queue pool
-        # hands each connection to one thread at a time.
-        return create_engine("sqlite://", creator=connect, poolclass=QueuePool)
+def _sqlite_write_engine(path: Path, wal: bool) -> Engine:
     engine = create_engine("sqlite:///" + str(path), connect_args={"check_same_thread": False})
 
     @event.listens_for(engine, "connect")
@@ -100,27 +114,62 @@ def _sqlite_engine(path: Path, read_only: bool, wal: bool) -> Engine:
     return engine
 
 
+CONNECT_TIMEOUT_ENV = "CONTEXT_INSPECTOR_CONNECT_TIMEOUT"
+DEFAULT_CONNECT_TIMEOUT = 10
+"""Seconds a database server may take to answer a connection (libpq's connect_timeout)."""
+
+
+def connect_timeout() -> int:
+    try:
+        return max(2, int(os.environ.get(CONNECT_TIMEOUT_ENV) or DEFAULT_CONNECT_TIMEOUT))
+    except ValueError:
+        return DEFAULT_CONNECT_TIMEOUT
+
+
 def make_engine(url: str, *, read_only: bool, create: bool, wal: bool = False) -> Engine:
     """An engine for `url`, with the one-line errors of the brief for missing files and bad drivers."""
+    return open_engine(url, read_only=read_only, create=create, wal=wal)[0]
+
+
+def open_engine(url: str, *, read_only: bool, create: bool, wal: bool = False) -> tuple[Engine, SqliteSource | None]:
+    """(engine, the SqliteSource of a file opened read-only, else None); see `make_engine`."""
     path = sqlite_path(url)
     if path is not None:
         if path.is_dir():
             raise StoreError(f"{path}: is a directory, not a database file")
+        problem = regular_file_problem(path)
+        if problem:
+            raise StoreError(problem)
         if not path.exists():
             if not create:
                 raise StoreError(f"{path}: no such database file")
             path.parent.mkdir(parents=True, exist_ok=True)
-        return _sqlite_engine(path, read_only and not create, wal)
+        if read_only and not create:
+            source = SqliteSource(path)
+            try:
+                return source.open(), source
+            except SqliteOpenError as exc:
+                source.close()
+                raise StoreError(str(exc)) from None
+            except OSError as exc:
+                source.close()
+                raise StoreError(f"{path}: cannot open database ({exc.strerror or exc})") from None
+        return _sqlite_write_engine(path, wal), None
+    problem = url_problem(url)
+    if problem is not None:
+        raise StoreError(f"{mask_url(url)}: malformed database URL: {problem}")
     try:
         parsed = make_url(url)
         options: dict[str, Any] = {}
         if read_only and not create and parsed.get_backend_name() == "postgresql":
             options["execution_options"] = {"postgresql_readonly": True}
-        return create_engine(parsed, **options)
+        if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+            options["connect_args"] = {"connect_timeout": connect_timeout()}
+        return create_engine(parsed, **options), None
     except NoSuchModuleError:
         raise StoreError(f"{mask_url(url)}: unknown database driver") from None
     except (ArgumentError, ValueError) as exc:
-        raise StoreError(f"{mask_url(url)}: not a database URL ({exc})") from None
+        raise StoreError(f"{mask_url(url)}: not a database URL ({type(exc).__name__})") from None
     except ImportError as exc:
         raise StoreError(f"{mask_url(url)}: database driver not installed ({exc})") from None
 

@@ -40,7 +40,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, MetaData, Table, func, select
+from sqlalchemy import Engine, MetaData, Table, func, or_, select
+from sqlalchemy.types import NullType
 
 from inspector.content import flatten_blocks
 from inspector.model import (
@@ -227,7 +228,7 @@ class IrisStore(Store):
     def _where(self, table: Table, column: Any, thread_id: str) -> Any:
         query = select(table)
         if column is not None:
-            query = query.where(column == _coerce(column, thread_id))
+            query = query.where(_matches(column, thread_id))
         return query
 
     def has_thread(self, thread_id: str) -> bool:
@@ -238,7 +239,7 @@ class IrisStore(Store):
             title, meta = "", {}
             if self.threads is not None and _col(self.threads, ("id",)) is not None:
                 id_col = _col(self.threads, ("id",))
-                row = conn.execute(select(self.threads).where(id_col == _coerce(id_col, thread_id))).mappings().first()
+                row = conn.execute(select(self.threads).where(_matches(id_col, thread_id))).mappings().first()
                 if row is not None:
                     lowered = {k.lower(): v for k, v in row.items()}
                     title = next((_text(lowered[c]) for c in TITLE if lowered.get(c)), "")
@@ -253,8 +254,8 @@ class IrisStore(Store):
             ]
         if not rows and not s_rows and not title and thread_id not in self.thread_ids():
             raise StoreError(f"no thread {thread_id!r} in {mask_url(self.url)}")
-        messages, requests = _messages(rows)
-        summaries = _summaries(s_rows, messages, requests, rows)
+        messages, requests = _messages(rows, self._cell_warnings.append)
+        summaries = _summaries(s_rows, messages, requests, rows, self._cell_warnings.append)
         if not title:
             first_user = next((m for m in messages if m.role is Role.USER and m.content.strip()), None)
             title = first_user.content.strip().splitlines()[0][:80] if first_user else f"thread {thread_id}"
@@ -268,7 +269,7 @@ class IrisStore(Store):
                 id_col = _col(table, ("id",))
                 query = select(func.count(), func.max(id_col) if id_col is not None else func.count())
                 if column is not None:
-                    query = query.where(column == _coerce(column, thread_id))
+                    query = query.where(_matches(column, thread_id))
                 parts.extend(conn.execute(query.select_from(table)).one())
         return tuple(parts)
 
@@ -283,14 +284,17 @@ class IrisStore(Store):
     def load_thread(self, thread_id: str) -> Thread:
         """The thread, repaired like an import (dangling or looping summary links cut, bad token
         counts dropped); the repairs are listed in `meta["load_warnings"]`."""
+        self._cell_warnings: list[str] = []
         with database_errors(self.url, "load a thread"):
             thread = self._load_thread_unchecked(thread_id)
         fixed, warnings = sanitize_thread(thread, mask_url(self.url))
+        warnings[:0] = [f"{mask_url(self.url)}: thread {thread_id}: {line}" for line in self._cell_warnings]
         if warnings:
             fixed = dataclasses.replace(fixed, meta={**fixed.meta, "load_warnings": warnings})
         return fixed
 
     def data_version(self, thread_id: str) -> tuple:
+        self.refresh()
         with database_errors(self.url, "read a thread"):
             return self._data_version_unchecked(thread_id)
 
@@ -315,6 +319,33 @@ def _coerce(column: Any, value: str) -> Any:
     return value
 
 
+def _matches(column: Any, value: str) -> Any:
+    """`column == value` as the column's type; a column without a declared type (SQLite) may hold
+    the id as an integer or as text, so both are compared."""
+    if isinstance(column.type, NullType) and value.lstrip("-").isdigit():
+        return or_(column == value, column == int(value))
+    return column == _coerce(column, value)
+
+
+def _number(value: Any, row_id: str, column: str, warn: Any, *, integer: bool, table: str = "conversations") -> Any:
+    """A number cell read leniently: text holding a number is read, anything else dropped with a warning."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        if integer and isinstance(value, float):
+            if value.is_integer():
+                return int(value)
+            warn(f"{table} row {row_id} column {column}: {value!r} is not an integer; value dropped")
+            return None
+        return value
+    text = value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else str(value)
+    try:
+        number: Any = int(text.strip()) if integer else float(text.strip())
+    except (ValueError, OverflowError):
+        warn(f"{table} row {row_id} column {column}: {text[:40]!r} is not a number; value dropped")
+        return None
+    warn(f"{table} row {row_id} column {column}: text {text[:40]!r}, not a number; read as {number!r}")
+    return number
+
+
 def _role(value: Any) -> Role:
     text = _text(value).lower()
     if text == "developer":
@@ -325,7 +356,7 @@ def _role(value: Any) -> Role:
         return Role.USER
 
 
-def _messages(rows: list[dict[str, Any]]) -> tuple[list[Message], list[Request]]:
+def _messages(rows: list[dict[str, Any]], warn: Any = lambda _line: None) -> tuple[list[Message], list[Request]]:
     messages: list[Message] = []
     requests: list[Request] = []
     for row in rows:
@@ -344,14 +375,15 @@ def _messages(rows: list[dict[str, Any]]) -> tuple[list[Message], list[Request]]
         kind_value = _text(row.get("kind")).lower()
         kind = Kind(kind_value) if kind_value in {k.value for k in Kind} else Kind.MESSAGE
         created = _text(row.get("created_at")) or None
-        tokens = next((row[c] for c in PROMPT_TOKENS if row.get(c) is not None), None)
-        if role is Role.ASSISTANT and tokens is not None and messages:
+        token_column = next((c for c in PROMPT_TOKENS if row.get(c) is not None), None)
+        tokens = _number(row[token_column], rid, token_column, warn, integer=True) if token_column else None
+        if role is Role.ASSISTANT and token_column is not None and messages:
             requests.append(Request(id=f"conversation-{rid}", after_message_id=messages[-1].id,
-                                    prompt_tokens=int(tokens), model=_text(row.get("model")) or None,
+                                    prompt_tokens=tokens, model=_text(row.get("model")) or None,
                                     created_at=created))
         if row.get("model") is not None:
             meta["model"] = _text(row["model"])
-        relevance = row.get("relevance")
+        relevance = _number(row.get("relevance"), rid, "relevance", warn, integer=False)
         messages.append(
             Message(
                 id=rid,
@@ -381,7 +413,7 @@ def _messages(rows: list[dict[str, Any]]) -> tuple[list[Message], list[Request]]
 
 
 def _summaries(rows: list[dict[str, Any]], messages: list[Message], requests: list[Request],
-               conversation_rows: list[dict[str, Any]]) -> list[Summary]:
+               conversation_rows: list[dict[str, Any]], warn: Any = lambda _line: None) -> list[Summary]:
     index = {m.id: i for i, m in enumerate(messages)}
     out: list[Summary] = []
     covered = 0
@@ -405,7 +437,9 @@ def _summaries(rows: list[dict[str, Any]], messages: list[Message], requests: li
                 if isinstance(value, list) else ()
         markers_raw = _json(row.get("emotional_markers"))
         markers = tuple(
-            EmotionalMarker(moment=_text(m.get("moment")), intensity=float(m.get("intensity") or 0.0))
+            EmotionalMarker(moment=_text(m.get("moment")),
+                            intensity=_number(m.get("intensity") or 0.0, _text(row.get("id")), "emotional_markers",
+                                              warn, integer=False, table="conversation_summaries") or 0.0)
             for m in (markers_raw if isinstance(markers_raw, list) else ()) if isinstance(m, Mapping)
         )
         previous = row.get("previous_summary_id")

@@ -1,5 +1,9 @@
 """The native store: the `ci_*` tables, read and written as frozen model dataclasses.
 
+Reading goes cell by cell (`inspector.store.cells`), so a damaged cell is a warning in
+`Store.warnings`, never a traceback; writing a batch that the database refuses falls back to one
+transaction per thread (`save_threads`). Over 400 lines: the repository is one class.
+
 `Store.open` is the one way in (re-exported by `inspector.store`). A database of a foreign
 schema that a reader is registered for (`Store.reads_in_place`, e.g. the Iris reader) opens
 as that reader instead.
@@ -16,19 +20,21 @@ from typing import Any, ClassVar
 
 from sqlalchemy import Engine, delete, func, insert, inspect, select, update
 from sqlalchemy import text as sql_text
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 
 from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall
 from inspector.store import convert
+from inspector.store.cells import RowReader, cell_text, raw_select, row_label, summary_cells, tools_from_cell
 from inspector.store.engine import (
     ENV_VAR,
     StoreError,
     database_errors,
     first_line,
-    make_engine,
     mask_url,
     now_iso,
+    open_engine,
     resolve_db_url,
+    sqlite_path,
 )
 from inspector.store.schema import (
     SCHEMA_VERSION,
@@ -41,7 +47,9 @@ from inspector.store.schema import (
     SummaryRow,
     ThreadRow,
     ToolCallRow,
+    widening_statements,
 )
+from inspector.store.sqlite_open import SqliteOpenError, SqliteSource
 
 
 class Store:
@@ -63,6 +71,35 @@ class Store:
         self.schema_version = SCHEMA_VERSION
         self._request_columns = list(RequestRow.__table__.columns)
         """What a request row holds here (a version-1 store, viewed read-only, lacks the cache columns)."""
+        self.sqlite_source: SqliteSource | None = None
+        self.warnings: list[str] = []
+        self.save_errors: list[str] = []
+        """Repairs made while reading (damaged cells), one line each naming the row and column;
+        the CLI prints and clears them."""
+
+    @property
+    def access(self) -> str:
+        """How the database was opened: `write`, `read-only`, `immutable` or `snapshot` (SQLite, see
+        `inspector.store.sqlite_open`), `server` for other databases."""
+        if self.sqlite_source is not None:
+            return self.sqlite_source.access
+        return "write" if not self.read_only else ("read-only" if sqlite_path(self.url) else "server")
+
+    @property
+    def access_note(self) -> str | None:
+        """One line saying how a WAL-mode or journaled SQLite file was opened, else None."""
+        return self.sqlite_source.note if self.sqlite_source is not None else None
+
+    def refresh(self) -> None:
+        """Reopen a snapshot or immutable SQLite view when its files changed (live tailing)."""
+        if self.sqlite_source is not None:
+            try:
+                engine = self.sqlite_source.refresh()
+            except (SqliteOpenError, OSError) as exc:
+                raise StoreError(str(exc)) from None
+            if engine is not None:
+                self.engine = engine
+
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -88,12 +125,24 @@ class Store:
         url = resolve_db_url(url_or_path)
         if url is None:
             raise StoreError(f"no database given: pass --db or set {ENV_VAR}")
-        engine = make_engine(url, read_only=read_only, create=create, wal=wal)
+        engine, source = open_engine(url, read_only=read_only, create=create, wal=wal)
         try:
-            tables = set(inspect(engine).get_table_names())
-        except SQLAlchemyError as exc:
+            try:
+                tables = set(inspect(engine).get_table_names())
+            except SQLAlchemyError as exc:
+                raise StoreError(f"{mask_url(url)}: cannot open database ({first_line(exc)})") from None
+            store = cls._open_with(engine, url, tables, read_only=read_only, create=create, now=now)
+        except BaseException:
+            if source is not None:
+                source.close()
             engine.dispose()
-            raise StoreError(f"{mask_url(url)}: cannot open database ({first_line(exc)})") from None
+            raise
+        store.sqlite_source = source
+        return store
+
+    @classmethod
+    def _open_with(cls, engine: Engine, url: str, tables: set[str], *, read_only: bool, create: bool,
+                   now: str | None) -> Store:
         if SchemaVersionRow.__tablename__ in tables:
             missing = sorted(set(Base.metadata.tables) - tables)
             if missing:
@@ -104,6 +153,10 @@ class Store:
             store = cls(engine, url, read_only=read_only)
             with database_errors(url, "read the schema version"):
                 store._check_version()
+            if not read_only and engine.dialect.name == "postgresql":
+                with database_errors(url, "widen the columns of an older store"), engine.begin() as conn:
+                    for statement in widening_statements(conn):
+                        conn.execute(sql_text(statement))
             return store
         for recognizes, reader in Store._readers:
             if recognizes(tables):
@@ -113,9 +166,16 @@ class Store:
             if not tables:
                 raise StoreError(f"{mask_url(url)}: empty database (import threads into it first)")
             raise StoreError(f"{mask_url(url)}: not a context-inspector database (no ci_schema_version table)")
-        Base.metadata.create_all(engine)
-        with engine.begin() as conn:
-            conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=now or now_iso()))
+        try:
+            _create_tables(engine, now or now_iso())
+        except (IntegrityError, OperationalError, ProgrammingError) as exc:
+            # Another process (a second import of the same file) created the tables meanwhile: use them.
+            if "already exists" not in str(exc) and "UNIQUE" not in str(exc) and "duplicate" not in str(exc):
+                raise StoreError(f"{mask_url(url)}: cannot create the tables ({first_line(exc)})") from None
+            store = cls(engine, url, read_only=False)
+            with database_errors(url, "read the schema version"):
+                store._check_version()
+            return store
         return cls(engine, url, read_only=False)
 
     def _check_version(self) -> None:
@@ -156,6 +216,8 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+        if self.sqlite_source is not None:
+            self.sqlite_source.close()
 
     def __enter__(self) -> Store:
         return self
@@ -177,21 +239,34 @@ class Store:
                 )
 
             m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
-            query = (
-                select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n, s.c.n,
-                       ThreadRow.meta["import_gaps"])
-                .outerjoin(m, m.c.thread_id == ThreadRow.id)
-                .outerjoin(r, r.c.thread_id == ThreadRow.id)
-                .outerjoin(s, s.c.thread_id == ThreadRow.id)
-                .order_by(ThreadRow.created_at, ThreadRow.id)
-            )
+
+            def query(gaps: Any) -> Any:
+                return (
+                    select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n,
+                           s.c.n, gaps)
+                    .outerjoin(m, m.c.thread_id == ThreadRow.id)
+                    .outerjoin(r, r.c.thread_id == ThreadRow.id)
+                    .outerjoin(s, s.c.thread_id == ThreadRow.id)
+                    .order_by(ThreadRow.created_at, ThreadRow.id)
+                )
+
             with self.engine.connect() as conn:
-                rows = list(conn.execute(query))
+                try:
+                    rows = list(conn.execute(query(ThreadRow.meta["import_gaps"])))
+                except OperationalError as exc:  # a damaged meta cell (text that is not JSON)
+                    if "JSON" not in str(exc):
+                        raise
+                    conn.rollback()
+                    self.warnings.append(f"{mask_url(self.url)}: ci_threads column meta: a row holds text that is "
+                                         "not JSON; import gaps not listed")
+                    rows = list(conn.execute(query(sql_text("NULL"))))
                 derived = self._derived_request_counts(conn, [r[0] for r in rows if not r[5] and r[4]])
                 return [
                     ThreadInfo(
-                        id=tid, title=title or "", source=source or "", messages=nm or 0, requests=nr or 0,
-                        summaries=ns or 0, updated_at=updated, derived_requests=derived.get(tid, 0),
+                        id=tid, title=cell_text(title, tid, "title", self), source=cell_text(source, tid, "source", self),
+                        messages=nm or 0, requests=nr or 0, summaries=ns or 0,
+                        updated_at=cell_text(updated, tid, "updated_at", self) or None,
+                        derived_requests=derived.get(tid, 0),
                         import_gaps=gaps if isinstance(gaps, dict) and gaps else None,
                     )
                     for tid, title, source, updated, nm, nr, ns, gaps in rows
@@ -235,45 +310,45 @@ class Store:
             return conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is not None
 
     def load_thread(self, thread_id: str) -> Thread:
+        """The thread; a damaged cell is repaired or dropped with a line in `warnings` (see `cells`)."""
         with database_errors(self.url, "load a thread"):
+            where = mask_url(self.url)
+            warn = self.warnings.append
+            raw = self.engine.dialect.name == "sqlite"
             with self.engine.connect() as conn:
-                head = conn.execute(select(ThreadRow).where(ThreadRow.id == thread_id)).mappings().first()
-                if head is None:
+                def rows(row_cls: Any, *order: Any, columns: Any = None) -> list[dict[str, Any]]:
+                    table = row_cls.__table__
+                    reader = RowReader(table, where, warn, decoded=not raw)
+                    query = raw_select(table, raw, columns).where(table.c.thread_id == thread_id).order_by(*order)
+                    return [reader.read(r, row_label(thread_id, r)) for r in conn.execute(query).mappings()]
+
+                head_table = ThreadRow.__table__
+                query = raw_select(head_table, raw).where(head_table.c.id == thread_id)
+                found = conn.execute(query).mappings().first()
+                if found is None:
                     raise StoreError(f"no thread {thread_id!r} in {mask_url(self.url)}")
+                head = RowReader(head_table, where, warn, decoded=not raw).read(found, f"id {thread_id}")
                 calls: dict[int, list[ToolCall]] = {}
-                call_query = (
-                    select(ToolCallRow).where(ToolCallRow.thread_id == thread_id)
-                    .order_by(ToolCallRow.message_seq, ToolCallRow.seq)
-                )
-                for row in conn.execute(call_query).mappings():
+                for row in rows(ToolCallRow, ToolCallRow.message_seq, ToolCallRow.seq):
                     calls.setdefault(row["message_seq"], []).append(
-                        ToolCall(id=row["id"], name=row["name"], arguments=row["arguments"])
+                        ToolCall(id=row["id"] or "", name=row["name"] or "", arguments=row["arguments"])
                     )
                 messages = tuple(
                     convert.message_from_row(row, tuple(calls.get(row["seq"], ())))
-                    for row in conn.execute(
-                        select(MessageRow).where(MessageRow.thread_id == thread_id).order_by(MessageRow.seq)
-                    ).mappings()
+                    for row in rows(MessageRow, MessageRow.seq)
                 )
-                requests = tuple(
-                    convert.request_from_row(row)
-                    for row in conn.execute(
-                        select(*self._request_columns).where(RequestRow.thread_id == thread_id)
-                        .order_by(RequestRow.seq)
-                    ).mappings()
-                )
+                requests = tuple(convert.request_from_row(row)
+                                 for row in rows(RequestRow, RequestRow.seq, columns=self._request_columns))
                 summaries = tuple(
-                    convert.summary_from_row(row)
-                    for row in conn.execute(
-                        select(SummaryRow).where(SummaryRow.thread_id == thread_id).order_by(SummaryRow.seq)
-                    ).mappings()
+                    convert.summary_from_row(summary_cells(row, where, thread_id, warn))
+                    for row in rows(SummaryRow, SummaryRow.seq)
                 )
             return Thread(
                 id=head["id"],
                 title=head["title"] or "",
                 source=head["source"] or "native",
                 system_prompt=head["system_prompt"] or "",
-                tools=tuple(convert.tool_def_from_dict(t) for t in head["tools"] or ()),
+                tools=tools_from_cell(head["tools"] or (), where, thread_id, warn),
                 messages=messages,
                 requests=requests,
                 summaries=summaries,
@@ -283,6 +358,7 @@ class Store:
 
     def data_version(self, thread_id: str) -> tuple:
         """Cheap fingerprint that changes when messages, requests or summaries are added (live mode)."""
+        self.refresh()
         with database_errors(self.url, "read a thread"):
             with self.engine.connect() as conn:
                 parts: list[Any] = []
@@ -310,17 +386,40 @@ class Store:
         """Write `thread`, replacing a thread with the same id. Returns True when one was replaced."""
         return self.save_threads([thread], now=now)[0]
 
-    def save_threads(self, threads: Iterable[Thread], *, now: str | None = None) -> list[bool]:
-        """Write several threads in one transaction; per thread, whether it replaced one."""
+    def save_threads(self, threads: Iterable[Thread], *, now: str | None = None) -> list[bool | None]:
+        """Write several threads in one transaction; per thread, whether it replaced one.
+
+        A concurrent import of the same threads is waited for (the database's lock), and a
+        unique-key clash with what it saved meanwhile is retried (it then replaces). When the batch fails, each thread is written in a
+        transaction of its own, so one bad thread never takes the others down: its flag is None and
+        `save_errors` says why. When every thread fails, StoreError."""
         self._require_writable()
+        threads = list(threads)
         stamp = now or now_iso()
-        try:
-            with self.engine.begin() as conn:
-                return [_write_thread(conn, thread, stamp) for thread in threads]
-        except IntegrityError as exc:
-            raise StoreError(f"cannot save threads: {first_line(exc)}") from None
-        except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
-            raise StoreError(f"{mask_url(self.url)}: cannot save threads ({first_line(exc)})") from None
+        self.save_errors = []
+        failure: BaseException | None = None
+        for _ in range(3):
+            try:
+                with self.engine.begin() as conn:
+                    return [_write_thread(conn, thread, stamp) for thread in threads]
+            except IntegrityError as exc:  # a concurrent import saved one of them meanwhile: again
+                failure = exc
+            except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
+                failure = exc
+                break
+        if len(threads) <= 1 or "database is locked" in str(failure):
+            raise StoreError(f"{mask_url(self.url)}: cannot save threads ({first_line(failure)})") from None
+        flags: list[bool | None] = []
+        for thread in threads:
+            try:
+                with self.engine.begin() as conn:
+                    flags.append(_write_thread(conn, thread, stamp))
+            except (SQLAlchemyError, sqlite3.Error, OverflowError) as exc:
+                flags.append(None)
+                self.save_errors.append(f"thread {thread.id}: cannot be saved ({first_line(exc)}); thread skipped")
+        if all(flag is None for flag in flags):
+            raise StoreError(f"{mask_url(self.url)}: cannot save threads ({first_line(failure)})") from None
+        return flags
 
     def delete_thread(self, thread_id: str) -> None:
         with database_errors(self.url, "delete a thread"):
@@ -394,6 +493,32 @@ class Store:
                         imported_at=now or now_iso(),
                     )
                 )
+
+
+def _create_tables(engine: Engine, stamp: str) -> None:
+    """The tables and the version row in one transaction. SQLite's DDL would otherwise commit table by
+    table, and a second import starting meanwhile would find half a schema: BEGIN IMMEDIATE makes it
+    wait, then find the whole schema (and its version row: a unique-key error the caller expects)."""
+    if engine.dialect.name != "sqlite":
+        with engine.begin() as conn:
+            Base.metadata.create_all(conn)
+            conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
+        return
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        level = raw.isolation_level
+        raw.isolation_level = None  # the transaction below is ours, not pysqlite's
+        try:
+            raw.execute("BEGIN IMMEDIATE")
+            try:
+                Base.metadata.create_all(conn)
+                conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
+                raw.execute("COMMIT")
+            except BaseException:
+                raw.execute("ROLLBACK")
+                raise
+        finally:
+            raw.isolation_level = level
 
 
 def _write_thread(conn: Any, thread: Thread, stamp: str) -> bool:

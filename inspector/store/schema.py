@@ -2,7 +2,10 @@
 
 Every table name carries the `ci_` prefix so the store can live inside an application's own
 database (for example next to Laravel's `threads` table) without a clash. Timestamps are ISO 8601
-strings; lists and mappings are JSON columns. Rows never leave `inspector.store`: the repository
+strings; lists and mappings are JSON columns. Text columns are TEXT and token counts BIGINT, so
+PostgreSQL holds every value the importers' sanitizer lets through (ids, tool names or timestamps of
+any length, prompt_tokens up to 2**53); SQLite stores the same as before, so the schema version
+did not change (an older PostgreSQL store with VARCHAR/INTEGER columns still reads). Rows never leave `inspector.store`: the repository
 turns them into `inspector.model` dataclasses.
 """
 
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 SCHEMA_VERSION = 3
@@ -27,21 +30,21 @@ class SchemaVersionRow(Base):
     __tablename__ = "ci_schema_version"
 
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
-    created_at: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[str] = mapped_column(Text)
 
 
 class ThreadRow(Base):
     __tablename__ = "ci_threads"
 
-    id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
     title: Mapped[str] = mapped_column(Text, default="")
-    source: Mapped[str] = mapped_column(String(64), default="native")
+    source: Mapped[str] = mapped_column(Text, default="native")
     system_prompt: Mapped[str] = mapped_column(Text, default="")
     tools: Mapped[list[Any]] = mapped_column(JSON, default=list)
-    window: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    window: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    created_at: Mapped[str] = mapped_column(String(40))
-    updated_at: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[str] = mapped_column(Text)
 
 
 class MessageRow(Base):
@@ -49,30 +52,30 @@ class MessageRow(Base):
     __table_args__ = (UniqueConstraint("thread_id", "id", name="uq_ci_messages_thread_message"),)
 
     thread_id: Mapped[str] = mapped_column(
-        String(255), ForeignKey("ci_threads.id", ondelete="CASCADE"), primary_key=True
+        Text, ForeignKey("ci_threads.id", ondelete="CASCADE"), primary_key=True
     )
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    id: Mapped[str] = mapped_column(String(255))
-    role: Mapped[str] = mapped_column(String(16))
-    kind: Mapped[str] = mapped_column(String(16), default="message")
+    id: Mapped[str] = mapped_column(Text)
+    role: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(Text, default="message")
     content: Mapped[str] = mapped_column(Text, default="")
-    tool_call_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    tool_call_id: Mapped[str | None] = mapped_column(Text, nullable=True)
     pinned: Mapped[bool] = mapped_column(Boolean, default=False)
     required: Mapped[bool] = mapped_column(Boolean, default=False)
     relevance: Mapped[float | None] = mapped_column(Float, nullable=True)
-    name: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    created_at: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    name: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[str | None] = mapped_column(Text, nullable=True)
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class ToolCallRow(Base):
     __tablename__ = "ci_tool_calls"
 
-    thread_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    thread_id: Mapped[str] = mapped_column(Text, primary_key=True)
     message_seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    id: Mapped[str] = mapped_column(String(255))
-    name: Mapped[str] = mapped_column(String(255))
+    id: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(Text)
     # Either the provider's JSON text (a string) or a decoded object; kept as given.
     arguments: Mapped[Any] = mapped_column(JSON, nullable=True)
 
@@ -80,34 +83,34 @@ class ToolCallRow(Base):
 class RequestRow(Base):
     __tablename__ = "ci_requests"
 
-    thread_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    thread_id: Mapped[str] = mapped_column(Text, primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    id: Mapped[str] = mapped_column(String(255))
-    after_message_id: Mapped[str] = mapped_column(String(255))
-    prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    model: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    created_at: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    cache_read_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    cache_write_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    output_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)  # schema 3
+    id: Mapped[str] = mapped_column(Text)
+    after_message_id: Mapped[str] = mapped_column(Text)
+    prompt_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    model: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[str | None] = mapped_column(Text, nullable=True)
+    cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    output_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # schema 3
 
 
-UPGRADES = {1: ("ALTER TABLE ci_requests ADD COLUMN cache_read_tokens INTEGER",
-                "ALTER TABLE ci_requests ADD COLUMN cache_write_tokens INTEGER"),
-            2: ("ALTER TABLE ci_requests ADD COLUMN output_tokens INTEGER",)}
+UPGRADES = {1: ("ALTER TABLE ci_requests ADD COLUMN cache_read_tokens BIGINT",
+                "ALTER TABLE ci_requests ADD COLUMN cache_write_tokens BIGINT"),
+            2: ("ALTER TABLE ci_requests ADD COLUMN output_tokens BIGINT",)}
 """SQL bringing a store of version N to N + 1 (run by `Store.open` in write mode)."""
 
 
 class SummaryRow(Base):
     __tablename__ = "ci_summaries"
 
-    thread_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    thread_id: Mapped[str] = mapped_column(Text, primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    id: Mapped[str] = mapped_column(String(255))
-    previous_summary_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    first_message_id: Mapped[str] = mapped_column(String(255))
-    last_message_id: Mapped[str] = mapped_column(String(255))
-    before_request_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    id: Mapped[str] = mapped_column(Text)
+    previous_summary_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    first_message_id: Mapped[str] = mapped_column(Text)
+    last_message_id: Mapped[str] = mapped_column(Text)
+    before_request_id: Mapped[str | None] = mapped_column(Text, nullable=True)
     summary: Mapped[str] = mapped_column(Text, default="")
     accomplishments: Mapped[list[Any]] = mapped_column(JSON, default=list)
     key_decisions: Mapped[list[Any]] = mapped_column(JSON, default=list)
@@ -120,9 +123,9 @@ class SummaryRow(Base):
     unresolved_threads: Mapped[list[Any]] = mapped_column(JSON, default=list)
     resolved_threads: Mapped[list[Any]] = mapped_column(JSON, default=list)
     key_facts: Mapped[list[Any]] = mapped_column(JSON, default=list)
-    source: Mapped[str] = mapped_column(String(32), default="recorded")
-    model: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    created_at: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    source: Mapped[str] = mapped_column(Text, default="recorded")
+    model: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[str | None] = mapped_column(Text, nullable=True)
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
@@ -131,13 +134,36 @@ class ImportRecordRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     path: Mapped[str] = mapped_column(Text)
-    sha256: Mapped[str] = mapped_column(String(64))
-    format: Mapped[str] = mapped_column(String(32))
+    sha256: Mapped[str] = mapped_column(Text)
+    format: Mapped[str] = mapped_column(Text)
     thread_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
     replaced_thread_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
     skipped: Mapped[list[Any]] = mapped_column(JSON, default=list)
-    imported_at: Mapped[str] = mapped_column(String(40))
-
+    imported_at: Mapped[str] = mapped_column(Text)
 
 
 TABLE_NAMES = tuple(Base.metadata.tables)
+
+
+WIDE_INTEGERS = ("prompt_tokens", "window", "cache_read_tokens", "cache_write_tokens")
+
+
+def widening_statements(conn: Any) -> list[str]:
+    """ALTERs that give an older PostgreSQL store the column types of today (VARCHAR(n) -> TEXT, the
+    token counts INTEGER -> BIGINT), so it holds what the importers accept; empty when it has them.
+    Run by `Store.open` in write mode (an import), never when viewing."""
+    from sqlalchemy import text
+
+    rows = conn.execute(text(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND table_name LIKE 'ci\\_%' "
+        "AND (data_type = 'character varying' OR (data_type = 'integer' AND column_name IN "
+        "('prompt_tokens', 'window', 'cache_read_tokens', 'cache_write_tokens')))"
+    ))
+    out = []
+    for table, column, data_type in rows:
+        if table not in Base.metadata.tables:
+            continue
+        kind = "TEXT" if data_type == "character varying" else "BIGINT"
+        out.append(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE {kind}')
+    return out

@@ -24,13 +24,25 @@ To add a profile:
 3. Add one line to `_PROFILES` below, then run `python -m tests.readme_tables` for the README.
 """
 
-from inspector.pipeline.profiles import harness, iris, shifting
+from inspector.pipeline.profiles import (
+    anthropic_context_editing,
+    claude_code,
+    codex,
+    harness,
+    iris,
+    opencode,
+    shifting,
+)
 from inspector.pipeline.profiles.base import Profile
 
 _PROFILES: tuple[Profile, ...] = (
     iris.PROFILE,
     harness.PROFILE,
     shifting.PROFILE,
+    claude_code.PROFILE,
+    codex.PROFILE,
+    opencode.PROFILE,
+    anthropic_context_editing.PROFILE,
 )
 
 REGISTRY: dict[str, Profile] = {p.name: p for p in _PROFILES}

@@ -14,7 +14,8 @@ PROFILE = Profile(
             "messages; an idempotent `[Context Summary]` compaction",
     sources=("agent-harness-context-management.txt",),
     reads=(
-        "context.window", "context.compaction_threshold", "harness.pruning_threshold",
+        "context.window", "context.token_budget_ratio", "context.response_reserve",
+        "context.compaction_threshold", "harness.pruning_threshold",
         "harness.keep_last", "context.tokenizer", "context.trigger_tokens",
         "summarization.summarizer", "summarization.model", "summarization.timeout",
     ),

@@ -51,6 +51,8 @@ NEVER = 1 << 62  # `gone_at` of a message nothing summarized or elided
 class HarnessReplayer:
     """`timeline()` for every request, `audit(k)` with blocks for one; equal to the reference."""
 
+    FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (Replay need not add them)
+
     def __init__(self, thread: Thread, config: Config, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx
         counter: TokenCounter = ctx.counter
@@ -102,11 +104,13 @@ class HarnessReplayer:
         current_cost = 0
         previous_recorded: int | None = None
         previous_replayed: int | None = None
+        calibration = getattr(self.ctx, "calibration", None)  # the counterfactual trigger's model
         out: list[RequestAudit] = []
         for ri, request in enumerate(self.requests):
             last = self.index[request.after_message_id]
             diagnostics: list[str] = []
-            trigger_source, trigger_tokens = trigger_reading(ri, trigger_mode, previous_recorded, previous_replayed)
+            trigger_source, trigger_tokens = trigger_reading(ri, trigger_mode, previous_recorded, previous_replayed,
+                                                             calibration)
             stats = context_stats(trigger_tokens or 0, window, compaction_threshold, pruning_threshold)
 
             # Messages that came into view since the previous request.
@@ -180,13 +184,15 @@ class HarnessReplayer:
             self._partners.append(partners)
             self._pruned_now.append(stats.needs_pruning)
             self._current.append((current, current_cost) if current is not None else None)
+            calibrated = None if calibration is None else calibration.calibrated(ri, prompt_tokens)
             out.append(RequestAudit(
                 ri, request.id, request.after_message_id, self.turns[last], "failed" if failed else "completed",
                 RequestError("TOKEN_BUDGET_EXCEEDED",
                              f"prompt of {prompt_tokens} tokens exceeds the {available} available") if failed else None,
                 BudgetAudit(window, self.system_tokens, self.tool_tokens, summary_tokens, reserve, available,
                             0 if failed else history_tokens, 0 if failed else prompt_tokens, request.prompt_tokens,
-                            trigger_source, trigger_tokens, 0, prompt_tokens if failed else None),
+                            trigger_source, trigger_tokens, 0, prompt_tokens if failed else None, calibrated,
+                            None if calibrated is None else calibrated - prompt_tokens),
                 compaction,
                 (current.id,) if current is not None and not failed else (),
                 None,

@@ -195,11 +195,19 @@ def head_indices(messages: Sequence[Message]) -> set[int]:
 
 
 def trigger_reading(request_index: int, mode: str, previous_recorded: int | None,
-                    previous_replayed: int | None) -> tuple[str | None, int | None]:
+                    previous_replayed: int | None, calibration=None) -> tuple[str | None, int | None]:
     """(source, tokens) the thresholds read: the previous request's recorded prompt size when
-    `mode` is "recorded" and it has one, else its replayed size; nothing for the first request."""
+    `mode` is "recorded" and it has one, else its replayed size; nothing for the first request.
+
+    With the thread's calibrated token model (`inspector.pipeline.calibration`) the reading is
+    counterfactual: the recorded size only where the replayed history is still the recorded one,
+    else the calibrated prompt of the replay's own previous request."""
     if request_index == 0:
         return None, None
+    if (mode == "recorded" and calibration is not None and not calibration.identity_model
+            and previous_replayed is not None):
+        tokens, source = calibration.reading(request_index - 1, previous_replayed)
+        return source, tokens
     if mode == "recorded" and previous_recorded is not None:
         return "recorded", previous_recorded
     return "estimated", previous_replayed

@@ -77,6 +77,8 @@ class IrisReplayer:
     request being looked at (`audit(k)`). Results equal `tests/reference/iris.py`.
     """
 
+    FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (Replay need not add them)
+
     def __init__(self, thread: Thread, config: Config, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx
         counter: TokenCounter = ctx.counter
@@ -148,6 +150,8 @@ class IrisReplayer:
         reserve, n_protect = cfg["context.response_reserve"], cfg["context.prune_protect_turns"]
         max_injected, guard = cfg["summarization.max_injected"], cfg["summarization.threshold"]
         recorded_trigger = cfg["context.trigger_tokens"] == "recorded"
+        calibration = getattr(self.ctx, "calibration", None)
+        counterfactual = recorded_trigger and calibration is not None and not calibration.identity_model
         compact_at = window * cfg["context.compaction_threshold"]  # should_compact_on_tokens, inlined
         budget_tokens = math.floor(window * ratio)
         threshold_tokens = compaction_threshold_tokens(cfg)
@@ -171,6 +175,12 @@ class IrisReplayer:
             # _trigger: the previous request's recorded prompt tokens where known, else its replayed estimate
             if k == 0:
                 trigger_tokens = trigger_source = None
+            elif counterfactual:
+                # the recorded count only while the replayed history is the recorded one, else the
+                # calibrated prompt of this replay's own previous request (DESIGN.md "Trigger tokens")
+                prev = out[-1].budget
+                trigger_tokens, trigger_source = calibration.reading(
+                    k - 1, prev.needed_tokens if prev.needed_tokens is not None else prev.prompt_tokens)
             elif recorded_trigger and requests[k - 1].prompt_tokens is not None:
                 trigger_tokens, trigger_source = requests[k - 1].prompt_tokens, "recorded"
             else:
@@ -226,6 +236,16 @@ class IrisReplayer:
             states.append(state)
             out.append(self._aggregate(k, req, state, available, trigger_tokens, trigger_source, compaction,
                                        needed, guard_count, injected, budget_tokens, threshold_tokens))
+            if compaction is not None and counterfactual:
+                prompt_after = out[-1].budget.prompt_tokens or out[-1].budget.needed_tokens or 0
+                after = calibration.calibrated(k, prompt_after)
+                if after >= compact_at:
+                    from dataclasses import replace
+
+                    out[-1] = replace(out[-1], diagnostics=(
+                        f"the kept tail alone ({after:,} calibrated tokens, the protected turns and the agent's "
+                        f"own part) is over the threshold {threshold_tokens:,}: the next request compacts again "
+                        "if it has anything to summarize",))
         self._timeline = out
         return out
 
@@ -274,9 +294,12 @@ class IrisReplayer:
             if mid > lo:  # what pruning saved: full minus placeholder costs of the pruned span
                 savings = (self.full[mid] - self.full[lo]) - (self.pruned[mid] - self.pruned[lo])
         # Positional arguments: the field order of BudgetAudit and RequestAudit (audit.py).
+        estimate = needed_tokens if failed else prompt
+        calibration = self.ctx.calibration
+        calibrated = None if calibration is None else calibration.calibrated(k, estimate)
         budget = BudgetAudit(window, st.system_tokens, self.tool_tokens, st.summary_tokens, reserve, available,
                              st.history_tokens, prompt, req.prompt_tokens, trigger_source, trigger_tokens, savings,
-                             needed_tokens)
+                             needed_tokens, calibrated, None if calibrated is None else calibrated - estimate)
         stats = {
             "compaction_threshold_tokens": threshold_tokens,
             "budget_tokens": budget_tokens,

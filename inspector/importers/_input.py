@@ -1,0 +1,95 @@
+"""Reading an input file with bounds: never a FIFO or a device, never more than a size limit.
+
+A FIFO or a device (`/dev/zero`) given as a transcript would block or never end; a `.gz` that
+expands to gigabytes (a gzip bomb) would exhaust memory. `read_input` refuses special files
+before opening them and reads (gunzipping as it goes) in chunks, stopping with a one-line
+`InputError` as soon as the limit is passed: `MAX_INPUT_BYTES` (1 GiB once decompressed), or
+`$CONTEXT_INSPECTOR_MAX_INPUT_MB`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import stat
+from pathlib import Path
+
+MAX_INPUT_BYTES = 1 << 30
+LIMIT_ENV = "CONTEXT_INSPECTOR_MAX_INPUT_MB"
+CHUNK = 1 << 20
+
+
+class InputError(OSError):
+    """An input that cannot be read within bounds (its message is the whole line after the file name)."""
+
+
+def input_limit() -> int:
+    value = os.environ.get(LIMIT_ENV)
+    if value:
+        try:
+            return max(1, int(float(value) * (1 << 20)))
+        except (ValueError, OverflowError):
+            pass
+    return MAX_INPUT_BYTES
+
+
+def _special(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"is a directory: {mode}")
+    return "a special file"
+
+
+def _describe(limit: int) -> str:
+    return f"{limit / (1 << 20):g} MiB" if limit % (1 << 20) == 0 or limit > (1 << 20) else f"{limit} bytes"
+
+
+def read_input(path: Path, limit: int | None = None) -> bytes:
+    """The file's bytes (gunzipped when it ends in .gz), at most `limit` of them; see the module docstring."""
+    limit = input_limit() if limit is None else limit
+    kind = _special(path.stat().st_mode)  # FileNotFoundError / IsADirectoryError go to the caller
+    if kind is not None:
+        raise InputError(f"is {kind}, not a regular file; only regular files are read")
+    compressed = path.name.lower().endswith(".gz")
+    # O_NONBLOCK: a FIFO swapped in after the check above still never blocks the open.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as raw:
+        if _special(os.fstat(raw.fileno()).st_mode) is not None:
+            raise InputError("is not a regular file; only regular files are read")
+        stream = gzip.GzipFile(fileobj=raw) if compressed else raw
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            chunk = stream.read(CHUNK)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                what = "once decompressed " if compressed else ""
+                raise InputError(f"larger than {_describe(limit)} {what}(the input limit; set {LIMIT_ENV} "
+                                 "to raise it)")
+            parts.append(chunk)
+    return b"".join(parts)
+
+
+def looks_like_json(path: Path) -> bool:
+    """Whether an existing file is empty or starts like JSON (export may overwrite it)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return not text or text[:1] in (b"{", b"[")
+
+
+__all__ = ["InputError", "MAX_INPUT_BYTES", "input_limit", "looks_like_json", "read_input"]

@@ -1,0 +1,206 @@
+"""Which files an import run reads and which threads a file may replace.
+
+- `read_text`: a file's text (gunzipped), invalid UTF-8 decoded line by line and reported.
+- `expand`: the files under the paths given; `subagent_files` / `companions`: the Claude Code
+  sub-agent files that come with a session (its own `<session>/subagents/`, or `agent-*.jsonl`
+  beside it naming its session id).
+- `known_sources` / `keep_apart`: a thread id another file gave is never replaced by a different
+  file (same path or same content replaces); the later file's threads get the suffix `~N`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from inspector.importers._input import read_input
+from inspector.store import StoreError
+
+SUFFIXES = (".json", ".jsonl", ".traj")
+
+MAX_DECODE_WARNINGS = 20
+"""Invalid UTF-8 is reported line by line up to this many lines, then as one count."""
+
+
+def logical_name(name: str) -> str:
+    return name[:-3] if name.lower().endswith(".gz") else name
+
+
+def read_text(path: Path, warnings: list[str] | None = None) -> str:
+    """The file's text (gunzipped when .gz). Invalid UTF-8 raises UnicodeDecodeError, unless
+    `warnings` is given: then each bad line is decoded with U+FFFD replacements and reported
+    there as `file:line: invalid UTF-8 replaced with U+FFFD`."""
+    data = read_input(path)  # bounded: never a FIFO or a device, never past the size limit
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        if warnings is None:
+            raise
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    out: list[str] = []
+    bad: list[int] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            out.append(raw.decode("utf-8", "replace"))
+            bad.append(number)
+    warnings.extend(f"{path}:{n}: invalid UTF-8 replaced with U+FFFD" for n in bad[:MAX_DECODE_WARNINGS])
+    if len(bad) > MAX_DECODE_WARNINGS:
+        warnings.append(f"{path}: invalid UTF-8 replaced with U+FFFD on {len(bad) - MAX_DECODE_WARNINGS} more lines")
+    return "\n".join(out)
+
+
+def replace_thread(thread: Any, **changes: Any) -> Any:
+    fields = {name: getattr(thread, name) for name in type(thread).__slots__}
+    fields.update(changes)
+    return type(thread)(**fields)
+
+
+def is_subagent_file(path: Path) -> bool:
+    """A Claude Code sub-agent transcript by its name: `agent-<id>.jsonl` (in `subagents/` from CLI
+    2.1, beside the sessions in 2.0)."""
+    name = logical_name(path.name)
+    return name.startswith("agent-") and name.endswith(".jsonl")
+
+
+def subagent_files(session: Path) -> list[tuple[Path, bool]]:
+    """(file, whether it is in the session's own folder) for every sub-agent file that may be a
+    Claude Code session's: `<session>/subagents/agent-*.jsonl` (CLI 2.1), `subagents/agent-*.jsonl`
+    and `agent-*.jsonl` beside it (CLI 2.0; those are kept only where they name the session's id)."""
+    stem = logical_name(session.name)
+    stem = stem[: -len(".jsonl")] if stem.endswith(".jsonl") else stem
+    found: list[tuple[Path, bool]] = []
+    for folder, own in ((session.parent / stem / "subagents", True), (session.parent / "subagents", False),
+                        (session.parent, False)):
+        try:
+            if folder.is_dir():
+                found.extend((f, own) for f in sorted(folder.iterdir()) if f.is_file() and is_subagent_file(f)
+                             and f != session)
+        except OSError:
+            continue
+    return found
+
+
+_SESSION_ID = re.compile(r'"sessionId"\s*:\s*"([^"\\]{1,200})"')
+
+
+def _head_session(path: Path, cache: dict[Path, str | None]) -> str | None:
+    """The first `sessionId` in the first 64 KB of `path` (remembered for the run)."""
+    if path not in cache:
+        try:
+            opener = gzip.open if path.name.lower().endswith(".gz") else open
+            with opener(path, "rb") as handle:
+                head = handle.read(65536).decode("utf-8", "replace")
+        except (OSError, EOFError, zlib.error):
+            head = ""
+        match = _SESSION_ID.search(head)
+        cache[path] = match.group(1) if match else None
+    return cache[path]
+
+
+def expand(paths: Iterable[str | Path]) -> list[Path]:
+    """Files to import, directories walked (sorted)."""
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            out.extend(
+                sorted(f for f in path.rglob("*") if f.is_file() and logical_name(f.name.lower()).endswith(SUFFIXES))
+            )
+        else:
+            out.append(path)
+    return out
+
+
+def companions(path: Path, text: str, warnings: list[str], cache: dict[Path, str | None]) -> list[tuple[Path, str]]:
+    """The sub-agent files of Claude Code session `path` (text `text`), read: those in its own folder
+    unless they name another session, those beside it only where they name one of its session ids."""
+    sessions = set(_SESSION_ID.findall(text))
+    out: list[tuple[Path, str]] = []
+    for agent, own in subagent_files(path):
+        named = _head_session(agent, cache)
+        if not (named in sessions or (own and named is None)):
+            continue
+        try:
+            agent_text = read_text(agent, warnings)
+        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            warnings.append(f"{agent}: sub-agent file cannot be read ({' '.join(str(exc).split())})")
+            continue
+        out.append((agent, agent_text))
+    return out
+
+
+def known_sources(store: Any) -> dict[str, tuple[str, str]]:
+    """Thread id -> (resolved path, sha256) of the file that last imported it."""
+    out: dict[str, tuple[str, str]] = {}
+    try:
+        records = store.import_records()
+    except (StoreError, AttributeError):
+        return out
+    for record in records:
+        where = resolved(str(record.get("path") or ""))
+        for tid in record.get("thread_ids") or []:
+            out[str(tid)] = (where, str(record.get("sha256") or ""))
+    return out
+
+
+def resolved(path: str) -> str:
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError, ValueError):
+        return path
+
+
+def keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple[str, str]], store: Any,
+                warnings: list[str]) -> list[Any]:
+    """Threads of `path` renamed where one of their ids came from a different file (see the module doc)."""
+    where = resolved(str(path))
+
+    def other(tid: str) -> bool:
+        if tid not in known or known[tid][0] == where or known[tid][1] == sha:
+            return False
+        return not _brought_by(path, Path(known[tid][0]))
+
+    clash = [t.id for t in threads if other(t.id)]
+    if not clash:
+        return threads
+    number = 2
+    while True:  # the first suffix free for every thread of the file, or already this file's
+        ids = [f"{t.id}~{number}" for t in threads]
+        if not any(other(i) or (i not in known and _stored(store, i)) for i in ids):
+            break
+        number += 1
+    renamed = {t.id: f"{t.id}~{number}" for t in threads}
+    for tid in clash:
+        warnings.append(f"{path}: thread {tid} was imported from another file ({known[tid][0]}); both kept, "
+                        f"this file's as {renamed[tid]}")
+    out = []
+    for t in threads:
+        meta = dict(t.meta)
+        if meta.get("parent_thread_id") in renamed:
+            meta["parent_thread_id"] = renamed[meta["parent_thread_id"]]
+        out.append(replace_thread(t, id=renamed[t.id], meta=meta))
+    return out
+
+
+def _brought_by(agent: Path, session: Path) -> bool:
+    """Whether sub-agent file `agent` comes in with Claude Code session file `session` (then it is that file)."""
+    if not is_subagent_file(agent):
+        return False
+    try:
+        return agent.resolve() in {f.resolve() for f, _ in subagent_files(session)}
+    except OSError:
+        return False
+
+
+def _stored(store: Any, thread_id: str) -> bool:
+    try:
+        return bool(store.has_thread(thread_id))
+    except (StoreError, AttributeError):
+        return False

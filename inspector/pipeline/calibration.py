@@ -1,0 +1,224 @@
+"""A calibrated token model per thread: what the provider would bill for a request.
+
+A transcript lacks what the agent added itself (its system prompt, tool definitions,
+injected files) and the provider's tokenizer differs from the configured one. Both are
+fitted from the thread's recorded requests against a *reference* replay, the replay of the
+recorded history (the thread's own profile, its baseline config, recorded compactions):
+
+    billed(k) ~ unaccounted(segment of k) + ratio x reference(k)
+
+- `ratio`: the Theil-Sen slope (median of the pairwise slopes) of billed against reference
+  over pairs of requests in the same segment, so one odd request (an injected reminder, a
+  re-read file) moves it little. Segments are split at the recorded compactions, where the
+  agent's own part can change (Claude Code re-attaches recently read files after one).
+- `unaccounted`: per segment, the median of billed - ratio x reference.
+
+`calibrated(k, estimate)` for a replay whose request k estimates `estimate` tokens:
+- k has a recorded count: `recorded(k) + ratio x (estimate - reference(k))`, so where the
+  replayed history is the recorded one the recorded count comes back unchanged, and a what-if
+  moves it by the scaled difference;
+- else anchored on the nearest recorded request j of the same segment (the earlier one
+  first): `recorded(j) + ratio x (estimate - reference(j))`;
+- else predicted: `unaccounted(segment) + ratio x estimate`, the segment's own figure, else the
+  latest post-compaction segment's, else the first segment's.
+With no recorded count at all the model is the identity (ratio 1, nothing unaccounted) and
+says so (`fit.source == "identity"`): calibrated equals the estimate. A fit whose median error
+exceeds `MAX_MEDIAN_ERROR` (recorded counts that do not follow the transcript, e.g. made-up
+ones) is `source == "poor fit"`: the recorded count is given back where the history is the
+recorded one, elsewhere the replayed estimate, and the description says why.
+
+Pure: no I/O; the figures are plain numbers the layers above show.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MIN_RATIO, MAX_RATIO = 0.25, 4.0
+MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, deterministic)
+MAX_MEDIAN_ERROR = 0.10  # a fit worse than this (median, no anchoring) is not used off the recorded history
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationFit:
+    """The fitted figures, shown with the model (Budget pane, `simulate` report)."""
+
+    source: str                       # "fitted" | "identity" (nothing recorded) | "one point"
+    ratio: float                      # provider tokens per configured-tokenizer token
+    unaccounted: int                  # the agent's own tokens before the first compaction
+    segment_unaccounted: tuple[int | None, ...]  # per segment (None: no recorded request there)
+    points: int                       # requests with a recorded count
+    pairs: int                        # pairs behind the ratio
+    median_error: float | None        # median |billed - fit| / billed over the points (no anchoring)
+    within_3pct: float | None         # share of the points the fit (no anchoring) puts within 3%
+
+    def describe(self) -> str:
+        if self.source == "identity":
+            return "no recorded prompt counts: calibrated = replayed estimate"
+        if self.source == "poor fit":
+            return (f"the recorded counts do not follow the transcript (median error {self.median_error:.0%} "
+                    f"over {self.points} requests): calibrated = recorded where the history is the recorded "
+                    "one, else the replayed estimate")
+        err = "" if self.median_error is None else f", median error {self.median_error:.1%}"
+        return (f"unaccounted {self.unaccounted:,} tokens, ratio {self.ratio:.3f} "
+                f"({self.points} recorded requests, {self.pairs} pairs{err})")
+
+
+def _theil_sen(points: Sequence[tuple[int, int, int]]) -> tuple[float | None, int]:
+    """Median slope over pairs (x_i, y_i), (x_j, y_j) of one segment with x_j != x_i."""
+    by_segment: dict[int, list[tuple[int, int]]] = {}
+    for seg, x, y in points:
+        by_segment.setdefault(seg, []).append((x, y))
+    total = sum(len(v) * (len(v) - 1) // 2 for v in by_segment.values())
+    step = max(1, math.ceil(total / MAX_PAIRS))
+    slopes: list[float] = []
+    count = 0
+    for pts in by_segment.values():
+        for i in range(len(pts)):
+            xi, yi = pts[i]
+            for j in range(i + 1, len(pts)):
+                count += 1
+                if count % step:
+                    continue
+                xj, yj = pts[j]
+                if xj != xi:
+                    slopes.append((yj - yi) / (xj - xi))
+    if not slopes:
+        return None, 0
+    return statistics.median(slopes), len(slopes)
+
+
+class Calibration:
+    """The per-thread model. `reference[k]` is the reference replay's estimate of request k,
+    `recorded[k]` its billed count (None where not recorded), `segments[k]` its segment
+    (0 before the first recorded compaction, +1 at each)."""
+
+    def __init__(self, reference: Sequence[int], recorded: Sequence[int | None], segments: Sequence[int]) -> None:
+        if not (len(reference) == len(recorded) == len(segments)):
+            raise ValueError("calibration: reference, recorded and segments differ in length")
+        self.reference = tuple(int(x) for x in reference)
+        self.recorded = tuple(recorded)
+        self.segments = tuple(segments)
+        self.fit = self._fit()
+        self._anchor = self._anchors()
+
+    @classmethod
+    def identity(cls, n: int) -> Calibration:
+        return cls([0] * n, [None] * n, [0] * n)
+
+    def __len__(self) -> int:
+        return len(self.reference)
+
+    # -- fitting ---------------------------------------------------------------------------
+    def _fit(self) -> CalibrationFit:
+        points = [(s, x, y) for s, x, y in zip(self.segments, self.reference, self.recorded, strict=True)
+                  if y is not None]
+        n_segments = (max(self.segments) + 1) if self.segments else 1
+        if not points:
+            return CalibrationFit("identity", 1.0, 0, (None,) * n_segments, 0, 0, None, None)
+        slope, pairs = _theil_sen(points)
+        source = "fitted"
+        if slope is None:
+            slope, source = 1.0, "one point"
+        ratio = min(MAX_RATIO, max(MIN_RATIO, slope))
+        residuals: dict[int, list[float]] = {}
+        for s, x, y in points:
+            residuals.setdefault(s, []).append(y - ratio * x)
+        per_segment = tuple(
+            round(statistics.median(residuals[s])) if s in residuals else None for s in range(n_segments))
+        first = next(u for u in per_segment if u is not None)
+        self._segment_u = self._fill_segments(per_segment, first)
+        errors = [abs(self._segment_u[s] + ratio * x - y) / y for s, x, y in points if y > 0]
+        median_error = statistics.median(errors) if errors else None
+        within = sum(1 for e in errors if e <= 0.03) / len(errors) if errors else None
+        if median_error is not None and median_error > MAX_MEDIAN_ERROR:
+            source = "poor fit"
+        return CalibrationFit(source, ratio, first, per_segment, len(points), pairs, median_error, within)
+
+    @staticmethod
+    def _fill_segments(per_segment: tuple[int | None, ...], first: int) -> tuple[int, ...]:
+        """A segment with no recorded request takes the latest earlier post-compaction
+        segment's figure, else the first segment's."""
+        out: list[int] = []
+        latest_post: int | None = None
+        for s, u in enumerate(per_segment):
+            if u is not None:
+                out.append(u)
+                if s > 0:
+                    latest_post = u
+            else:
+                out.append(latest_post if latest_post is not None else first)
+        return tuple(out)
+
+    def _anchors(self) -> tuple[int | None, ...]:
+        """Per request: the recorded request it is anchored on (itself, else the nearest
+        earlier one of its segment, else the nearest later one), or None."""
+        n = len(self.reference)
+        out: list[int | None] = [None] * n
+        last: int | None = None
+        for k in range(n):
+            if k and self.segments[k] != self.segments[k - 1]:
+                last = None
+            if self.recorded[k] is not None:
+                last = k
+            out[k] = last
+        nxt: int | None = None
+        for k in range(n - 1, -1, -1):
+            if k < n - 1 and self.segments[k] != self.segments[k + 1]:
+                nxt = None
+            if self.recorded[k] is not None:
+                nxt = k
+            if out[k] is None:
+                out[k] = nxt
+        return tuple(out)
+
+    # -- use ---------------------------------------------------------------------------------
+    @property
+    def identity_model(self) -> bool:
+        return self.fit.source == "identity"
+
+    def calibrated(self, k: int, estimate: int) -> int:
+        """What the provider would bill for request k of a replay that estimates `estimate`."""
+        fit = self.fit
+        if fit.source == "identity" or not 0 <= k < len(self.reference):
+            return estimate
+        if fit.source == "poor fit":
+            return self.recorded[k] if self.is_recorded_history(k, estimate) else estimate  # type: ignore[return-value]
+        j = self._anchor[k]
+        if j is not None:
+            value = self.recorded[j] + fit.ratio * (estimate - self.reference[j])  # type: ignore[operator]
+        else:
+            value = self._segment_u[self.segments[k]] + fit.ratio * estimate
+        return max(0, round(value))
+
+    def is_recorded_history(self, k: int, estimate: int) -> bool:
+        """True where request k has a recorded count and the replay's history is the reference."""
+        return 0 <= k < len(self.reference) and self.recorded[k] is not None and estimate == self.reference[k]
+
+    def unaccounted(self, k: int, estimate: int) -> int:
+        """The part of `calibrated(k, estimate)` the replay's own blocks do not hold."""
+        return self.calibrated(k, estimate) - estimate
+
+    def reading(self, k: int, estimate: int) -> tuple[int, str]:
+        """(tokens, source) a counterfactual trigger reads for request k: the recorded count
+        where the history is the recorded one, else the calibrated prompt."""
+        if self.identity_model:
+            return estimate, "estimated"
+        if self.is_recorded_history(k, estimate):
+            return self.recorded[k], "recorded"  # type: ignore[return-value]
+        if self.fit.source == "poor fit":
+            return estimate, "estimated"
+        return self.calibrated(k, estimate), "calibrated"
+
+
+def segments_from_compactions(compacted: Sequence[bool]) -> list[int]:
+    """Segment ids from a per-request 'a compaction happened before this request' flag."""
+    out: list[int] = []
+    seg = 0
+    for flag in compacted:
+        seg += 1 if flag else 0
+        out.append(seg)
+    return out

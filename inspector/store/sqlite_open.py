@@ -1,0 +1,196 @@
+"""Opening a SQLite file for viewing without creating or changing anything beside it.
+
+`mode=ro` alone is not enough: a WAL-mode database read that way gets a `-wal` and a `-shm`
+file created beside it (and left there), and a file with a hot journal (a write interrupted by
+a kill) cannot be read at all ("attempt to write a readonly database"). So a read-only open
+picks one of three ways, and says which (`SqliteSource.access`):
+
+- `read-only`: a rollback-journal database with no journal beside it: `mode=ro`, `query_only`;
+- `immutable`: a WAL-mode database with no `-wal` / `-shm` beside it, so no process has it open:
+  SQLite's `immutable=1` URI, which touches no other file (also on read-only media);
+- `snapshot`: a WAL database whose `-wal` or `-shm` exists (a writer is running or was killed),
+  or a database with a hot journal: the database and its `-wal` / `-journal` are copied into a
+  private temporary directory and the copy is opened (SQLite recovers or rolls back the copy
+  there); the source and the files beside it are only read.
+
+`refresh()` reopens when the files changed (live tailing), so a snapshot follows a writer.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.pool import QueuePool
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+SNAPSHOT_TRIES = 5
+"""A WAL that restarts while it is copied is copied again, at most this many times."""
+
+
+class SqliteOpenError(Exception):
+    """A one-line problem opening the file (the caller adds nothing but its own prefix)."""
+
+
+def regular_file_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as a file without blocking (a FIFO, a device), else None."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+    return f"{path}: is {kind}, not a regular file"
+
+
+def _head(path: Path, size: int) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def _sibling(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def _signature(path: Path) -> tuple:
+    parts: list[Any] = []
+    for p in (path, _sibling(path, "-wal"), _sibling(path, "-journal"), _sibling(path, "-shm")):
+        try:
+            st = p.stat()
+            parts.append((st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            parts.append(None)
+    return tuple(parts)
+
+
+def _uri(path: Path, params: str) -> str:
+    escaped = path.resolve().as_posix().replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    return f"file:{escaped}?{params}"
+
+
+def _engine(uri: str) -> Engine:
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=5.0)
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+
+    # "sqlite://" would pick SingletonThreadPool, which closes (and garbage-collects) one thread's
+    # connection from another: with the app's worker threads that crashed the interpreter. A queue pool
+    # hands each connection to one thread at a time.
+    return create_engine("sqlite://", creator=connect, poolclass=QueuePool)
+
+
+@dataclass
+class SqliteSource:
+    """A read-only engine on a SQLite file, chosen as the module docstring says."""
+
+    path: Path
+    engine: Engine | None = None
+    access: str = "read-only"
+    note: str | None = None
+    _signature: tuple = ()
+    _tmp: tempfile.TemporaryDirectory | None = None
+    _generation: int = 0
+    _retired: list[Engine] = field(default_factory=list)
+
+    def open(self) -> Engine:
+        self._signature = _signature(self.path)
+        head = _head(self.path, 100)
+        wal_file, shm_file, journal = (_sibling(self.path, s) for s in ("-wal", "-shm", "-journal"))
+        is_sqlite = head.startswith(SQLITE_MAGIC) and len(head) >= 20
+        is_wal = is_sqlite and head[18] == 2 and head[19] == 2
+        hot = is_sqlite and not is_wal and _head(journal, 8) == JOURNAL_MAGIC
+        if is_wal and not wal_file.exists() and not shm_file.exists():
+            self.access = "immutable"
+            self.note = f"{self.path}: WAL-mode database no process has open: opened immutable (nothing written beside it)"
+            self.engine = _engine(_uri(self.path, "immutable=1"))
+        elif is_wal and (wal_file.exists() or shm_file.exists()):
+            self.access = "snapshot"
+            self.note = (f"{self.path}: WAL-mode database in use or left by a killed writer: reading a private "
+                         "snapshot copy (nothing written beside it)")
+            self.engine = self._snapshot(with_wal=True)
+        elif hot:
+            self.access = "snapshot"
+            self.note = (f"{self.path}: a hot journal ({journal.name}) from an interrupted write is beside it: "
+                         "reading a private snapshot rolled back to the last commit; to recover the file itself, "
+                         "run one write-mode command on it (e.g. `context-inspector import` or "
+                         f"`sqlite3 {self.path} 'PRAGMA quick_check'`)")
+            self.engine = self._snapshot(with_wal=False)
+        else:
+            self.access = "read-only"
+            self.note = None
+            self.engine = _engine(_uri(self.path, "mode=ro"))
+        return self.engine
+
+    def _snapshot(self, *, with_wal: bool) -> Engine:
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="context-inspector-snapshot-")
+        self._generation += 1
+        target = Path(self._tmp.name) / f"g{self._generation}" / self.path.name
+        target.parent.mkdir()
+        companion = _sibling(self.path, "-wal" if with_wal else "-journal")
+        copy_companion = _sibling(target, "-wal" if with_wal else "-journal")
+        for _ in range(SNAPSHOT_TRIES):
+            before = _head(companion, 32)
+            shutil.copyfile(self.path, target)
+            if companion.exists():
+                try:
+                    shutil.copyfile(companion, copy_companion)
+                except FileNotFoundError:  # checkpointed and removed meanwhile: the file alone is whole
+                    copy_companion.unlink(missing_ok=True)
+            if _head(companion, 32) == before:
+                break
+        else:
+            raise SqliteOpenError(f"{self.path}: the database kept changing while it was copied; try again")
+        # The copy is ours: open it writable once so SQLite recovers the WAL or rolls back the journal there.
+        try:
+            conn = sqlite3.connect(target, timeout=5.0)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise SqliteOpenError(f"{self.path}: cannot read a snapshot copy ({exc})") from None
+        return _engine(_uri(target, "mode=ro"))
+
+    def refresh(self) -> Engine | None:
+        """A new engine when the file (or its -wal / -journal) changed since it was opened; else None."""
+        if self.access == "read-only" or _signature(self.path) == self._signature:
+            return None
+        if self.engine is not None:
+            self._retired.append(self.engine)
+        engine = self.open()
+        # A worker may still be reading through the previous engine: dispose only older ones.
+        while len(self._retired) > 1:
+            self._retired.pop(0).dispose()
+        return engine
+
+    def close(self) -> None:
+        for engine in self._retired:
+            engine.dispose()
+        if self.engine is not None:
+            self.engine.dispose()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+def ensure_not_special(path: Path) -> None:
+    problem = regular_file_problem(path)
+    if problem:
+        raise SqliteOpenError(problem)
+
+
+__all__ = ["SqliteOpenError", "SqliteSource", "ensure_not_special", "regular_file_problem"]

@@ -1,0 +1,139 @@
+"""The calibrated token model: fitted figures, anchoring, robustness (hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.pipeline.calibration import Calibration, segments_from_compactions
+
+
+@st.composite
+def linear_threads(draw, min_size: int = 4):
+    """Reference estimates growing by random steps, billed = unaccounted + ratio x reference."""
+    n = draw(st.integers(min_size, 40))
+    steps = draw(st.lists(st.integers(50, 5_000), min_size=n, max_size=n))
+    start = draw(st.integers(0, 2_000))
+    reference, total = [], start
+    for s in steps:
+        total += s
+        reference.append(total)
+    unaccounted = draw(st.integers(0, 60_000))
+    ratio = draw(st.floats(0.8, 1.6))
+    billed = [round(unaccounted + ratio * x) for x in reference]
+    return reference, billed, unaccounted, ratio
+
+
+@given(linear_threads())
+def test_fit_recovers_unaccounted_and_ratio(data):
+    reference, billed, unaccounted, ratio = data
+    cal = Calibration(reference, billed, [0] * len(reference))
+    assert cal.fit.source == "fitted"
+    assert abs(cal.fit.ratio - ratio) < 0.01
+    assert abs(cal.fit.unaccounted - unaccounted) <= 0.01 * max(billed) + 2
+    assert cal.fit.points == len(reference)
+
+
+@given(linear_threads())
+def test_recorded_history_gives_back_the_recorded_count(data):
+    reference, billed, _, _ = data
+    cal = Calibration(reference, billed, [0] * len(reference))
+    for k, (x, y) in enumerate(zip(reference, billed, strict=True)):
+        assert cal.calibrated(k, x) == y
+        assert cal.reading(k, x) == (y, "recorded")
+        assert cal.unaccounted(k, x) == y - x
+
+
+@given(linear_threads(), st.integers(-20_000, 20_000))
+def test_a_what_if_moves_the_count_by_the_scaled_difference(data, delta):
+    reference, billed, _, _ = data
+    cal = Calibration(reference, billed, [0] * len(reference))
+    k = len(reference) // 2
+    estimate = max(0, reference[k] + delta)
+    expected = max(0, round(billed[k] + cal.fit.ratio * (estimate - reference[k])))
+    assert cal.calibrated(k, estimate) == expected
+    value, source = cal.reading(k, estimate)
+    assert source == ("recorded" if estimate == reference[k] else "calibrated")
+    assert value == expected
+
+
+@given(linear_threads(min_size=8), st.data())
+def test_hidden_counts_are_predicted_from_the_anchor(data, draw):
+    reference, billed, _, _ = data
+    n = len(reference)
+    cut = draw.draw(st.integers(3, n - 1))
+    shown = billed[:cut] + [None] * (n - cut)
+    cal = Calibration(reference, shown, [0] * n)
+    for k in range(cut, n):
+        # exact data: the anchored prediction lands on the hidden count (ratio fitted exactly)
+        assert abs(cal.calibrated(k, reference[k]) - billed[k]) <= 0.01 * billed[k] + 2
+        assert cal.reading(k, reference[k])[1] == "calibrated"
+
+
+@given(linear_threads(min_size=20), st.data())
+@settings(max_examples=60)
+def test_ratio_resists_a_few_outliers(data, draw):
+    reference, billed, _, ratio = data
+    n = len(reference)
+    bad = draw.draw(st.lists(st.integers(0, n - 1), max_size=max(1, n // 12), unique=True))
+    noisy = list(billed)
+    for k in bad:
+        noisy[k] = noisy[k] + draw.draw(st.sampled_from([-1, 1])) * draw.draw(st.integers(5_000, 50_000))
+    cal = Calibration(reference, [max(1, v) for v in noisy], [0] * n)
+    assert abs(cal.fit.ratio - ratio) / ratio < 0.15
+
+
+@given(st.lists(st.integers(0, 200_000), min_size=1, max_size=30))
+def test_nothing_recorded_is_the_identity(reference):
+    cal = Calibration(reference, [None] * len(reference), [0] * len(reference))
+    assert cal.fit.source == "identity"
+    for k, x in enumerate(reference):
+        assert cal.calibrated(k, x) == x
+        assert cal.reading(k, x) == (x, "estimated")
+    assert "no recorded" in cal.fit.describe()
+
+
+@given(linear_threads(), st.integers(0, 300_000), st.integers(0, 300_000))
+def test_calibrated_is_monotone_in_the_estimate(data, a, b):
+    reference, billed, _, _ = data
+    cal = Calibration(reference, billed, [0] * len(reference))
+    k = len(reference) - 1
+    lo, hi = sorted((a, b))
+    assert cal.calibrated(k, lo) <= cal.calibrated(k, hi)
+
+
+def test_segments_have_their_own_unaccounted_part():
+    # before the compaction the agent's own part is 30k, after it 45k (re-attached files)
+    reference = [1_000, 5_000, 9_000, 13_000, 2_000, 4_000, 8_000]
+    compacted = [False, False, False, False, True, False, False]
+    segments = segments_from_compactions(compacted)
+    assert segments == [0, 0, 0, 0, 1, 1, 1]
+    billed = [30_000 + round(1.25 * x) if s == 0 else 45_000 + round(1.25 * x)
+              for x, s in zip(reference, segments, strict=True)]
+    cal = Calibration(reference, billed, segments)
+    assert cal.fit.segment_unaccounted == (30_000, 45_000)
+    # a request of the second segment with no count of its own nor an anchor in its segment
+    hidden = billed[:4] + [None, None, None]
+    cal2 = Calibration(reference, hidden, segments)
+    assert cal2.fit.segment_unaccounted == (30_000, None)
+    assert cal2.calibrated(5, 4_000) == 30_000 + 5_000  # falls back to the first segment's figure
+    assert cal2.calibrated(2, 9_000) == billed[2]
+
+
+def test_lengths_must_agree():
+    import pytest
+
+    with pytest.raises(ValueError):
+        Calibration([1, 2], [1], [0, 0])
+
+
+def test_counts_that_do_not_follow_the_transcript_are_a_poor_fit():
+    # a made-up ramp of +3,500 per request against replayed prompts that plateau
+    reference = [10_000, 30_000, 12_000, 31_000, 11_000, 32_000, 12_500, 33_000, 11_500, 34_000]
+    billed = [10_000 + 3_500 * k for k in range(len(reference))]
+    cal = Calibration(reference, billed, [0] * len(reference))
+    assert cal.fit.source == "poor fit"
+    assert "do not follow the transcript" in cal.fit.describe()
+    assert cal.calibrated(3, reference[3]) == billed[3]        # the recorded history: the recorded count
+    assert cal.calibrated(3, 20_000) == 20_000                  # elsewhere: the replayed estimate
+    assert cal.reading(3, 20_000) == (20_000, "estimated")

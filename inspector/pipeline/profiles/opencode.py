@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inspector.pipeline.agents import OVERHEAD, AgentReplayer, AgentRules
 from inspector.pipeline.audit import Reason
+from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
 from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
 from inspector.pipeline.profiles.common import REASONS as SHARED
 

@@ -28,8 +28,12 @@ LONG_FIRST = (
 )
 
 
+def _start_rank(item: pytest.Item) -> int:
+    return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: not item.nodeid.startswith(LONG_FIRST))  # stable: otherwise as collected
+    items.sort(key=_start_rank)  # the longest first, in LONG_FIRST's order; stable: otherwise as collected
 
 
 @pytest.fixture(autouse=True)

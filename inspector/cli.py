@@ -1,4 +1,7 @@
-"""The `context-inspector` command: the TUI by default, headless commands beside it."""
+"""The `context-inspector` command: the TUI by default, headless commands beside it.
+
+Over 400 lines on purpose: every command's click declaration in one place, so the options read
+as one list (the work of each command is in the service layer and `cli_output`)."""
 
 from __future__ import annotations
 

@@ -75,6 +75,14 @@ def combinations(keys: Sequence[tuple[str, Sequence[Any]]]) -> list[dict[str, An
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(v for _, v in keys))]
 
 
+def unread_keys(profile: str, combos: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The swept keys that `profile` does not read (every row is the same for them)."""
+    from inspector.config import PROFILE_KEYS
+
+    read = PROFILE_KEYS.get(profile, ())
+    return [k for k in (combos[0] if combos else {}) if k not in read]
+
+
 def _facts_lost(thread: Thread, replay) -> int:
     """Facts of the compacted spans that the replay's summaries did not keep (`pipeline.survival`)."""
     from inspector.pipeline.survival import compaction_losses

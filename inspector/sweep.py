@@ -189,6 +189,8 @@ def default_values(key: str, value: Any, count: int = 10) -> list[Any]:
         hi = min(1.0, round(value + 0.2, 2))
         step = (hi - lo) / (count - 1)
         out = sorted({round(lo + i * step, 3) for i in range(count)} | {value})
+    elif spec.type is int and spec.check(100) is None and spec.check(101) is not None:  # a percentage
+        out = sorted({value, *range(50, 100, 5)})
     elif spec.type is int:
         lo, hi = max(0, value // 2), max(value * 2, value + count - 1)
         step = max(1, (hi - lo) // (count - 1))

@@ -438,6 +438,9 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
     try:
         if thread is not None:
             base = load_config(profile, overrides, thread=thread)
+            for key in sweep.unread_keys(base.profile, combos):
+                click.echo(f"warning: the {base.profile} profile does not read {key}: its values change nothing",
+                           err=True)
             rows = sweep.sweep_thread(thread, base, combos, compactions=compactions)
         else:
             bar = click.progressbar(length=len(ids), label="sweeping", file=sys.stderr) if sys.stderr.isatty() \

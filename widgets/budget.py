@@ -15,6 +15,7 @@ from inspector.config import AGENT_PROFILES
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
 from widgets.cost import cost_rows
+from widgets.rendered import RenderedOnce
 from widgets.safe import safe_line
 
 # (key, label, colour, bar character): the parts of the window, in the bar's order. Free is the window
@@ -166,7 +167,12 @@ class BudgetView(Static):
         self.threshold = threshold
         self.profile = profile
         self.request_count = request_count
-        self.update(self.render_budget(request_count))
+        self._update_budget()
+
+    def _update_budget(self) -> None:
+        # The tables rendered once per width: each layout pass measures the pane's height by rendering it.
+        rendered = self.render_budget(self.request_count)
+        self.update(RenderedOnce(rendered) if isinstance(rendered, Table) else rendered)
 
     def render_budget(self, request_count: int) -> Table | Text:
         request = self.request
@@ -315,4 +321,4 @@ class BudgetView(Static):
 
     def on_resize(self) -> None:
         if self.request is not None:
-            self.update(self.render_budget(self.request_count))
+            self._update_budget()

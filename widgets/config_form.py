@@ -111,8 +111,9 @@ class ConfigForm(VerticalScroll):
                     elif isinstance(widget, Input) and widget.value != format_value(config[key]):
                         widget.value = format_value(config[key])
                     error = self.query_one("#" + error_id(key), Static)
-                    error.update("")
-                    error.remove_class("-shown")
+                    if error.has_class("-shown"):  # a hidden error is empty: leave it (no layout pass)
+                        error.update("")
+                        error.remove_class("-shown")
         self.mark_changed()
 
     def mark_changed(self) -> None:

@@ -34,6 +34,7 @@ class PaneUpdater:
         self.dirty = False
         self.all_tabs = False
         self.updated_at = 0.0  # when the panes were last filled (read by bench/bench_tui.py)
+        self.painted_at = 0.0  # when the screen was next laid out and painted after that (the same)
         self.timer: Timer | None = None
         self._at = 0.0
 
@@ -96,6 +97,10 @@ class PaneUpdater:
         if all_tabs or active in ("blocks", "summaries", "step"):
             self.refresh_tab(active)
         self.updated_at = time.monotonic()
+        app.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        self.painted_at = time.monotonic()
 
     def refresh_tab(self, tab: str) -> None:
         app, view = self.app, self.app.view

@@ -60,6 +60,15 @@ class CalibrationFit:
     median_error: float | None        # median |billed - fit| / billed over the points (no anchoring)
     within_3pct: float | None         # share of the points the fit (no anchoring) puts within 3%
 
+    def short(self) -> str:
+        """One short line of the figures (the Budget pane)."""
+        if self.source == "identity":
+            return "no recorded counts"
+        if self.source == "poor fit":
+            return f"recorded counts do not follow the transcript (error {self.median_error:.0%})"
+        err = "" if self.median_error is None else f", error {self.median_error:.1%}"
+        return f"fit: ratio {self.ratio:.2f}, own {self.unaccounted:,} over {self.points} requests{err}"
+
     def describe(self) -> str:
         if self.source == "identity":
             return "no recorded prompt counts: calibrated = replayed estimate"

@@ -658,4 +658,4 @@ async def test_budget_explains_a_recorded_count_above_a_transcript_without_syste
         assert b.unaccounted_tokens == b.recorded_prompt_tokens - b.prompt_tokens
         text = plain(app.query_one(BudgetView))
         assert "Unaccounted (the agent's own)" in text and f"{b.unaccounted_tokens:,}" in text
-        assert "Calibration" in text and "ratio" in text
+        assert "Prompt (calibrated)" in text and app.view.calibration.fit.short() in text

@@ -223,10 +223,11 @@ class BudgetView(Static):
         if b.recorded_prompt_tokens is not None and b.prompt_tokens:
             recorded += f"  ({(b.prompt_tokens - b.recorded_prompt_tokens):+,} replayed vs recorded)"
         facts.add_row("Prompt (recorded)", recorded)
-        if b.calibrated_prompt_tokens is not None and b.calibrated_prompt_tokens != b.prompt_tokens:
-            facts.add_row("Prompt (calibrated)", f"{b.calibrated_prompt_tokens:,}  (what the provider would bill)")
-        if self.calibration and b.unaccounted_tokens:
-            facts.add_row("Calibration", Text(safe_line(self.calibration, 200), style="dim"))
+        if b.calibrated_prompt_tokens is not None and b.unaccounted_tokens:
+            # what the provider would bill, with the calibration's figures (one row: the pane is dense)
+            calibrated = Text(f"{b.calibrated_prompt_tokens:,}  ")
+            calibrated.append(safe_line(self.calibration or "", 120), style="dim")
+            facts.add_row("Prompt (calibrated)", calibrated)
         if (b.recorded_prompt_tokens is not None and b.recorded_prompt_tokens > b.prompt_tokens
                 and b.system_tokens == 0 and b.tool_tokens == 0 and not b.unaccounted_tokens):
             # Agent transcripts (Claude Code, Codex) keep the conversation, not the agent's own prompt.

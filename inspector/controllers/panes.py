@@ -87,7 +87,7 @@ class PaneUpdater:
             request, tokenizer=view.simulation.tokenizer, approximate=view.simulation.approximate,
             threshold=threshold, profile=view.config.profile, request_count=len(view.requests),
             recorded_compaction=recorded,
-            calibration=None if calibration is None else calibration.fit.describe(),
+            calibration=None if calibration is None else calibration.fit.short(),
             pruning_threshold=(float(view.config["harness.pruning_threshold"])
                                if view.config.profile == "harness" else None))
         # Tables are rebuilt only when visible; the others are refreshed when their tab opens.

@@ -1,4 +1,7 @@
-"""The `context-inspector` command: the TUI by default, headless commands beside it."""
+"""The `context-inspector` command: the TUI by default, headless commands beside it.
+
+Over 400 lines on purpose: every command's click declaration in one place, so the options read
+as one list (the work of each command is in the service layer and `cli_output`)."""
 
 from __future__ import annotations
 
@@ -435,6 +438,9 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
     try:
         if thread is not None:
             base = load_config(profile, overrides, thread=thread)
+            for key in sweep.unread_keys(base.profile, combos):
+                click.echo(f"warning: the {base.profile} profile does not read {key}: its values change nothing",
+                           err=True)
             rows = sweep.sweep_thread(thread, base, combos, compactions=compactions)
         else:
             bar = click.progressbar(length=len(ids), label="sweeping", file=sys.stderr) if sys.stderr.isatty() \

@@ -72,6 +72,8 @@ def test_default_values_stay_valid_and_hold_the_current_value():
     assert 0.75 in ratios and all(0 < v <= 1 for v in ratios) and ratios == sorted(ratios)
     turns = default_values("context.prune_protect_turns", 2)
     assert 2 in turns and all(isinstance(v, int) and v >= 0 for v in turns)
+    pct = default_values("claude_code.autocompact_pct_override", 0)
+    assert pct[0] == 0 and pct[1:] == list(range(50, 100, 5))
     windows = default_values("context.window", 200_000)
     assert 200_000 in windows and min(windows) > 0
 

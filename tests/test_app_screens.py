@@ -416,7 +416,7 @@ async def test_blocks_table_has_a_preview_column_and_sorts_by_tokens(tmp_path):
 
 async def test_a_largest_block_opens_in_the_blocks_pane(tmp_path):
     app = make_app(tmp_path, thread_id=OVERFLOW_ID)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(160, 64)) as pilot:  # tall enough for Largest blocks, under Cost
         await settle(app, pilot)
         request = app.current_request
         largest = max(range(len(request.blocks)),

@@ -45,6 +45,11 @@ REASON_MEANINGS: dict[str, str] = {
     "truncated_to_fit": "shortened rather than dropped (`vector-recall`)",
     "strategy_excluded": "removed by a plugin strategy that gave no reason of its own",
     "interceptor_removed": "removed by a plugin interceptor after shifting",
+    # the agent profiles (claude-code, codex, opencode, anthropic-context-editing)
+    "since_compaction": "sent: the agent sends every message since its last compaction",
+    "kept_after_compaction": "in a summarized span but kept verbatim: a recent user message (the one that overflows the 20k, truncated)",
+    "tool_output_pruned": "an old tool output erased by `prune` (`[Old tool result content cleared]`)",
+    "tool_result_cleared": "a tool result cleared by `clear_tool_uses_20250919`",
 }
 
 # (mark, where, meaning), as in the README's "Marks" table

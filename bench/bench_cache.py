@@ -1,7 +1,8 @@
 """The prompt-cache model against the real Claude Code sessions, and the speed of a sweep.
 
     python -m bench.bench_cache [FIXTURES_DIR]      # accuracy on every claude-code*.jsonl there
-    python -m bench.bench_cache --sweep             # sweep of the 10,000-message thread, 10 values
+    python -m bench.bench_cache --sweep             # sweep of the 10,000-message thread, 10 values,
+                                                    # and what the cache model adds to one edit
 
 Accuracy: each session is imported, replayed at its baseline in recorded mode (the thread's own
 profile and config, its recorded compactions followed), and every request that recorded its
@@ -140,6 +141,34 @@ def bench_sweep() -> None:
                     "cache model and cost on every request of every row"))
 
 
+def bench_edit_cost() -> None:
+    """What the cache model adds to one config edit: `Replay.costs` against the replay itself
+    (timeline, calibration), CPU time, median of 9, on the 10,003-message thread."""
+    import statistics
+
+    from bench.generate import generate_thread
+    from inspector.service import load_config, run_replay
+
+    thread = generate_thread(10_000)
+    base = load_config("iris", {}, path=Path("/nonexistent/config.toml"), thread=thread)
+    run_replay(thread, base).costs  # noqa: B018 - per-thread tables and the summarizer's scan, not timed
+    replays, costs = [], []
+    for i in range(9):
+        config = base.updated({"context.compaction_threshold": round(0.6 + 0.01 * i, 2)})
+        c0 = time.process_time()
+        replay = run_replay(thread, config)
+        c1 = time.process_time()
+        replay.costs  # noqa: B018 - the work measured
+        c2 = time.process_time()
+        replays.append(c1 - c0)
+        costs.append(c2 - c1)
+    r, c = statistics.median(replays), statistics.median(costs)
+    print(f"cache model per edit: {c * 1000:.0f} ms CPU (the replay itself {r * 1000:.0f} ms)", flush=True)
+    RESULTS.append((f"cache: the prompt cache and cost of every request of one edit ({len(thread.messages):,} "
+                    "messages)", f"Replay.costs: {c * 1000:,.0f} ms CPU", f"the replay: {r * 1000:,.0f} ms CPU",
+                    f"{c / r:.2f}x the replay", "median of 9 edits of context.compaction_threshold"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("fixtures", nargs="?", default=str(DEFAULT_FIXTURES))
@@ -147,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.sweep:
         bench_sweep()
+        bench_edit_cost()
         return 0
     fixtures = Path(args.fixtures)
     if not fixtures.is_dir():

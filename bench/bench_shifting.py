@@ -54,6 +54,7 @@ from bench.results import RESULTS
 from inspector.config import Config
 from inspector.model import Message, Role
 from inspector.pipeline import ReplayContext
+from inspector.pipeline.profiles import REGISTRY
 from inspector.pipeline.profiles.shifting.blocks import build_blocks
 from inspector.pipeline.profiles.shifting.costcut import group_labels, truncate_costs
 from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer
@@ -128,7 +129,7 @@ def bench_truncate() -> None:
     thread = generate_thread(MESSAGES)
     msgs = (Message("sys", Role.SYSTEM, thread.system_prompt), *thread.messages)
     counter = TokenCounter(Chars4Tokenizer())
-    costs = message_costs(counter, msgs, "shifting")  # counted once, read by every contender
+    costs = message_costs(counter, msgs, REGISTRY["shifting"].message_overhead)  # counted once, read by every contender
     cost = dict(zip([m.id for m in msgs], costs, strict=True))
     roles = {m.id: m.role for m in msgs}
     blocks = build_blocks(msgs)

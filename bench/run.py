@@ -190,9 +190,10 @@ def bench_calibration() -> None:
 
 
 def bench_cache() -> None:
-    from bench.bench_cache import DEFAULT_FIXTURES, accuracy, bench_sweep, report_accuracy
+    from bench.bench_cache import DEFAULT_FIXTURES, accuracy, bench_edit_cost, bench_sweep, report_accuracy
 
     bench_sweep()
+    bench_edit_cost()
     if DEFAULT_FIXTURES.is_dir():
         report_accuracy(accuracy(DEFAULT_FIXTURES))
 

@@ -1,4 +1,7 @@
-"""The `context-inspector` command: the TUI by default, headless commands beside it."""
+"""The `context-inspector` command: the TUI by default, headless commands beside it.
+
+Over 400 lines on purpose: every command's click declaration in one place, so the options read
+as one list (the work of each command is in the service layer and `cli_output`)."""
 
 from __future__ import annotations
 
@@ -268,7 +271,8 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     from inspector.report import render_simulation
 
     try:
-        status = reproduction_line(config.profile, reproduction(thread, config))
+        # how the profile itself (its baseline config, no --set) reproduces the recorded compactions
+        status = reproduction_line(config.profile, reproduction(thread, load_config(config.profile, {}, thread=thread)))
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
@@ -300,14 +304,17 @@ def _load_threads(db: str | None, thread_id: str | None, every: bool) -> list:
         store.close()
 
 
-def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
-    from inspector.service import load_config, run_replay
+def _replay_for(thread, profile: str | None, overrides: dict[str, Any], compactions: str | None):
+    """The replay `loss` and `probe` read: in `compactions` mode, else the thread's default mode
+    (recorded where it recorded compactions), as `simulate` replays it."""
+    from inspector.service import default_compactions, load_config, run_replay
 
     config = load_config(profile, overrides, thread=thread)
-    result = run_replay(thread, config, baseline=not overrides)
+    mode = compactions or default_compactions(thread)
+    result = run_replay(thread, config, compactions=mode)
     for notice in result.notices:
         _say("warning: ", notice)
-    return config, result
+    return config, result, mode
 
 
 @main.command("loss")
@@ -316,11 +323,14 @@ def _replay_for(thread, profile: str | None, overrides: dict[str, Any]):
 @db_option
 @click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
+              help="recorded: follow the thread's compactions; decide: the profile decides every one "
+                   "(default: recorded where the thread recorded any).")
 @click.option("--limit", type=click.IntRange(min=0), default=10, show_default=True,
               help="Lost facts listed per kind and compaction (0: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print the loss JSON.")
 def loss_command(thread_id: str | None, every: bool, db: str | None, profile: str | None, sets: tuple[str, ...],
-                 limit: int, as_json: bool) -> None:
+                 compactions: str | None, limit: int, as_json: bool) -> None:
     """What each compaction lost: the facts of its span and whether its summary kept them."""
     from inspector.lossreport import loss_json, loss_lines
     from inspector.pipeline.survival import compaction_losses
@@ -330,11 +340,13 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
     threads = _load_threads(db, thread_id, every)
     losses: list = []
     profiles: dict[str, str] = {}
+    modes: dict[str, str] = {}
     errors: list[dict[str, str]] = []
     for thread in threads:
         try:
-            config, result = _replay_for(thread, profile, overrides)
+            config, result, mode = _replay_for(thread, profile, overrides, compactions)
             profiles[thread.id] = config.profile
+            modes[thread.id] = mode
             losses.extend((thread.id, loss) for loss in compaction_losses(thread, result))
         except (ConfigError, ValueError, RuntimeError) as exc:
             if not every:
@@ -344,7 +356,7 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
             _say("error: ", f"thread {thread.id}: {message}")
     if as_json:
         click.echo(json_text(loss_json(losses, profile=profile, thread_ids=[t.id for t in threads], errors=errors,
-                                       profiles=profiles)))
+                                       profiles=profiles, compactions=compactions, modes=modes)))
         if errors and len(errors) == len(threads):
             sys.exit(1)
         return
@@ -360,9 +372,12 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
 @db_option
 @click.option("--profile", type=click.Choice(PROFILES))
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
+              help="recorded: follow the thread's compactions; decide: the profile decides every one "
+                   "(default: recorded where the thread recorded any).")
 @click.option("--json", "as_json", is_flag=True, help="Print the probe JSON.")
 def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profile: str | None,
-                  sets: tuple[str, ...], as_json: bool) -> None:
+                  sets: tuple[str, ...], compactions: str | None, as_json: bool) -> None:
     """Where each TEXT is visible to the model, request by request, and where it stopped being."""
     from inspector.lossreport import probe_json, probe_lines
     from inspector.pipeline.probe import probe
@@ -373,12 +388,12 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
         raise UserError("a probe text is empty")
     (thread,) = _load_threads(db, thread_id, False)
     try:
-        config, result = _replay_for(thread, profile, overrides)
+        config, result, mode = _replay_for(thread, profile, overrides, compactions)
         results = probe(thread, result, list(texts))
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(json_text(probe_json(results, thread_id=thread.id, profile=config.profile)))
+        click.echo(json_text(probe_json(results, thread_id=thread.id, profile=config.profile, compactions=mode)))
         return
     for line in probe_lines(results):
         click.echo(safe_line(line))
@@ -423,6 +438,9 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
     try:
         if thread is not None:
             base = load_config(profile, overrides, thread=thread)
+            for key in sweep.unread_keys(base.profile, combos):
+                click.echo(f"warning: the {base.profile} profile does not read {key}: its values change nothing",
+                           err=True)
             rows = sweep.sweep_thread(thread, base, combos, compactions=compactions)
         else:
             bar = click.progressbar(length=len(ids), label="sweeping", file=sys.stderr) if sys.stderr.isatty() \

@@ -1,4 +1,6 @@
-"""Config keys, per-profile defaults from the seeds, validation and overrides.
+"""Config: validation, overrides and TOML text, over the keys and defaults the profile
+registry declares (`inspector.pipeline.profiles`: shared keys in `common`, a profile's own
+keys and its defaults in its package).
 
 Pure: parsing of TOML text happens here, reading the file is the caller's job.
 """
@@ -7,194 +9,48 @@ from __future__ import annotations
 
 import math
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-PROFILES = ("iris", "harness", "shifting", "claude-code", "codex", "opencode", "anthropic-context-editing")
-AGENT_PROFILES = ("claude-code", "codex", "opencode", "anthropic-context-editing")
+from inspector.pipeline.profiles import REGISTRY
+from inspector.pipeline.profiles.base import KeySpec
+from inspector.pipeline.profiles.common import KEYS as COMMON_KEYS
+from inspector.pipeline.profiles.common import SUMMARIZERS, TOKENIZERS, TRIGGER_SOURCES
+
 COMPACTION_MODES = ("recorded", "decide")
-STRATEGIES = ("truncate", "summarize", "vector-recall", "manual")
-TOKENIZERS = ("chars4", "cl100k_base", "o200k_base", "anthropic")
-SUMMARIZERS = ("extractive", "anthropic")
-TRIGGER_SOURCES = ("recorded", "estimated")
+
+__all__ = ["AGENT_PROFILES", "COMPACTION_MODES", "DEFAULTS", "KEYS", "KEY_SPECS", "PROFILES", "PROFILE_KEYS",
+           "SOURCE_PROFILES", "STRATEGIES", "SUMMARIZERS", "TOKENIZERS", "TRIGGER_SOURCES", "Config", "ConfigError",
+           "KeySpec", "coerce", "parse_set", "parse_toml", "source_profile", "thread_values"]
 
 
 class ConfigError(ValueError):
     """A bad key or value; the message is one line naming the key."""
 
 
-@dataclass(frozen=True, slots=True)
-class KeySpec:
-    key: str
-    type: type
-    help: str
-    check: Callable[[Any], str | None] = lambda v: None
-    choices: tuple[str, ...] = ()
+PROFILES: tuple[str, ...] = tuple(REGISTRY)
+AGENT_PROFILES: tuple[str, ...] = tuple(name for name, profile in REGISTRY.items() if profile.agent)
+"""The real agents' profiles (their trigger reads the agent's own count of the prompt)."""
 
-
-def _ratio(v: float) -> str | None:
-    return None if 0 < v <= 1 else "must be in (0, 1]"
-
-
-def _positive(v: float) -> str | None:
-    return None if v > 0 else "must be > 0"
-
-
-def _non_negative(v: float) -> str | None:
-    return None if v >= 0 else "must be >= 0"
-
-
-def _percent(v: int) -> str | None:
-    return None if 0 <= v <= 100 else "must be in 0..100 (0: unset)"
-
-
-KEYS: tuple[KeySpec, ...] = (
-    KeySpec("context.window", int, "Context window of the model, in tokens", _positive),
-    KeySpec("context.token_budget_ratio", float, "Fraction of the window for history (iris)", _ratio),
-    KeySpec("context.compaction_threshold", float, "Prompt-token fraction of the window that triggers compaction", _ratio),
-    KeySpec("context.prune_protect_turns", int, "Recent turns whose tool outputs are never pruned", _non_negative),
-    KeySpec("context.response_reserve", int, "Tokens reserved for the response", _non_negative),
-    KeySpec("context.strategy", str, "Shifting strategy", choices=STRATEGIES),
-    KeySpec("context.tokenizer", str, "Tokenizer used to count", choices=TOKENIZERS),
-    KeySpec("context.trigger_tokens", str, "Compaction trigger reads recorded or replayed prompt tokens", choices=TRIGGER_SOURCES),
-    KeySpec("summarization.threshold", int, "Unsummarized-message count that also triggers compaction", _positive),
-    KeySpec("summarization.max_injected", int, "Summaries injected into the system prompt", _non_negative),
-    KeySpec("summarization.model", str, "Model used by the anthropic summarizer"),
-    KeySpec("summarization.timeout", float, "API timeout in seconds for a summary", _positive),
-    KeySpec("summarization.summarizer", str, "Who writes new summaries", choices=SUMMARIZERS),
-    KeySpec("harness.pruning_threshold", float, "Prompt-token fraction that triggers hard pruning (harness)", _ratio),
-    KeySpec("harness.keep_last", int, "Messages kept verbatim at the tail (harness)", _non_negative),
-    # the real agents' profiles (sources in inspector/pipeline/profiles/ and the README)
-    KeySpec("claude_code.autocompact_pct_override", int, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (0: unset)", _percent),
-    KeySpec("claude_code.output_reserve", int, "Tokens Claude Code reserves for the summary's output", _non_negative),
-    KeySpec("claude_code.autocompact_buffer", int, "Claude Code's auto-compact buffer below the effective window", _non_negative),
-    KeySpec("codex.auto_compact_token_limit", int, "model_auto_compact_token_limit (0: 90% of the window)", _non_negative),
-    KeySpec("codex.compact_user_tokens", int, "Recent user-message tokens a Codex compaction keeps", _non_negative),
-    KeySpec("opencode.prune_protect", int, "PRUNE_PROTECT: recent tool-output tokens never erased", _non_negative),
-    KeySpec("opencode.prune_minimum", int, "PRUNE_MINIMUM: erase only when it frees more than this", _non_negative),
-    KeySpec("opencode.max_output_tokens", int, "Output tokens opencode reserves (OUTPUT_TOKEN_MAX)", _non_negative),
-    KeySpec("opencode.reserved", int, "compaction.reserved (0: min(20000, max_output_tokens))", _non_negative),
-    KeySpec("opencode.preserve_recent_tokens", int, "Recent tokens a compaction keeps (0: opencode's rule)", _non_negative),
-    KeySpec("context_editing.trigger", int, "clear_tool_uses trigger (input tokens)", _positive),
-    KeySpec("context_editing.keep", int, "Tool uses clear_tool_uses keeps", _non_negative),
-    KeySpec("context_editing.clear_at_least", int, "Clear only when at least this many tokens go", _non_negative),
-    KeySpec("context_editing.exclude_tools", str, "Tools whose results are never cleared (comma-separated)"),
-    KeySpec("context_editing.clear_tool_inputs", str, "Also clear the cleared calls' inputs", choices=("false", "true")),
-    KeySpec("context_editing.compact_trigger", int, "compact_20260112 trigger (input tokens; 0: off)", _non_negative),
-)
+_DECLARED = (*COMMON_KEYS, *(spec for profile in REGISTRY.values() for spec in profile.keys))
+_SECTIONS = list(dict.fromkeys(spec.key.split(".", 1)[0] for spec in _DECLARED))
+KEYS: tuple[KeySpec, ...] = tuple(sorted(_DECLARED, key=lambda spec: _SECTIONS.index(spec.key.split(".", 1)[0])))
+"""Every key: the shared ones, then each profile's own, grouped by section (`context.`, ...)."""
 KEY_SPECS: dict[str, KeySpec] = {k.key: k for k in KEYS}
-
-_COMMON: dict[str, Any] = {
-    "context.window": 200_000,
-    "context.token_budget_ratio": 0.70,
-    "context.compaction_threshold": 0.75,
-    "context.prune_protect_turns": 2,
-    "context.response_reserve": 0,
-    "context.strategy": "truncate",
-    "context.tokenizer": "chars4",
-    "context.trigger_tokens": "recorded",
-    "summarization.threshold": 40,
-    "summarization.max_injected": 3,
-    # The Iris seed says claude-sonnet-4-5 (iris-summarization.txt); that model reached its end of life on
-    # 2026-11-30, so the inspector defaults to its successor (not in the SDK's DEPRECATED_MODELS).
-    "summarization.model": "claude-sonnet-4-6",
-    "summarization.timeout": 120.0,
-    "summarization.summarizer": "extractive",
-    "harness.pruning_threshold": 0.9,
-    "harness.keep_last": 2,
-}
+STRATEGIES: tuple[str, ...] = KEY_SPECS["context.strategy"].choices  # the shifting profile's strategies
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    # iris-context-management.txt / iris-summarization.txt
-    "iris": dict(_COMMON),
-    # agent-harness-context-management.txt: ContextManager(compaction_threshold=0.8,
-    # pruning_threshold=0.9, keep_last=2); the whole window is the budget.
-    "harness": {
-        **_COMMON,
-        "context.token_budget_ratio": 1.0,
-        "context.compaction_threshold": 0.8,
-        "harness.pruning_threshold": 0.9,
-        "harness.keep_last": 2,
-    },
-    # context-shifting.txt: budget = limit - response reserve.
-    "shifting": {
-        **_COMMON,
-        "context.window": 8192,
-        "context.token_budget_ratio": 1.0,
-        "context.response_reserve": 1024,
-    },
+    name: {**{k.key: k.default for k in KEYS}, **profile.defaults} for name, profile in REGISTRY.items()
 }
+"""Every key's value for each profile (every profile holds every key; it reads only its own): the
+key's own default, else the profile's (its source documents)."""
 
-_AGENT_COMMON = {
-    **_COMMON,
-    "context.token_budget_ratio": 1.0,
-    "claude_code.autocompact_pct_override": 0,
-    "claude_code.output_reserve": 20_000,
-    "claude_code.autocompact_buffer": 13_000,
-    "codex.auto_compact_token_limit": 0,
-    "codex.compact_user_tokens": 20_000,
-    "opencode.prune_protect": 40_000,
-    "opencode.prune_minimum": 20_000,
-    "opencode.max_output_tokens": 32_000,
-    "opencode.reserved": 0,
-    "opencode.preserve_recent_tokens": 0,
-    "context_editing.trigger": 100_000,
-    "context_editing.keep": 3,
-    "context_editing.clear_at_least": 0,
-    "context_editing.exclude_tools": "",
-    "context_editing.clear_tool_inputs": "false",
-    "context_editing.compact_trigger": 150_000,
-}
-for _name in AGENT_PROFILES:
-    DEFAULTS[_name] = dict(_AGENT_COMMON)
-for _name in ("iris", "harness", "shifting"):  # every profile holds every key (it reads only its own)
-    DEFAULTS[_name] = {**_AGENT_COMMON, **DEFAULTS[_name]}
+PROFILE_KEYS: dict[str, tuple[str, ...]] = {name: profile.reads for name, profile in REGISTRY.items()}
+"""Keys each profile reads; the TUI shows these."""
 
-# Keys each profile reads; the TUI shows these.
-PROFILE_KEYS: dict[str, tuple[str, ...]] = {
-    "iris": (
-        "context.window", "context.token_budget_ratio", "context.compaction_threshold",
-        "context.prune_protect_turns", "context.response_reserve", "context.tokenizer",
-        "context.trigger_tokens", "summarization.threshold", "summarization.max_injected",
-        "summarization.summarizer", "summarization.model", "summarization.timeout",
-    ),
-    "harness": (
-        "context.window", "context.token_budget_ratio", "context.response_reserve",
-        "context.compaction_threshold", "harness.pruning_threshold",
-        "harness.keep_last", "context.tokenizer", "context.trigger_tokens",
-        "summarization.summarizer", "summarization.model", "summarization.timeout",
-    ),
-    "shifting": (
-        "context.window", "context.token_budget_ratio", "context.response_reserve", "context.strategy",
-        "context.tokenizer",
-        "summarization.summarizer", "summarization.model", "summarization.timeout",
-    ),
-    "claude-code": (
-        "context.window", "claude_code.autocompact_pct_override", "claude_code.output_reserve",
-        "claude_code.autocompact_buffer", "context.tokenizer", "context.trigger_tokens",
-        "summarization.summarizer", "summarization.model", "summarization.timeout",
-    ),
-    "codex": (
-        "context.window", "codex.auto_compact_token_limit", "codex.compact_user_tokens", "context.tokenizer",
-        "context.trigger_tokens", "summarization.summarizer", "summarization.model", "summarization.timeout",
-    ),
-    "opencode": (
-        "context.window", "opencode.prune_protect", "opencode.prune_minimum", "opencode.max_output_tokens",
-        "opencode.reserved", "opencode.preserve_recent_tokens", "context.tokenizer", "context.trigger_tokens",
-        "summarization.summarizer", "summarization.model", "summarization.timeout",
-    ),
-    "anthropic-context-editing": (
-        "context.window", "context_editing.trigger", "context_editing.keep", "context_editing.clear_at_least",
-        "context_editing.exclude_tools", "context_editing.clear_tool_inputs", "context_editing.compact_trigger",
-        "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model",
-        "summarization.timeout",
-    ),
-}
-
-
-# A thread replays by default under its source's profile; other sources keep iris.
-SOURCE_PROFILES: dict[str, str] = {"claude-code": "claude-code", "codex": "codex"}
+SOURCE_PROFILES: dict[str, str] = {source: name for name, profile in REGISTRY.items() for source in profile.default_for}
+"""A thread replays by default under its source's profile; other sources keep iris."""
 
 
 def source_profile(source: str | None) -> str | None:
@@ -203,28 +59,15 @@ def source_profile(source: str | None) -> str | None:
 
 
 def thread_values(thread: Any, profile: str) -> dict[str, Any]:
-    """Defaults a thread itself implies: its window, and for Claude Code the output reserve of
-    its CLI version (32,000 up to 2.1.20, 20,000 after; measured in the transcripts)."""
+    """Defaults a thread itself implies: its window, and what its profile reads from it
+    (`Profile.thread_values`, e.g. Claude Code's output reserve of the thread's CLI version)."""
     values: dict[str, Any] = {}
     if getattr(thread, "window", None):
         values["context.window"] = thread.window
-    if profile == "claude-code":
-        reserve = output_reserve_for_version(str((getattr(thread, "meta", None) or {}).get("version") or ""))
-        if reserve is not None:
-            values["claude_code.output_reserve"] = reserve
+    implied = REGISTRY[profile].thread_values if profile in REGISTRY else None
+    if implied is not None:
+        values.update(implied(thread))
     return values
-
-
-def output_reserve_for_version(version: str | None) -> int | None:
-    """The summary-output reserve of a Claude Code CLI version: 32,000 up to 2.1.20, 20,000
-    after (compactions at 155k and 167k on a 200k window); None for an unknown version."""
-    if not version:
-        return None
-    try:
-        parts = tuple(int(p) for p in version.split(".")[:3])
-    except ValueError:
-        return None
-    return 32_000 if parts <= (2, 1, 20) else 20_000
 
 
 def coerce(key: str, value: Any) -> Any:

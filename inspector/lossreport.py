@@ -71,16 +71,19 @@ def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, li
 
 
 def loss_json(losses: Sequence[tuple[str, CompactionLoss]], *, profile: str | None, thread_ids: Sequence[str],
-              errors: Sequence[Mapping[str, str]] = (), profiles: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """`profile`: the one asked for (None: each thread's default); `profiles`: thread id -> the one replayed."""
+              errors: Sequence[Mapping[str, str]] = (), profiles: Mapping[str, str] | None = None,
+              compactions: str | None = None, modes: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`profile` / `compactions`: what was asked for (None: each thread's default); `profiles` /
+    `modes`: thread id -> the profile and compaction mode it was replayed under."""
     table = survival_table(loss for _, loss in losses)
-    profiles = profiles or {}
+    profiles, modes = profiles or {}, modes or {}
     return {
         "format": LOSS_FORMAT,
         "profile": profile,
+        "compaction_mode": compactions,
         "threads": list(thread_ids),
-        "compactions": [{"thread_id": tid, "profile": profiles.get(tid, profile), **loss.to_json()}
-                        for tid, loss in losses],
+        "compactions": [{"thread_id": tid, "profile": profiles.get(tid, profile),
+                         "compaction_mode": modes.get(tid, compactions), **loss.to_json()} for tid, loss in losses],
         "totals": {str(k): c.to_json() for k, c in table.items()},
         "errors": list(errors),
     }
@@ -123,6 +126,7 @@ def probe_lines(results: Sequence[ProbeResult]) -> list[str]:
     return out
 
 
-def probe_json(results: Sequence[ProbeResult], *, thread_id: str, profile: str) -> dict[str, Any]:
-    return {"format": PROBE_FORMAT, "thread_id": thread_id, "profile": profile,
+def probe_json(results: Sequence[ProbeResult], *, thread_id: str, profile: str,
+               compactions: str | None = None) -> dict[str, Any]:
+    return {"format": PROBE_FORMAT, "thread_id": thread_id, "profile": profile, "compaction_mode": compactions,
             "probes": [r.to_json() for r in results]}

@@ -21,7 +21,7 @@ from inspector.config import (
     thread_values,
 )
 from inspector.model import Thread
-from inspector.paths import config_dir, config_path, data_dir  # noqa: F401  (config_dir, data_dir: still named here by the app)
+from inspector.paths import config_path
 from inspector.pipeline import Replay, replay
 from inspector.pipeline.audit import Simulation
 from inspector.tokens import TokenCounter, TokenizerUnavailable, get_tokenizer

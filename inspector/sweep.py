@@ -14,10 +14,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.config import Config, ConfigError, coerce
+from inspector.config import COMPACTION_MODES, Config, ConfigError, coerce
 from inspector.model import Thread
-
-COMPACTION_MODES = ("recorded", "decide")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +75,14 @@ def combinations(keys: Sequence[tuple[str, Sequence[Any]]]) -> list[dict[str, An
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(v for _, v in keys))]
 
 
+def unread_keys(profile: str, combos: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The swept keys that `profile` does not read (every row is the same for them)."""
+    from inspector.config import PROFILE_KEYS
+
+    read = PROFILE_KEYS.get(profile, ())
+    return [k for k in (combos[0] if combos else {}) if k not in read]
+
+
 def _facts_lost(thread: Thread, replay) -> int:
     """Facts of the compacted spans that the replay's summaries did not keep (`pipeline.survival`)."""
     from inspector.pipeline.survival import compaction_losses
@@ -95,7 +101,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     rows: list[SweepRow] = []
     for combo in combos:
         config = base.updated(dict(combo))
-        replay = run_replay(thread, config, baseline=compactions == "recorded")
+        replay = run_replay(thread, config, compactions=compactions)
         totals = replay.cost_totals()
         if totals is None:
             timeline = replay.timeline
@@ -183,6 +189,8 @@ def default_values(key: str, value: Any, count: int = 10) -> list[Any]:
         hi = min(1.0, round(value + 0.2, 2))
         step = (hi - lo) / (count - 1)
         out = sorted({round(lo + i * step, 3) for i in range(count)} | {value})
+    elif spec.type is int and spec.check(100) is None and spec.check(101) is not None:  # a percentage
+        out = sorted({value, *range(50, 100, 5)})
     elif spec.type is int:
         lo, hi = max(0, value // 2), max(value * 2, value + count - 1)
         step = max(1, (hi - lo) // (count - 1))

@@ -1,4 +1,4 @@
-"""Tokenizers and the per-profile message cost.
+"""Tokenizers and the message cost (tokens plus the per-message overhead a profile adds).
 
 `chars4` is pure. The tiktoken encodings are built by `inspector.encodings` from the
 data a registry package ships (no download is ever attempted); `anthropic` counting is
@@ -13,11 +13,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from inspector.model import Message, ToolDef
-
-# Per-message overhead each profile adds to a message's content tokens.
-MESSAGE_OVERHEAD = {"iris": 0, "harness": 10, "shifting": 4,
-                    # the agents' own framing is part of the calibrated ratio, not counted here
-                    "claude-code": 0, "codex": 0, "opencode": 0, "anthropic-context-editing": 0}
 
 
 class Tokenizer(Protocol):
@@ -76,7 +71,7 @@ class TokenCounter:
     def __init__(self, tokenizer: Tokenizer, persistent: PersistentCache | None = None):
         self.tokenizer = tokenizer
         self._cache: dict[str, int] = {}
-        # (id of a messages tuple, profile) -> (that tuple, its costs): see message_costs.
+        # (id of a messages tuple, overhead) -> (that tuple, its costs): see message_costs.
         self._costs: dict[tuple[int, str], tuple[tuple[Message, ...], tuple[int, ...]]] = {}
         self._persistent = persistent
 
@@ -121,16 +116,16 @@ def message_text(message: Message) -> str:
     return message.text_for_count()
 
 
-def message_cost(counter: TokenCounter, message: Message, profile: str) -> int:
-    return counter.count(message.text_for_count()) + MESSAGE_OVERHEAD[profile]
+def message_cost(counter: TokenCounter, message: Message, overhead: int) -> int:
+    """A message's tokens plus `overhead`, what its profile adds per message (`Profile.message_overhead`)."""
+    return counter.count(message.text_for_count()) + overhead
 
 
-def message_costs(counter: TokenCounter, messages: Iterable[Message], profile: str) -> list[int]:
-    """Cost of every message. For a thread's message tuple the result is remembered (the
-    same tuple is replayed again and again as the user edits the config)."""
-    overhead = MESSAGE_OVERHEAD[profile]
+def message_costs(counter: TokenCounter, messages: Iterable[Message], overhead: int) -> list[int]:
+    """Cost of every message, `overhead` added to each. For a thread's message tuple the result
+    is remembered (the same tuple is replayed again and again as the user edits the config)."""
     if isinstance(messages, tuple):
-        key = (id(messages), profile)
+        key = (id(messages), overhead)
         hit = counter._costs.get(key)
         if hit is not None and hit[0] is messages:
             return list(hit[1])
@@ -142,11 +137,11 @@ def message_costs(counter: TokenCounter, messages: Iterable[Message], profile: s
     return [c + overhead for c in counter.count_all(m.text_for_count() for m in messages)]
 
 
-def text_cost(counter: TokenCounter, text: str, profile: str) -> int:
-    """A free-standing text sent as one message (a summary, the system prompt)."""
+def text_cost(counter: TokenCounter, text: str, overhead: int) -> int:
+    """A free-standing text sent as one message (a summary, the system prompt), `overhead` added."""
     if not text:
         return 0
-    return counter.count(text) + MESSAGE_OVERHEAD[profile]
+    return counter.count(text) + overhead
 
 
 def tools_cost(counter: TokenCounter, tools: Iterable[ToolDef]) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 from textual.widgets import Input, Select, Static
 
@@ -520,17 +521,28 @@ async def test_clicking_a_thread_row_twice_opens_it(tmp_path):
         assert app.view.thread.id == app.query_one("ThreadList").shown[2].id != WALKTHROUGH
 
 
-async def test_held_arrow_key_updates_panes_at_the_trailing_edge(tmp_path):
+async def test_held_arrow_key_updates_panes_at_the_trailing_edge(tmp_path, monkeypatch):
+    # The throttle reads a clock the test holds still: two steps are "within the window" however slow
+    # the machine is (on a loaded one, a real 0.05 s passed between them and both were leading edges).
+    from inspector.controllers import panes
+
+    clock = [1000.0]
+    monkeypatch.setattr(panes, "time", SimpleNamespace(monotonic=lambda: clock[0]))
     app = make_app(tmp_path, pane_throttle=0.05)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
+        clock[0] += 1.0  # the last update is long past
         app.action_step(-1)  # leading edge: immediate
         assert "Request 43/44" in plain(app.query_one(BudgetView))
         app.action_step(-1)  # within the throttle window: deferred
         assert app.request_index == 41
         assert "request 42/44" in plain(app.query_one("#timeline-label", Static))  # the chart label is immediate
+        assert "Request 43/44" in plain(app.query_one(BudgetView))
         assert app._pane_timer is not None
-        await pilot.pause(0.2)  # let the trailing-edge timer (0.05 s) fire
+        for _ in range(400):  # the trailing-edge timer (0.05 s) fires: bounded by its progress, not a deadline
+            await pilot.pause(0.05)
+            if app._pane_timer is None:
+                break
         assert "Request 42/44" in plain(app.query_one(BudgetView))
 
 

@@ -29,6 +29,7 @@ async def test_the_sweep_screen_replays_each_value_and_marks_the_baseline(tmp_pa
     app = make_app(tmp_path, source=MemorySource([thread]))
     async with app.run_test(size=(160, 44)) as pilot:
         screen = await _open_sweep(app, pilot)
+        assert screen.compactions == app.view.compactions
         values = default_values("context.compaction_threshold", screen.base["context.compaction_threshold"])
         assert [r.config["context.compaction_threshold"] for r in screen.rows] == values
         table = screen.query_one(DataTable)
@@ -71,6 +72,8 @@ def test_default_values_stay_valid_and_hold_the_current_value():
     assert 0.75 in ratios and all(0 < v <= 1 for v in ratios) and ratios == sorted(ratios)
     turns = default_values("context.prune_protect_turns", 2)
     assert 2 in turns and all(isinstance(v, int) and v >= 0 for v in turns)
+    pct = default_values("claude_code.autocompact_pct_override", 0)
+    assert pct[0] == 0 and pct[1:] == list(range(50, 100, 5))
     windows = default_values("context.window", 200_000)
     assert 200_000 in windows and min(windows) > 0
 
@@ -79,6 +82,7 @@ async def test_the_status_line_and_the_budget_pane_show_what_the_thread_and_the_
     from inspector.screens.status import StatusLine
     from tests.test_cache import _turns_thread
     from widgets.budget import BudgetView
+    from widgets.cost import cost_rows
 
     thread = _turns_thread()
     app = make_app(tmp_path, source=MemorySource([thread]))
@@ -97,6 +101,8 @@ async def test_the_status_line_and_the_budget_pane_show_what_the_thread_and_the_
         for line in app.console.render_lines(budget.render_budget(len(app.view.requests)), app.console.options):
             for seg in line:
                 text.append(seg.text)
-        plain = text.plain
-        assert "Cache write" in plain and "Cache read" in plain and "Input (uncached)" in plain
-        assert "Cache break: an earlier block was pruned or dropped" in plain
+        plain = " ".join(text.plain.split())
+        assert "input" in plain and "cache write" in plain and "cache read" in plain and "output" in plain
+        break_row = dict(cost_rows(app.current_request))["Cache break"].plain
+        assert break_row.startswith("pruning: block ") and " was pruned or dropped; " in break_row
+        assert " ".join(break_row.split()) in plain

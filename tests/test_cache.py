@@ -219,7 +219,7 @@ def _turns_thread(turns: int = 8) -> Thread:
         msgs.append(Message(f"a{t}", Role.ASSISTANT, "", tool_calls=(ToolCall(f"c{t}", "read", {}),)))
         msgs.append(Message(f"t{t}", Role.TOOL, "z" * 20_000, tool_call_id=f"c{t}"))
         reqs.append(Request(f"q{t}", f"t{t}", created_at=_stamp(t * 20 + 10), model="claude-sonnet-4-5-20250929"))
-    return Thread("turns", source="claude-code", messages=tuple(msgs), requests=tuple(reqs))
+    return Thread("turns", source="native", messages=tuple(msgs), requests=tuple(reqs))
 
 
 def test_a_what_if_that_prunes_more_shows_the_breaks_it_causes_and_their_cost():

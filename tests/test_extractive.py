@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from inspector.config import Config, ConfigError
 from inspector.model import Message, Role, Summary, ToolCall
 from inspector.summarizers import get_summarizer
-from inspector.summarizers.extractive import (
+from inspector.summarizers.extractive import ExtractiveSummarizer
+from inspector.summarizers.extractive_scan import (
     _FRAMING,
     _LISTING_RE,
     _PATH_RE,
@@ -21,12 +22,11 @@ from inspector.summarizers.extractive import (
     MAX_ERROR_SCAN_CHARS,
     MAX_FACTS,
     MAX_FILES,
-    ExtractiveSummarizer,
     _clip,
     _first_error_line,
-    _opening,
     _sentences,
     find_paths,
+    opening,
 )
 
 
@@ -287,8 +287,8 @@ _sentence_text = st.lists(
 @settings(max_examples=300)
 @given(_sentence_text)
 def test_opening_quotes_the_same_sentence_as_the_sentence_splitter(narrative):
-    _opening.cache_clear()
-    assert _opening(narrative) == _opening_by_definition(narrative)
+    opening.cache_clear()
+    assert opening(narrative) == _opening_by_definition(narrative)
 
 
 def test_chained_summaries_quote_the_previous_narrative():
@@ -297,8 +297,8 @@ def test_chained_summaries_quote_the_previous_narrative():
             for i in range(6)]
     first = summarizer.summarize(msgs[:3], None, summary_id="s1")
     second = summarizer.summarize(msgs[3:], first, summary_id="s2")
-    assert _opening(first.summary) == _opening_by_definition(first.summary) != ""
-    assert second.summary.startswith(f"Continuing from the previous summary (m0 to m2{_opening(first.summary)})")
+    assert opening(first.summary) == _opening_by_definition(first.summary) != ""
+    assert second.summary.startswith(f"Continuing from the previous summary (m0 to m2{opening(first.summary)})")
 
 
 def test_sharing_features_reuses_the_scan_but_writes_summaries_afresh():

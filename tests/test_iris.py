@@ -13,7 +13,7 @@ from inspector.examples import overflow_thread, walkthrough_thread
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall, assign_turns
 from inspector.pipeline import simulate
 from inspector.pipeline.audit import BlockStatus, Reason
-from inspector.pipeline.profiles.iris.replayer import PLACEHOLDER, fallback_sequence, protected_turns
+from inspector.pipeline.profiles.iris.stages import PLACEHOLDER, fallback_sequence, protected_turns
 from tests.helpers import CountingSummarizer
 from tests.reference.iris import TokenBudget
 

@@ -155,18 +155,22 @@ def _db(tmp_path, summary: str) -> str:
     return str(db)
 
 
-CLI_SETS = {"harness": ["--set", "harness.keep_last=1"], "iris": []}
+CLI_SETS = {"harness": ["--set", "harness.keep_last=1"], "iris": ["--set", "context.prune_protect_turns=0"]}
 
 
+@pytest.mark.parametrize("mode", ["recorded", "decide"])
 @pytest.mark.parametrize("profile", ["harness", "iris"])
 @pytest.mark.parametrize(("summary", "lost_at"), [(LOSSY06, 1), (FAITHFUL06, None)])
-def test_seed_probe_command_json(tmp_path, profile, summary, lost_at):
+def test_seed_probe_command_json(tmp_path, profile, summary, lost_at, mode):
+    """Recorded: the replay follows the recorded compaction; decide: the profile decides it (at the
+    same request, over the same span) and reuses the recorded summary of exactly that span."""
     db = _db(tmp_path, summary)
     result = CliRunner().invoke(main, ["probe", "--thread", "seed06", "--db", db, "--profile", profile,
-                                       *CLI_SETS[profile], CORRECTION06, "--json"])
+                                       *CLI_SETS[profile], "--compactions", mode, CORRECTION06, "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["format"] == "context-inspector/probe-v1" and data["profile"] == profile
+    assert data["compaction_mode"] == mode
     (found,) = data["probes"]
     assert found["text"] == CORRECTION06 and found["lost_at"] == lost_at and found["messages"] == ["m1"]
     assert [{k: r[k] for k in ("request_id", "index", "visibility", "block_id", "summary_id")}
@@ -252,3 +256,78 @@ def test_shifting_truncate_drops_the_correction_and_summarize_keeps_it_in_its_su
     assert truncated.lost_at is not None and summarized.lost_at is None
     # Where truncate loses it, summarize shows it in the summary of the excluded history.
     assert summarized.requests[truncated.lost_at].visibility == "summary"
+
+
+@pytest.mark.parametrize("profile", ["harness", "iris"])
+def test_seed_probe_without_a_recorded_summary_in_both_modes(tmp_path, profile):
+    """No recorded compaction to follow: both modes let the profile decide, and the extractive
+    summary it writes keeps the correction."""
+    thread = Thread("seed06", messages=LOSS_PROBE06, requests=REQUESTS06, window=200)
+    src = tmp_path / "seed.json"
+    src.write_text(json.dumps(export_native([thread])))
+    db = str(tmp_path / "seed.sqlite")
+    assert CliRunner().invoke(main, ["import", str(src), "--db", db]).exit_code == 0
+    seen = {}
+    for mode in ("recorded", "decide"):
+        result = CliRunner().invoke(main, ["probe", "--thread", "seed06", "--db", db, "--profile", profile,
+                                           *CLI_SETS[profile], "--compactions", mode, CORRECTION06, "--json"])
+        assert result.exit_code == 0, result.output
+        (found,) = json.loads(result.output)["probes"]
+        seen[mode] = [(r["visibility"], r["block_id"]) for r in found["requests"]]
+        assert found["lost_at"] is None
+        loss = json.loads(CliRunner().invoke(main, ["loss", "--thread", "seed06", "--db", db, "--profile", profile,
+                                                    *CLI_SETS[profile], "--compactions", mode, "--json"]).output)
+        (compaction,) = loss["compactions"]
+        assert compaction["source"] == "extractive" and compaction["compaction_mode"] == mode
+        assert [f["survived"] for f in compaction["facts"] if f["kind"] == "instruction"] == [True]
+        assert seen[mode] == [("verbatim", "m1"), ("summary", None)]
+
+
+class _AuditsOnly:
+    """The same replay read only through its blocks (no `message_statuses`)."""
+
+    def __init__(self, replay) -> None:
+        self._replay = replay
+
+    def simulation(self, *, blocks: bool = True):
+        return self._replay.simulation(blocks=blocks)
+
+    def audit(self, index: int):
+        return self._replay.audit(index)
+
+
+def _busy_thread() -> Thread:
+    from inspector.model import ToolCall
+
+    messages = [Message("s0", Role.SYSTEM, "contract: never push")]
+    requests = []
+    for turn in range(1, 13):
+        messages += [
+            Message(f"u{turn}", Role.USER, f"Turn {turn}: never edit fixture{turn % 3}.json. " + "w " * (40 * turn)),
+            Message(f"a{turn}", Role.ASSISTANT, f"running check_{turn % 4}",
+                    tool_calls=(ToolCall(f"c{turn}", "Bash", {"command": f"pytest tests/t{turn % 4}.py"}),)),
+            Message(f"t{turn}", Role.TOOL, f"output of tests/t{turn % 4}.py " + "o " * (120 * (turn % 5)),
+                    tool_call_id=f"c{turn}"),
+        ]
+        requests.append(Request(f"r{turn}", f"u{turn}", prompt_tokens=90 * turn * turn))
+    return Thread("busy", messages=tuple(messages), requests=tuple(requests))
+
+
+@pytest.mark.parametrize(("profile", "values"), [
+    ("iris", {"context.window": 3000, "context.compaction_threshold": 0.4}),
+    ("iris", {"context.window": 1200, "context.compaction_threshold": 0.9}),  # pruning, budget and failures
+    ("harness", {"context.window": 3000, "context.compaction_threshold": 0.5, "harness.pruning_threshold": 0.6}),
+    ("harness", {"context.window": 900, "harness.keep_last": 1}),
+    ("harness", {"context.window": 1500, "context.compaction_threshold": 0.99, "context.trigger_tokens": "estimated"}),
+    ("shifting", {"context.window": 1500, "context.strategy": "summarize"}),
+])
+def test_probes_read_from_the_replayer_equal_probes_read_from_the_blocks(profile, values):
+    from inspector.summarizers.extractive import ExtractiveSummarizer
+
+    thread = _busy_thread()
+    result = replay(thread, Config.for_profile(profile, values), summarizer=ExtractiveSummarizer())
+    texts = ["never edit fixture1.json", "tests/t2.py", "pytest tests/t3.py", "never push", "check_0", "absent text"]
+    fast = probe(thread, result, texts)
+    assert fast == probe(thread, _AuditsOnly(result), texts)
+    statuses = {s.status for r in fast for s in r.requests}
+    assert "kept" in statuses

@@ -551,7 +551,7 @@ def test_replay_lists_every_message_once_with_positions_and_budget():
         assert budget.available == 400 - 100
         assert budget.tool_tokens == tools_cost(counter, thread.tools)
         sys_cost = next(b.tokens for b in a.blocks if b.message_id == "sys")
-        assert budget.system_tokens == text_cost(counter, thread.system_prompt, "shifting") + sys_cost
+        assert budget.system_tokens == text_cost(counter, thread.system_prompt, 4) + sys_cost
         assert budget.prompt_tokens == budget.system_tokens + budget.tool_tokens + budget.history_tokens
         assert budget.prompt_tokens <= budget.available
         assert a.status == "completed" and a.error is None

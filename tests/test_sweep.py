@@ -49,24 +49,25 @@ def _totals_from_simulate(payload: dict) -> dict:
 def test_the_threads_own_threshold_gives_the_figures_simulate_gives(real_db):
     db, threads = real_db
     thread = next(t for t in threads if t["summaries"])
-    result = _run("sweep", "--thread", thread["id"], "--db", db, "--json",
-                  "--key", "context.compaction_threshold=0.6,0.75,0.9")
+    result = _run("sweep", "--thread", thread["id"], "--db", db, "--json", "--profile", "iris",
+                  "--key", "context.compaction_threshold=0.3,0.75,0.9")
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)["rows"]
-    assert [r["config"] for r in rows] == [{"context.compaction_threshold": v} for v in (0.6, 0.75, 0.9)]
-    sim = _run("simulate", "--thread", thread["id"], "--db", db, "--json", "--timeline",
-               "--set", "context.compaction_threshold=0.75")
+    rows = json.loads(result.stdout)["rows"]
+    assert [r["config"] for r in rows] == [{"context.compaction_threshold": v} for v in (0.3, 0.75, 0.9)]
+    sim = _run("simulate", "--thread", thread["id"], "--db", db, "--json", "--timeline", "--compactions", "decide",
+               "--profile", "iris", "--set", "context.compaction_threshold=0.75")
     assert sim.exit_code == 0, sim.output
-    expected = _totals_from_simulate(json.loads(sim.output))
+    expected = _totals_from_simulate(json.loads(sim.stdout))
     own = rows[1]
     cost = expected.pop("cost")  # rounded to 6 places per request in simulate's JSON
     assert {k: own[k] for k in expected} == expected
     assert own["cost"] == pytest.approx(cost, abs=1e-4)
-    loss = _run("loss", "--thread", thread["id"], "--db", db, "--json", "--set", "context.compaction_threshold=0.75")
+    loss = _run("loss", "--thread", thread["id"], "--db", db, "--json", "--compactions", "decide",
+                "--profile", "iris", "--set", "context.compaction_threshold=0.75")
     assert loss.exit_code == 0, loss.output
-    lost = sum(t["lost"] for t in json.loads(loss.output)["totals"].values())
+    lost = sum(t["lost"] for t in json.loads(loss.stdout)["totals"].values())
     assert own["facts_lost"] == lost
-    assert rows[0]["compactions"] >= rows[2]["compactions"]  # a lower threshold compacts at least as often
+    assert rows[0]["compactions"] > rows[2]["compactions"]  # under iris a lower threshold compacts more often
     assert rows[0]["cost"] is not None and rows[0]["cost"] > 0
 
 
@@ -74,7 +75,7 @@ def test_recorded_mode_follows_the_recorded_compactions(real_db):
     db, threads = real_db
     thread = next(t for t in threads if t["summaries"])
     rows = json.loads(_run("sweep", "--thread", thread["id"], "--db", db, "--json", "--compactions", "recorded",
-                           "--key", "context.compaction_threshold=0.5,0.9").output)["rows"]
+                           "--key", "context.compaction_threshold=0.5,0.9").stdout)["rows"]
     assert [r["compactions"] for r in rows] == [thread["summaries"]] * 2
 
 
@@ -83,7 +84,7 @@ def test_two_keys_give_every_combination_in_the_order_given(real_db):
     result = _run("sweep", "--thread", threads[0]["id"], "--db", db, "--json",
                   "--key", "context.prune_protect_turns=1,3", "--key", "context.compaction_threshold=0.5,0.9")
     assert result.exit_code == 0, result.output
-    configs = [r["config"] for r in json.loads(result.output)["rows"]]
+    configs = [r["config"] for r in json.loads(result.stdout)["rows"]]
     assert configs == [{"context.prune_protect_turns": p, "context.compaction_threshold": t}
                        for p in (1, 3) for t in (0.5, 0.9)]
 
@@ -91,8 +92,8 @@ def test_two_keys_give_every_combination_in_the_order_given(real_db):
 def test_all_adds_up_every_thread_in_worker_processes(real_db):
     db, threads = real_db
     key = "context.compaction_threshold=0.6,0.8"
-    both = json.loads(_run("sweep", "--all", "--db", db, "--json", "--jobs", "2", "--key", key).output)["rows"]
-    singles = [json.loads(_run("sweep", "--thread", t["id"], "--db", db, "--json", "--key", key).output)["rows"]
+    both = json.loads(_run("sweep", "--all", "--db", db, "--json", "--jobs", "2", "--key", key).stdout)["rows"]
+    singles = [json.loads(_run("sweep", "--thread", t["id"], "--db", db, "--json", "--key", key).stdout)["rows"]
                for t in threads]
     for i, row in enumerate(both):
         assert row["compactions"] == sum(s[i]["compactions"] for s in singles)
@@ -105,7 +106,7 @@ def test_the_text_table_marks_the_threads_own_config(real_db):
     db, threads = real_db
     result = _run("sweep", "--thread", threads[0]["id"], "--db", db, "--key", "context.compaction_threshold=0.5,0.75")
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert lines[0].split()[:3] == ["context.compaction_threshold", "COMPACTIONS", "FAILURES"]
     assert lines[2].startswith("0.75") and lines[2].rstrip().endswith("*")
     assert not lines[1].rstrip().endswith("*")
@@ -143,10 +144,21 @@ def test_simulate_text_says_what_the_thread_and_the_request_cost(real_db):
     thread = next(t for t in threads if t["summaries"])
     result = _run("simulate", "--thread", thread["id"], "--db", db)
     assert result.exit_code == 0, result.output
-    head = result.output.splitlines()[2]
-    payload = json.loads(_run("simulate", "--thread", thread["id"], "--db", db, "--json", "--timeline").output)
+    head = next(line for line in result.output.splitlines() if line.startswith("cost "))
+    payload = json.loads(_run("simulate", "--thread", thread["id"], "--db", db, "--json", "--timeline").stdout)
     total = sum(r["budget"]["cost"] for r in payload["requests"])
     recorded = sum(r["budget"]["recorded_cost"] for r in payload["requests"])
     breaks = sum(1 for r in payload["requests"] if r["budget"]["cache_break"])
     assert head.startswith(f"cost ${total:,.2f} (recorded ${recorded:,.2f})") and f"{breaks} cache breaks" in head
     assert "  cache read " in result.output and " recorded $" in result.output
+
+
+def test_a_key_the_profile_does_not_read_is_said(real_db):
+    db, threads = real_db
+    thread = next(t for t in threads if t["summaries"])  # a Claude Code session: the claude-code profile
+    result = _run("sweep", "--thread", thread["id"], "--db", db, "--key", "harness.keep_last=1,3")
+    assert result.exit_code == 0
+    assert "warning: the claude-code profile does not read harness.keep_last: its values change nothing" in result.output
+    rows = json.loads(_run("sweep", "--thread", thread["id"], "--db", db, "--json",
+                           "--key", "harness.keep_last=1,3").stdout)["rows"]
+    assert rows[0] | {"config": None} == rows[1] | {"config": None}

@@ -10,8 +10,8 @@ import pytest
 
 from inspector.encodings import PUBLISHED_SHA256, EncodingDataError, load_ranks
 from inspector.model import Message, Role, ToolCall, ToolDef
+from inspector.pipeline.profiles import REGISTRY
 from inspector.tokens import (
-    MESSAGE_OVERHEAD,
     Chars4Tokenizer,
     TokenCounter,
     get_tokenizer,
@@ -25,12 +25,14 @@ def test_chars4_is_ceil_of_chars_over_4():
 
 
 def test_profile_overheads():
-    assert MESSAGE_OVERHEAD == {"iris": 0, "harness": 10, "shifting": 4}
+    overhead = {name: profile.message_overhead for name, profile in REGISTRY.items()}
+    assert {k: overhead[k] for k in ("iris", "harness", "shifting")} == {"iris": 0, "harness": 10, "shifting": 4}
+    assert all(overhead[k] == 0 for k in ("claude-code", "codex", "opencode", "anthropic-context-editing"))  # in the ratio
     counter = TokenCounter(Chars4Tokenizer())
     m = Message("m", Role.USER, "Inspect the parser and preserve its public API.")  # 47 chars
-    assert message_cost(counter, m, "iris") == 12
-    assert message_cost(counter, m, "harness") == 22
-    assert message_cost(counter, m, "shifting") == 16
+    assert message_cost(counter, m, overhead["iris"]) == 12
+    assert message_cost(counter, m, overhead["harness"]) == 22
+    assert message_cost(counter, m, overhead["shifting"]) == 16
 
 
 def test_tool_call_arguments_and_definitions_count_as_json():
@@ -38,7 +40,7 @@ def test_tool_call_arguments_and_definitions_count_as_json():
     call = ToolCall("c1", "read_file", {"path": "src/app.py"})
     m = Message("a", Role.ASSISTANT, "", tool_calls=(call,))
     assert m.text_for_count() == 'read_file\n{"path": "src/app.py"}'
-    assert message_cost(counter, m, "iris") == -(-len(m.text_for_count()) // 4)
+    assert message_cost(counter, m, 0) == -(-len(m.text_for_count()) // 4)
     tool = ToolDef("read_file", "Read a file.", {"type": "object"})
     assert tools_cost(counter, [tool]) == -(-len(tool.as_json()) // 4)
 

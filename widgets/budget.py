@@ -14,7 +14,7 @@ from textual.widgets import Static
 from inspector.config import AGENT_PROFILES
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
-from widgets.cost import cost_table
+from widgets.cost import cost_rows
 from widgets.safe import safe_line
 
 # (key, label, colour, bar character): the parts of the window, in the bar's order. Free is the window
@@ -277,6 +277,8 @@ class BudgetView(Static):
         protected = sum(1 for blk in request.blocks if blk.protected)
         status_line.append(f"protected {protected}", style="bold")
         facts.add_row("Blocks", status_line)
+        for label, value in cost_rows(request):
+            facts.add_row(label, value)
         if request.error is not None:
             facts.add_row("Error", Text(safe_line(request.error.message, 200), style="#ff5f5f"))
         for note in request.diagnostics:
@@ -291,8 +293,6 @@ class BudgetView(Static):
             body.add_row(legend)
             body.add_row(facts)
         grid.add_row(body)
-        grid.add_row(Text(""))
-        grid.add_row(cost_table(request))
         grid.add_row(Text(""))
         grid.add_row(largest_blocks(request))
         return grid

@@ -1,19 +1,18 @@
-"""One request's prompt cache and cost: the split the Budget pane shows under the bar."""
+"""One request's prompt cache and cost: the rows the Budget pane shows among its facts."""
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 
 from inspector.pipeline.accounting import billed_prompt_tokens
 from inspector.pipeline.audit import RequestAudit
 from widgets.safe import safe_line
 
-CAUSE_TEXT = {
-    "compaction": "compaction replaced the history",
-    "pruning": "an earlier block was pruned or dropped",
-    "summary_injected": "the injected summaries changed",
-    "what_if_edit": "an earlier block changed",
+CAUSE_TEXT = {  # what broke the cache, {where} the first changed block
+    "compaction": "the history was replaced from {where}",
+    "pruning": "{where} was pruned or dropped",
+    "summary_injected": "the injected summaries changed at {where}",
+    "what_if_edit": "{where} changed",
     "lifetime_expired": "the cache lifetime expired",
 }
 
@@ -24,38 +23,38 @@ def _dollars(value: float | None) -> str:
     return f"${value:,.4f}" if abs(value) < 1 else f"${value:,.2f}"
 
 
-def cost_table(request: RequestAudit) -> Table | Text:
-    """Uncached input, cache writes, cache reads and output: tokens and dollars; the break, if any."""
+def cost_rows(request: RequestAudit) -> list[tuple[str, Text]]:
+    """The Budget pane's facts about the request's bill: the replayed cost and its split, the
+    recorded cost, and the cache break. One row (two with a break) of the facts table: the pane is
+    redrawn on every step, and a table of its own costs a layout pass."""
     b = request.budget
     if b.cache_read_tokens is None:
-        return Text("Cost: the prompt cache is not modelled for this replay", style="dim")
-    table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim")
-    table.add_column("Cost")
-    table.add_column("Tokens", justify="right")
-    table.add_column("Dollars", justify="right")
+        return [("Cost", Text("the prompt cache is not modelled for this replay", style="dim"))]
     billed = billed_prompt_tokens(b) if not request.failed else 0
     write = b.cache_write_tokens or 0
     uncached = max(0, billed - b.cache_read_tokens - write)
     split = b.cost_split
-    table.add_row("Input (uncached)", f"{uncached:,}", _dollars(split.input if split else None))
-    table.add_row("Cache write", f"{write:,}", _dollars(split.cache_write if split else None))
-    table.add_row("Cache read", f"{b.cache_read_tokens:,}", _dollars(split.cache_read if split else None))
-    table.add_row("Output", "", _dollars(split.output if split else None))
-    total = Text(_dollars(b.cost), style="bold")
-    share = f"{b.cache_read_tokens / billed:.0%} read" if billed else ""
-    table.add_row(Text("Replayed", style="bold"), share, total)
-    if b.recorded_cost is not None or b.recorded_cache_read_tokens is not None:
-        recorded_share = ""
-        if b.recorded_cache_read_tokens is not None and b.recorded_prompt_tokens:
-            recorded_share = f"{b.recorded_cache_read_tokens / b.recorded_prompt_tokens:.0%} read"
-        table.add_row(Text("Recorded", style="#ffd75f"), recorded_share, _dollars(b.recorded_cost))
-    if b.cost is None:
-        table.add_row(Text("no price for this request's model", style="dim"), "", "")
+    text = Text()
+    text.append(_dollars(b.cost) if b.cost is not None else "no price for this model", style="bold #ffd75f")
+    if split is not None:
+        text.append(f" = input {uncached:,} {_dollars(split.input)} + cache write {write:,} "
+                    f"{_dollars(split.cache_write)} + cache read {b.cache_read_tokens:,} "
+                    f"{_dollars(split.cache_read)} + output {_dollars(split.output)}")
+    else:
+        text.append(f" (input {uncached:,}, cache write {write:,}, cache read {b.cache_read_tokens:,})")
+    if b.recorded_cost is not None:
+        text.append(f"; recorded {_dollars(b.recorded_cost)}", style="#ffd75f")
+    if b.recorded_cache_read_tokens is not None and b.recorded_prompt_tokens:
+        text.append(f" ({b.recorded_cache_read_tokens / b.recorded_prompt_tokens:.0%} read recorded"
+                    + (f", {b.cache_read_tokens / billed:.0%} replayed)" if billed else ")"), style="dim")
+    rows = [("Cost", text)]
     brk = b.cache_break
     if brk is not None:
         where = "the system prompt" if brk.position is None else f"block {brk.position}"
         if brk.message_id:
             where += f" ({safe_line(brk.message_id, 24)})"
-        label = Text(f"Cache break: {CAUSE_TEXT.get(brk.cause, brk.cause)} at {where}", style="bold #ff8700")
-        table.add_row(label, f"{brk.lost_tokens:,} lost", _dollars(brk.cost))
-    return table
+        what = CAUSE_TEXT.get(brk.cause, "{where} changed").format(where=where)
+        line = Text(f"{brk.cause}: {what}; {brk.lost_tokens:,} cached tokens lost"
+                    + (f", {_dollars(brk.cost)}" if brk.cost is not None else ""), style="bold #ff8700")
+        rows.append(("Cache break", line))
+    return rows

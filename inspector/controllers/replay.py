@@ -81,7 +81,7 @@ class ReplayController:
             url = resolve_db_url(self.db_url)
             if url is None:
                 from inspector.demo import ensure_demo_db
-                from inspector.service import data_dir
+                from inspector.paths import data_dir
 
                 url = ensure_demo_db(data_dir() / "demo.sqlite")
             self.source = Store.open(url, read_only=True)

@@ -123,11 +123,16 @@ def _iris_prompts(fast) -> tuple[list[Prompt | None], RunTable]:
     return out, table
 
 
-def replay_prompts(fast, timeline: Sequence[RequestAudit], audit) -> tuple[list[Prompt | None], RunTable | None]:
-    """Every request's prompt: from the iris replayer's state, else from each request's blocks."""
+def has_fast_prompt_model(fast) -> bool:
+    """Whether the prompts of `fast`'s replay come from its state, without building blocks (iris)."""
     from inspector.pipeline.profiles.iris.replayer import IrisReplayer
 
-    if type(fast) is IrisReplayer and len(fast.states) == len(timeline):
+    return type(fast) is IrisReplayer
+
+
+def replay_prompts(fast, timeline: Sequence[RequestAudit], audit) -> tuple[list[Prompt | None], RunTable | None]:
+    """Every request's prompt: from the iris replayer's state, else from each request's blocks."""
+    if has_fast_prompt_model(fast) and len(fast.states) == len(timeline):
         return _iris_prompts(fast)
     return [None if r.failed else prompt_from_audit(audit(r.index)) for r in timeline], None
 

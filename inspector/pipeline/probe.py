@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.model import Message, Summary, Thread
-from inspector.pipeline.audit import BlockStatus
+from inspector.pipeline.audit import BlockStatus, RequestAudit
 from inspector.pipeline.facts import find_paths, source_parts
 from inspector.pipeline.survival import ReplayLike
 from inspector.pipeline.textmatch import contains, normalise, path_forms
@@ -75,6 +75,20 @@ class ProbeResult:
         }
 
 
+def _statuses(replay: ReplayLike, quick, request: RequestAudit, ids: set[str]) -> dict[str, BlockStatus]:
+    """The statuses of the messages `ids` at `request`: from the replayer where it knows them
+    without blocks (iris, harness), from the timeline where it lists them (shifting), else from
+    the request's blocks."""
+    if callable(quick):
+        known = quick(request.index, ids)
+        if known is not None:
+            return known
+    listed = request.stats.get("block_statuses")
+    if listed is not None:  # every message not listed is excluded
+        return {m: listed.get(m, BlockStatus.EXCLUDED) for m in ids}
+    return {b.message_id: b.status for b in replay.audit(request.index).blocks if b.message_id in ids}
+
+
 class _Needle:
     """One probe text, normalised, with the forms a summary may hold it in."""
 
@@ -114,21 +128,25 @@ def probe(thread: Thread, replay: ReplayLike, texts: Sequence[str]) -> tuple[Pro
     earliest = min((index[m] for h in holders for m in h), default=None)
     sightings: list[list[Sighting]] = [[] for _ in needles]
 
+    order = [m.id for m in thread.messages]
+    newest_first = [[m for m in reversed(order) if m in h] for h in holders]
+    every_holder = {m for h in holders for m in h}
+    quick = getattr(replay, "message_statuses", None)
     for request in timeline.requests:
         if request.failed:
             for out in sightings:
                 out.append(Sighting(request.index, request.request_id, ABSENT, None, None, "failed"))
             continue
-        blocks = ()
+        statuses: dict[str, BlockStatus] = {}
         if earliest is not None and index.get(request.after_message_id, -1) >= earliest:
-            blocks = replay.audit(request.index).blocks
+            statuses = _statuses(replay, quick, request, every_holder)
         sent = list(request.summaries_injected)
         for n, needle in enumerate(needles):
             found: Sighting | None = None
-            for block in reversed(blocks):
-                if block.message_id in holders[n] and block.status in _SENT_WHOLE:
-                    found = Sighting(request.index, request.request_id, VERBATIM, block.message_id, None,
-                                     _SENT_WHOLE[block.status])
+            for mid in newest_first[n]:
+                status = statuses.get(mid)
+                if status in _SENT_WHOLE:
+                    found = Sighting(request.index, request.request_id, VERBATIM, mid, None, _SENT_WHOLE[status])
                     break
             if found is None and system and needle.in_message(system):
                 found = Sighting(request.index, request.request_id, VERBATIM, None, None, "system_prompt")

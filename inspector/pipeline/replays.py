@@ -6,23 +6,17 @@ request's blocks on `audit(k)`; `simulate` is every request with its blocks.
 
 from __future__ import annotations
 
-from inspector.config import Config
+from typing import TYPE_CHECKING
+
 from inspector.model import Summary, Thread
-from inspector.pipeline.audit import BudgetAudit, RequestAudit, Simulation
+from inspector.pipeline.audit import BlockStatus, BudgetAudit, RequestAudit, Simulation
 from inspector.pipeline.calibration import Calibration, segments_from_compactions
 from inspector.pipeline.context import ReplayContext, Summarizer
-from inspector.pipeline.profiles import anthropic_context_editing, claude_code, codex, opencode
-from inspector.pipeline.profiles.harness.replayer import HarnessReplayer
-from inspector.pipeline.profiles.iris.replayer import IrisReplayer
-from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer
+from inspector.pipeline.profiles import REGISTRY
 from inspector.tokens import TokenCounter, get_tokenizer
 
-REPLAYERS = {
-    "iris": IrisReplayer, "harness": HarnessReplayer, "shifting": ShiftingReplayer,
-    # the real agents' profiles: one shared replayer (inspector.pipeline.agents), each with its rules
-    claude_code.NAME: claude_code.replayer, codex.NAME: codex.replayer, opencode.NAME: opencode.replayer,
-    anthropic_context_editing.NAME: anthropic_context_editing.replayer,
-}
+if TYPE_CHECKING:
+    from inspector.config import Config
 
 
 def simulate(
@@ -43,8 +37,8 @@ def simulate(
 class Replay:
     """A replay that answers the timeline at once and builds block lists on demand.
 
-    Each profile's replayer (`IrisReplayer`, `HarnessReplayer`, `ShiftingReplayer`) gives
-    the timeline at once, in about linear time, and one request's blocks on `audit(k)`.
+    The profile's replayer (`REGISTRY[profile].replayer`, e.g. `IrisReplayer`) gives the
+    timeline at once, in about linear time, and one request's blocks on `audit(k)`.
     """
 
     def __init__(self, thread: Thread, config: Config, ctx: ReplayContext) -> None:
@@ -54,8 +48,7 @@ class Replay:
         self.notices: list[str] = []  # e.g. a tokenizer fallback, said by the layer above
         self._audits: dict[int, RequestAudit] = {}
         self.calibration = ctx.calibration
-        Replayer = REPLAYERS[config.profile]
-        self._fast = Replayer(thread, config, ctx)
+        self._fast = REGISTRY[config.profile].replayer(thread, config, ctx)
         # The seed profiles' audits get the calibrated prompt filled in here; the agents' replayers
         # compute it themselves (their trigger reads it).
         self._fill = ctx.calibration is not None and not getattr(self._fast, "FILLS_CALIBRATION", False)
@@ -64,6 +57,7 @@ class Replay:
             tuple(self._calibrated(a) for a in timeline) if self._fill else tuple(timeline))
         self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)
         self._costs: tuple | None = None
+        self._positions: dict[str, int] | None = None
 
     # Beyond this many blocks in all prompts together, a profile without a fast prompt model
     # (every profile but iris) gets no cache model rather than a wait of many seconds.
@@ -76,7 +70,7 @@ class Replay:
             from inspector.pipeline import accounting
 
             prompts, table = None, None
-            if isinstance(self._fast, IrisReplayer) or \
+            if accounting.has_fast_prompt_model(self._fast) or \
                     len(self.timeline) * len(self.thread.messages) <= self.BLOCK_BY_BLOCK_LIMIT:
                 prompts, table = accounting.replay_prompts(self._fast, self.timeline, self._fast.audit)
             if prompts is None:
@@ -130,6 +124,19 @@ class Replay:
                              value - estimate)
         return RequestAudit(a.index, a.request_id, a.after_message_id, a.turn, a.status, a.error, budget,
                             a.compaction, a.summaries_injected, a.protect_turns, a.blocks, a.diagnostics, a.stats)
+
+    def message_statuses(self, index: int, message_ids) -> dict[str, BlockStatus] | None:
+        """The status request `index` gives each of `message_ids` (those it shows), where the profile's
+        replayer knows it without building the request's blocks (iris, harness); None otherwise."""
+        statuses = getattr(self._fast, "statuses", None)
+        if not callable(statuses):
+            return None
+        if self._positions is None:
+            self._positions = self.thread.message_index()
+        positions = self._positions
+        ids = [m for m in message_ids if m in positions]
+        found = statuses(index, [positions[m] for m in ids])
+        return {m: found[positions[m]] for m in ids if positions[m] in found}
 
     def summary_spans(self) -> dict[str, tuple[str, ...]] | None:
         """Summary id -> the messages its compaction replaced, where the profile's replayer knows them

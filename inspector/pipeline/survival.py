@@ -2,7 +2,9 @@
 
 Pure: takes a replay (its timeline, one request's blocks on demand, its summary chain) and
 the thread. A compaction's span is the messages its request marks as summarized by its
-summary; the summary text is what the pipeline sends for it (`Summary.injected_text()`).
+summary that no earlier compaction had replaced (where a profile's new summary replaces the
+whole history, as Claude Code's does, the older messages count once, at their own compaction);
+the summary text is what the pipeline sends for it (`Summary.injected_text()`).
 The rules for facts and for survival are in `inspector.pipeline.facts`.
 """
 
@@ -152,12 +154,17 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
     known = getattr(replay, "summary_spans", None)
     spans = (known() if callable(known) else None) or {}
     out: list[CompactionLoss] = []
+    earlier: set[str] = set()  # messages an earlier compaction replaced
     for request in timeline.requests:
         compaction = request.compaction
         if compaction is None or compaction.summary_id not in by_id:
             continue
         summary = by_id[compaction.summary_id]
         ids = spans.get(summary.id) or covered_ids(replay.audit(request.index), summary, thread)
+        # A summary written over the previous one (Claude Code's) replaces all history; its own
+        # span is what it replaced first.
+        ids = tuple(i for i in ids if i not in earlier)
+        earlier.update(ids)
         facts = extract([messages[i] for i in ids if i in messages])
         out.append(CompactionLoss(summary.id, summary.source, request.index, request.request_id, ids,
                                   judge(facts, summary.injected_text())))

@@ -33,6 +33,16 @@ class StatusLine(Static):
         line = Text(no_wrap=True, overflow="ellipsis")  # each of the three lines ends in … when cut
         line.append(safe_line(view.thread.title or view.thread.id, 60), style="bold")
         line.append(f"  {safe_line(view.thread.source, 20)}", style="dim")
+        totals = view.cost_totals
+        if totals is not None:
+            line.append("   ")
+            line.append("cost unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="#ffd75f")
+            if totals.recorded_cost is not None:
+                line.append(f" (recorded ${totals.recorded_cost:,.2f})", style="dim")
+            share = totals.cache_read_share
+            if share is not None:
+                line.append(f" · {share:.0%} cache read · {totals.cache_breaks} break"
+                            f"{'' if totals.cache_breaks == 1 else 's'}")
         line.append("\n")
         line.append(f"{len(view.thread.messages):,} messages · {len(sim.requests):,} requests · ")
         line.append(f"{compactions} compaction{'' if compactions == 1 else 's'}", style="#d787ff" if compactions else "")
@@ -45,16 +55,6 @@ class StatusLine(Static):
             done, total = view.reproduction
             line.append(f" · {view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
                         f"{'' if total == 1 else 's'}", style="#87d787" if done == total else "#ffaf5f")
-        totals = view.cost_totals
-        if totals is not None:
-            line.append(" · ")
-            line.append("cost unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="#ffd75f")
-            if totals.recorded_cost is not None:
-                line.append(f" (recorded ${totals.recorded_cost:,.2f})", style="dim")
-            share = totals.cache_read_share
-            if share is not None:
-                line.append(f" · {share:.0%} cache read · {totals.cache_breaks} break"
-                            f"{'' if totals.cache_breaks == 1 else 's'}")
         if live:
             line.append("  ● live", style="#87d787")
         line.append("\n")
@@ -153,6 +153,9 @@ class DiffPanel(Static):
         moved = [Text(line, style="#ff5f5f" if "failures appear" in line else "#87d7af") for line in lines]
         if not moved:
             moved = [Text("nothing: same compactions, failures and block statuses", style="dim")]
+            if view.compactions == "recorded" and view.thread.summaries:
+                moved.append(Text("(compactions follow the thread's recorded ones: c lets the profile decide)",
+                                  style="dim"))
         out = Text()
         moves: list[Text] = []
         if request is not None:

@@ -54,7 +54,8 @@ class SweepScreen(Screen[None]):
         self.rows: list[sweep.SweepRow] = []
         self.values: list[Any] = []
         keys = numeric_keys(base.profile)
-        self.key = "context.compaction_threshold" if "context.compaction_threshold" in keys else keys[0]
+        # A compaction key first (what a sweep is mostly for), else the profile's first number.
+        self.key = next((k for k in keys if "compact" in k), keys[0])
 
     def compose(self) -> ComposeResult:
         title = Text()

@@ -13,6 +13,7 @@ from inspector.diff import SimulationDiff, diff_simulations
 from inspector.model import Message, Summary, Thread, tool_groups
 from inspector.pipeline import Replay
 from inspector.pipeline.audit import RequestAudit, Simulation
+from inspector.pipeline.profiles import REGISTRY
 from inspector.tokens import message_costs, text_cost
 from widgets.summaries import SummaryStats
 from widgets.timeline import TimelinePoint, TimelineScale
@@ -167,7 +168,8 @@ def summary_stats(thread: Thread, sim: Simulation, config: Config,
     from inspector.service import make_counter
 
     counter = make_counter(config)
-    costs = message_costs(counter, thread.messages, config.profile)
+    overhead = REGISTRY[config.profile].message_overhead
+    costs = message_costs(counter, thread.messages, overhead)
     prefix = [0, *accumulate(costs)]
     index = thread.message_index() if index is None else index
     out: dict[str, SummaryStats] = {}
@@ -177,7 +179,7 @@ def summary_stats(thread: Thread, sim: Simulation, config: Config,
             covered, count = 0, 0
         else:
             covered, count = prefix[last + 1] - prefix[first], last - first + 1
-        out[s.id] = SummaryStats(count, covered, text_cost(counter, s.injected_text(), config.profile))
+        out[s.id] = SummaryStats(count, covered, text_cost(counter, s.injected_text(), overhead))
     return out
 
 

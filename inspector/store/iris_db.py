@@ -28,6 +28,9 @@ conversation_summaries (ordered by `created_at`, then `id`)
         | `first_message_id`; last <- `last_conversation_id` | `end_conversation_id`
         | `to_conversation_id` | `last_message_id` (absent: the messages up to its created_at);
     model, created_at. `before_request_id` is the first recorded request after its last message.
+
+Over 400 lines on purpose: one reader of one foreign schema, its column mapping (above) and
+the reader class that applies it; split, the mapping would live apart from what reads it.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ transaction per thread (`save_threads`). Over 400 lines: the repository is one c
 `Store.open` is the one way in (re-exported by `inspector.store`). A database of a foreign
 schema that a reader is registered for (`Store.reads_in_place`, e.g. the Iris reader) opens
 as that reader instead.
+
+Over 400 lines on purpose: one class, the repository over the one schema (opening and
+version checks, reads, imports, the live-append API); split, its SQL would be scattered.
 """
 
 from __future__ import annotations

@@ -34,10 +34,11 @@ from inspector.model import (
 from inspector.pipeline import ReplayContext, audit
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit
 from inspector.pipeline.profiles.harness import stages as stages
-from inspector.pipeline.profiles.harness.stages import PROFILE, context_stats, context_summary_text, plan_removals
-from inspector.tokens import MESSAGE_OVERHEAD, TokenCounter, message_costs, text_cost, tools_cost
+from inspector.pipeline.profiles.harness.stages import context_stats, context_summary_text, plan_removals
+from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
 DictMessage = Mapping[str, Any]
+OVERHEAD = 10  # the seed: ceil(chars / 4) + 10 per message
 
 
 def _dict_text(message: DictMessage) -> str:
@@ -60,7 +61,7 @@ def estimate_message_tokens(message: DictMessage | Message, counter: TokenCounte
 
     For a `Message`, a given `counter` replaces the chars/4 part with its tokenizer.
     """
-    overhead = MESSAGE_OVERHEAD[PROFILE]
+    overhead = OVERHEAD
     if isinstance(message, Message):
         text = message.text_for_count()
         if counter is not None:
@@ -223,11 +224,11 @@ def replay_reference(thread: Thread, config: Config, ctx: ReplayContext) -> tupl
     counter: TokenCounter = ctx.counter
     messages = thread.messages
     index = thread.message_index()
-    costs = message_costs(counter, messages, PROFILE)
+    costs = message_costs(counter, messages, OVERHEAD)
     turns = assign_turns(messages)
     groups = tool_groups(messages)
     head = stages.head_indices(messages)
-    system_tokens = text_cost(counter, thread.system_prompt, PROFILE)
+    system_tokens = text_cost(counter, thread.system_prompt, OVERHEAD)
     tool_tokens = tools_cost(counter, thread.tools)
     recorded_by_span = {(s.first_message_id, s.last_message_id): s for s in thread.summaries}
     # Per-message facts that never change between requests.
@@ -280,7 +281,7 @@ def replay_reference(thread: Thread, config: Config, ctx: ReplayContext) -> tupl
                 for k in middle:
                     covered[k] = summary.id
                 current = summary
-                current_cost = text_cost(counter, context_summary_text(summary), PROFILE)
+                current_cost = text_cost(counter, context_summary_text(summary), OVERHEAD)
                 compaction = audit.CompactionAudit("token_threshold", summary.id, span[0].id, span[-1].id)
                 middle = []
             else:  # nothing to summarize: the middle is only the summary already, or empty

@@ -15,16 +15,17 @@ from inspector.config import Config
 from inspector.model import Message, Request, Role, Summary, Thread, assign_turns, effective_requests
 from inspector.pipeline import audit
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit
-from inspector.pipeline.profiles.iris.replayer import (
+from inspector.pipeline.profiles.iris.stages import (
     PLACEHOLDER,
-    PROFILE,
     compaction_threshold_tokens,
     covering_summaries,
     fallback_sequence,
     protected_turns,
     summarize_span,
 )
-from inspector.tokens import MESSAGE_OVERHEAD, TokenCounter, message_costs, text_cost, tools_cost
+from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
+
+OVERHEAD = 0  # the seeds count a message as its content's tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,11 +118,11 @@ def replay_reference(thread: Thread, config: Config, ctx) -> tuple[list[RequestA
     msgs = list(thread.messages)
     index = {m.id: i for i, m in enumerate(msgs)}
     turn_of = assign_turns(msgs)
-    costs = message_costs(counter, msgs, PROFILE)
-    placeholder_cost = counter.count(PLACEHOLDER) + MESSAGE_OVERHEAD[PROFILE]
+    costs = message_costs(counter, msgs, OVERHEAD)
+    placeholder_cost = counter.count(PLACEHOLDER) + OVERHEAD
     is_tool = [m.role is Role.TOOL for m in msgs]
     pruned_costs = [placeholder_cost if t else c for t, c in zip(is_tool, costs, strict=True)]
-    base_system = text_cost(counter, thread.system_prompt, PROFILE)
+    base_system = text_cost(counter, thread.system_prompt, OVERHEAD)
     tool_tokens = tools_cost(counter, thread.tools)
 
     window = config["context.window"]
@@ -182,7 +183,7 @@ def replay_reference(thread: Thread, config: Config, ctx) -> tuple[list[RequestA
         injected = chain[-max_injected:] if max_injected > 0 else []
         for s in chain:
             if s.id not in summary_cost:
-                summary_cost[s.id] = text_cost(counter, s.injected_text(), PROFILE)
+                summary_cost[s.id] = text_cost(counter, s.injected_text(), OVERHEAD)
         summary_tokens = sum(summary_cost[s.id] for s in injected)
         pre_turn = [i for i in range(end + 1) if turn_of[i] is None]
         system_tokens = base_system + sum(costs[i] for i in pre_turn)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Hashable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from inspector.config import Config
 from inspector.model import Role, Summary, Thread, assign_turns, effective_requests, tool_groups
 from inspector.pipeline.audit import (
     BlockAudit,
@@ -28,7 +28,7 @@ from inspector.pipeline.audit import (
 from inspector.pipeline.profiles.harness.stages import (
     FIXED_POINT_NOTE,
     NOTHING_TO_COMPACT_NOTE,
-    PROFILE,
+    OVERHEAD,
     SUMMARY_KIND,
     Policy,
     compaction_summary,
@@ -41,6 +41,9 @@ from inspector.pipeline.profiles.harness.stages import (
     trigger_reading,
 )
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
+
+if TYPE_CHECKING:
+    from inspector.config import Config
 
 NEVER = 1 << 62  # `gone_at` of a message nothing summarized or elided
 
@@ -55,7 +58,7 @@ class HarnessReplayer:
         counter: TokenCounter = ctx.counter
         messages = thread.messages
         self.index = thread.message_index()
-        self.costs = message_costs(counter, messages, PROFILE)
+        self.costs = message_costs(counter, messages, OVERHEAD)
         self.turns = assign_turns(messages)
         self.groups = tool_groups(messages)
         self.head = head_indices(messages)
@@ -64,7 +67,7 @@ class HarnessReplayer:
         self.members: dict[int, list[int]] = {}
         for k, g in enumerate(self.groups):
             self.members.setdefault(g, []).append(k)
-        self.system_tokens = text_cost(counter, thread.system_prompt, PROFILE)
+        self.system_tokens = text_cost(counter, thread.system_prompt, OVERHEAD)
         self.tool_tokens = tools_cost(counter, thread.tools)
         self.requests = effective_requests(thread)
         # Filled by timeline(): per message, the request that summarized or elided it, and how.
@@ -142,7 +145,7 @@ class HarnessReplayer:
                     live = [k for k in live if k in protected]
                     live_cost = sum(costs[k] for k in live)
                     current = summary
-                    current_cost = text_cost(counter, context_summary_text(summary), PROFILE)
+                    current_cost = text_cost(counter, context_summary_text(summary), OVERHEAD)
                     compaction = CompactionAudit("token_threshold", summary.id, span[0].id, span[-1].id)
                 elif current is not None:
                     fixed_point = True
@@ -206,6 +209,20 @@ class HarnessReplayer:
             previous_recorded = request.prompt_tokens
             previous_replayed = prompt_tokens  # a failed request still tells the harness its prompt size
         self._timeline = out
+        return out
+
+    def statuses(self, k: int, indices) -> dict[int, BlockStatus]:
+        """The status `audit(k)` gives each message index of `indices` up to the request's last
+        message, without building the request's blocks (what a probe reads)."""
+        last = self.index[self.timeline()[k].after_message_id]
+        out: dict[int, BlockStatus] = {}
+        for i in indices:
+            if i > last:
+                continue
+            if i in self.head or self.gone_at[i] > k:
+                out[i] = BlockStatus.KEPT
+            else:
+                out[i] = BlockStatus.SUMMARIZED if i in self.covered else BlockStatus.EXCLUDED
         return out
 
     def summary_spans(self) -> dict[str, tuple[str, ...]]:

@@ -38,14 +38,14 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from inspector.config import Config
 from inspector.model import Kind, Message, Role, Summary, Thread
 from inspector.pipeline.audit import Reason
 
 if TYPE_CHECKING:
+    from inspector.config import Config
     from inspector.pipeline.context import ReplayContext
 
-PROFILE = "harness"
+OVERHEAD = 10  # tokens the harness adds per message: the seed's ceil(chars / 4) + 10
 CONTEXT_SUMMARY_MARKER = "[Context Summary]"
 SUMMARY_KIND = "summary"
 FIXED_POINT_NOTE = "compaction: the middle is already one [Context Summary] (fixed point)"

@@ -13,10 +13,9 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from inspector.config import Config
-from inspector.model import Message, Request, Role, Summary, Thread, assign_turns, effective_requests
+from inspector.model import Summary, Thread
 from inspector.pipeline.audit import (
     BlockAudit,
     BlockStatus,
@@ -26,62 +25,20 @@ from inspector.pipeline.audit import (
     RequestAudit,
     RequestError,
 )
-from inspector.tokens import MESSAGE_OVERHEAD, TokenCounter, message_costs, text_cost, tools_cost
+from inspector.pipeline.profiles.iris.stages import (
+    OVERHEAD,
+    compaction_threshold_tokens,
+    covering_summaries,
+    fallback_sequence,
+    protected_turns,
+    requests_in_order,
+    summarize_span,
+    thread_tables,
+)
+from inspector.tokens import TokenCounter, text_cost, tools_cost
 
-PLACEHOLDER = "[Tool output cleared]"
-PROFILE = "iris"
-
-
-def compaction_threshold_tokens(config: Config) -> int:
-    return math.ceil(config["context.window"] * config["context.compaction_threshold"])
-
-
-def protected_turns(current_turn: int | None, n: int) -> range:
-    """The N most recent turns, the current one included."""
-    if not current_turn or n <= 0:
-        return range(0)
-    return range(max(1, current_turn - n + 1), current_turn + 1)
-
-
-def fallback_sequence(n: int) -> list[int]:
-    """Configured value -> 1 -> 0, without repeats."""
-    out = [n]
-    for step in (1, 0):
-        if step < out[-1]:
-            out.append(step)
-    return out
-
-
-def replay(thread: Thread, config: Config, ctx) -> tuple[list[RequestAudit], list[Summary]]:
-    """Every request with its full block list (the fast replayer, blocks built per request)."""
-    replayer = IrisReplayer(thread, config, ctx)
-    timeline = replayer.timeline()
-    return [replayer.audit(k) for k in range(len(timeline))], replayer.chain
-
-
-def summarize_span(ctx, msgs: list[Message], eligible: list[int], chain: list[Summary], req: Request) -> Summary:
-    if ctx.summarizer is None:
-        raise ValueError("compaction needs a summarizer (summarization.summarizer)")
-    span = msgs[eligible[0] : eligible[-1] + 1]
-    return ctx.summarizer.summarize(
-        span,
-        chain[-1] if chain else None,
-        summary_id=f"replay-{req.id}",
-        before_request_id=req.id,
-    )
-
-
-def covering_summaries(chain: list[Summary], index: dict[str, int]) -> dict[int, str]:
-    """Message index -> id of the summary that covers it (the first one that does)."""
-    out: dict[int, str] = {}
-    start = 0
-    for s in chain:
-        last = index.get(s.last_message_id, -1)
-        first = index.get(s.first_message_id, start)
-        for i in range(min(first, start), last + 1):
-            out.setdefault(i, s.id)
-        start = max(start, last + 1)
-    return out
+if TYPE_CHECKING:
+    from inspector.config import Config
 
 
 class _RequestState(NamedTuple):
@@ -104,60 +61,12 @@ class _RequestState(NamedTuple):
     history_tokens: int
 
 
-def _build_tables(counter: TokenCounter, thread: Thread) -> tuple:
-    """Everything about a thread that no config key changes: costs and their prefix sums."""
-    msgs = list(thread.messages)
-    index = {m.id: i for i, m in enumerate(msgs)}
-    turn_of = assign_turns(msgs)
-    costs = message_costs(counter, thread.messages, PROFILE)
-    placeholder = counter.count(PLACEHOLDER) + MESSAGE_OVERHEAD[PROFILE]
-    is_tool = [m.role is Role.TOOL for m in msgs]
-    pruned_costs = [placeholder if t else c for t, c in zip(is_tool, costs, strict=True)]
-    n = len(msgs)
-    full = [0] * (n + 1)
-    pruned = [0] * (n + 1)
-    tools = [0] * (n + 1)
-    talk = [0] * (n + 1)
-    pre = [0] * (n + 1)
-    for i in range(n):
-        in_turn = turn_of[i] is not None
-        full[i + 1] = full[i] + (costs[i] if in_turn else 0)
-        pruned[i + 1] = pruned[i] + (pruned_costs[i] if in_turn else 0)
-        tools[i + 1] = tools[i] + (1 if in_turn and is_tool[i] else 0)
-        talk[i + 1] = talk[i] + (1 if in_turn and msgs[i].role in (Role.USER, Role.ASSISTANT) else 0)
-        pre[i + 1] = pre[i] + (0 if in_turn else costs[i])
-    turn_start: list[int] = [n]  # turn_start[t] = index of turn t's first message
-    for i, t in enumerate(turn_of):
-        if t is not None and t == len(turn_start):
-            turn_start.append(i)
-    # The prefix sums at each turn's first message: non-decreasing in t, so `bisect` finds
-    # the oldest turn that still fits (index 0 is a sentinel that no search reaches).
-    turn_pruned = [0] + [pruned[i] for i in turn_start[1:]]
-    turn_full = [0] + [full[i] for i in turn_start[1:]]
-    labels = [(m.id, str(m.role), str(m.kind)) for m in msgs]  # what every BlockAudit of a message repeats
-    return (msgs, index, turn_of, costs, is_tool, pruned_costs, full, pruned, tools, talk, pre, turn_start,
-            turn_pruned, turn_full, labels)
+def replay(thread: Thread, config: Config, ctx) -> tuple[list[RequestAudit], list[Summary]]:
+    """Every request with its full block list (the fast replayer, blocks built per request)."""
+    replayer = IrisReplayer(thread, config, ctx)
+    timeline = replayer.timeline()
+    return [replayer.audit(k) for k in range(len(timeline))], replayer.chain
 
-
-def _thread_tables(counter: TokenCounter, thread: Thread) -> tuple:
-    """`_build_tables`, remembered per thread and counter: config edits replay the same thread."""
-    memo = counter.__dict__.setdefault("_iris_tables", {})
-    hit = memo.get(id(thread.messages))
-    if hit is not None and hit[0] is thread.messages:
-        return hit[1]
-    tables = _build_tables(counter, thread)
-    if len(memo) >= 4:
-        memo.clear()
-    memo[id(thread.messages)] = (thread.messages, tables)
-    return tables
-
-
-def _requests_in_order(thread: Thread, index: dict[str, int]) -> tuple[Request, ...]:
-    """`effective_requests`, with the message index the tables already hold."""
-    if not thread.requests:
-        return effective_requests(thread)
-    known = [r for r in thread.requests if r.after_message_id in index]
-    return tuple(sorted(known, key=lambda r: index[r.after_message_id]))
 
 
 class IrisReplayer:
@@ -173,14 +82,14 @@ class IrisReplayer:
     def __init__(self, thread: Thread, config: Config, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx
         counter: TokenCounter = ctx.counter
-        tables = _thread_tables(counter, thread)
+        tables = thread_tables(counter, thread)
         (self.msgs, self.index, self.turn_of, self.costs, self.is_tool, self.pruned_costs, self.full, self.pruned,
          self.tools, self.talk, self.pre, self.turn_start, self.turn_pruned, self.turn_full, self.labels) = tables
         n = len(self.msgs)
         self.first_turn_index = self.turn_start[1] if len(self.turn_start) > 1 else n
-        self.base_system = text_cost(counter, thread.system_prompt, PROFILE)
+        self.base_system = text_cost(counter, thread.system_prompt, OVERHEAD)
         self.tool_tokens = tools_cost(counter, thread.tools)
-        self.requests = _requests_in_order(thread, self.index)
+        self.requests = requests_in_order(thread, self.index)
         self.chain: list[Summary] = []
         self.summary_cost: dict[str, int] = {}
         self.states: list[_RequestState] = []
@@ -311,7 +220,7 @@ class IrisReplayer:
                 injected_key = (injected_from, chain_len)
                 for s in chain[injected_from:]:
                     if s.id not in summary_cost:
-                        summary_cost[s.id] = text_cost(self.ctx.counter, s.injected_text(), PROFILE)
+                        summary_cost[s.id] = text_cost(self.ctx.counter, s.injected_text(), OVERHEAD)
                 injected = tuple(s.id for s in chain[injected_from:])
                 summary_tokens = sum(summary_cost[s] for s in injected)
             system_tokens = base_system + pre[end + 1]
@@ -400,6 +309,27 @@ class IrisReplayer:
         return RequestAudit(k, req.id, req.after_message_id, st.cur, "failed" if failed else "completed", error,
                             budget, compaction, injected, st.protect, (), (), stats)
 
+    def statuses(self, k: int, indices) -> dict[int, BlockStatus]:
+        """The status `audit(k)` gives each message index of `indices` up to the request's last
+        message, without building the request's blocks (what a probe reads)."""
+        self.timeline()
+        st = self.states[k]
+        out: dict[int, BlockStatus] = {}
+        for i in indices:
+            if i > st.end:
+                continue
+            if self.turn_of[i] is None:
+                out[i] = BlockStatus.KEPT
+            elif i <= st.covered_upto:
+                out[i] = BlockStatus.SUMMARIZED
+            elif self.is_tool[i] and i < st.shield_lo and (st.failed or i >= st.loaded_lo):
+                out[i] = BlockStatus.PRUNED
+            elif not st.failed and i >= st.loaded_lo:
+                out[i] = BlockStatus.KEPT
+            else:
+                out[i] = BlockStatus.EXCLUDED
+        return out
+
     def summary_spans(self) -> dict[str, tuple[str, ...]]:
         """Summary id -> ids of the messages its compaction replaced (what `audit(k)` marks summarized
         by it), without building any request's blocks."""
@@ -466,7 +396,7 @@ class IrisReplayer:
             blocks.append(BlockAudit(
                 None, "system", "summary", None, BlockStatus.KEPT if sent else BlockStatus.EXCLUDED, is_injected,
                 Reason.SUMMARY_INJECTED if is_injected else Reason.SUMMARY_NOT_INJECTED,
-                self.summary_cost.get(s.id) or text_cost(self.ctx.counter, s.injected_text(), PROFILE),
+                self.summary_cost.get(s.id) or text_cost(self.ctx.counter, s.injected_text(), OVERHEAD),
                 self.summary_cost.get(s.id, 0) if sent else 0, position if sent else None, summary_id=s.id,
             ))
             position += 1 if sent else 0

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from inspector.config import Config
 from inspector.model import Summary, Thread, assign_turns
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit, RequestError
 from inspector.pipeline.profiles.shifting.blocks import (
-    PROFILE,
+    OVERHEAD,
     SUMMARY_KIND,
     Block,
     CountTokens,
@@ -23,6 +23,9 @@ from inspector.pipeline.profiles.shifting.guard import (
     run_strategy,
 )
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
+
+if TYPE_CHECKING:
+    from inspector.config import Config
 
 
 def prompt_budget(config: Config) -> int:
@@ -57,8 +60,8 @@ class ReplaySetup:
         if interceptors is None:
             interceptors = getattr(ctx, "interceptors", ()) or ()
         counter: TokenCounter = ctx.counter
-        message_costs(counter, thread.messages, PROFILE)  # one batched count warms the cache for every block
-        system_prompt_tokens = text_cost(counter, thread.system_prompt, PROFILE)
+        message_costs(counter, thread.messages, OVERHEAD)  # one batched count warms the cache for every block
+        system_prompt_tokens = text_cost(counter, thread.system_prompt, OVERHEAD)
         tool_tokens = tools_cost(counter, thread.tools)
         available = prompt_budget(config)
         return cls(

@@ -35,9 +35,9 @@ from operator import attrgetter, eq, is_not
 from inspector.model import Kind, Message, Role, Summary, assign_turns, tool_groups
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.shifting.costcut import group_labels, truncate_costs
-from inspector.tokens import MESSAGE_OVERHEAD, TokenCounter
+from inspector.tokens import TokenCounter
 
-PROFILE = "shifting"
+OVERHEAD = 4  # tokens shifting adds per message (NeoTavern's per-message overhead)
 SUMMARY_KIND = "summary"
 PLUGIN_KIND = "plugin"
 RETRIEVED_KINDS = (str(Kind.LOREBOOK), str(Kind.MEMORY))
@@ -296,7 +296,7 @@ def _shift_runs(blocks: tuple[Block, ...], costs: list[int], total: int, budget:
 
 def block_counter(counter: TokenCounter) -> CountTokens:
     """Cost of a block under the shifting profile: tokens of its text + 4 per message."""
-    overhead = MESSAGE_OVERHEAD[PROFILE]
+    overhead = OVERHEAD
     memo: dict[str, int] = {}
 
     def count(block: Block) -> int:

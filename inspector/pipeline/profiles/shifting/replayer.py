@@ -31,8 +31,8 @@ import gc
 from bisect import bisect_right, insort
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from inspector.config import Config
 from inspector.model import Summary, Thread, effective_requests
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit
 from inspector.pipeline.profiles.shifting.audits import ReplaySetup, audit_summaries, guarded_request_audit
@@ -44,6 +44,9 @@ from inspector.pipeline.profiles.shifting.prefix import Fenwick, PrefixBlocks
 from inspector.pipeline.profiles.shifting.strategies import (
     truncate,
 )
+
+if TYPE_CHECKING:
+    from inspector.config import Config
 
 CHECKPOINT_EVERY = 128
 """`audit(k)` starts from the rows of request k - k % CHECKPOINT_EVERY, kept whole."""

@@ -1,0 +1,88 @@
+"""What a profile is: the record each profile package fills in and the registry lists.
+
+Pure data plus the replayer class; everything the app shows about a profile (CLI choices,
+the TUI's selects and config form, the README's tables, config validation) is derived
+from these records (see `inspector.pipeline.profiles`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from inspector.model import Summary, Thread
+from inspector.pipeline.audit import RequestAudit
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    """One config key: its type, default, help line, and what values it takes."""
+
+    key: str
+    type: type
+    default: Any
+    help: str
+    check: Callable[[Any], str | None] = lambda v: None
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonDoc:
+    """A stable reason code a profile gives blocks, with the status it goes with (README)."""
+
+    code: str
+    status: str
+    meaning: str
+
+
+class Replayer(Protocol):
+    """A profile's replayer: built per (thread, config, ctx); the timeline at once, blocks on demand."""
+
+    chain: list[Summary]
+
+    def timeline(self) -> list[RequestAudit]: ...
+
+    def audit(self, k: int) -> RequestAudit: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One pipeline the inspector reproduces.
+
+    `reads` are the config keys its replay reads, in the order the config form shows them;
+    `keys` the specs of keys only this profile has (their defaults apply to every profile's
+    config, so a switch of profile keeps them); `defaults` its values of shared keys where
+    they differ from the shared defaults. `message_overhead` is what it adds to each
+    message's token count. `replayer(thread, config, ctx)` replays a thread. `agent` marks the
+    real agents' profiles (their trigger reads the agent's own count of the prompt; the Budget
+    pane and the timeline say so); `default_for` names the thread sources (importer formats)
+    that replay under this profile by default; `thread_values(thread)` the key values a thread
+    itself implies (e.g. Claude Code's output reserve from the thread's CLI version).
+    """
+
+    name: str
+    reproduces: str
+    summary: str
+    sources: tuple[str, ...]
+    reads: tuple[str, ...]
+    reasons: tuple[ReasonDoc, ...]
+    message_overhead: int
+    replayer: Callable[[Thread, Any, Any], Replayer]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    keys: tuple[KeySpec, ...] = ()
+    agent: bool = False
+    default_for: tuple[str, ...] = ()
+    thread_values: Callable[[Thread], Mapping[str, Any]] | None = None
+
+
+def ratio(v: float) -> str | None:
+    return None if 0 < v <= 1 else "must be in (0, 1]"
+
+
+def positive(v: float) -> str | None:
+    return None if v > 0 else "must be > 0"
+
+
+def non_negative(v: float) -> str | None:
+    return None if v >= 0 else "must be >= 0"

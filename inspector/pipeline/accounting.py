@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from operator import attrgetter
+from typing import Any
 
 from inspector.model import Request, Role, Thread, effective_requests
 from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit
@@ -74,6 +75,17 @@ class ThreadCost:
     @property
     def cache_read_share(self) -> float | None:
         return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+    def to_json(self) -> dict[str, Any]:
+        share = self.cache_read_share
+        return {"requests": self.requests, "compactions": self.compactions, "failures": self.failures,
+                "prompt_tokens": self.prompt_tokens, "cache_read_tokens": self.cache_read_tokens,
+                "cache_write_tokens": self.cache_write_tokens,
+                "cache_read_share": None if share is None else round(share, 4),
+                "cache_breaks": self.cache_breaks, "breaks_by_cause": dict(sorted((self.breaks_by_cause or {}).items())),
+                "break_cost": None if self.break_cost is None else round(self.break_cost, 6),
+                "cost": None if self.cost is None else round(self.cost, 6),
+                "recorded_cost": None if self.recorded_cost is None else round(self.recorded_cost, 6)}
 
 
 def _iris_prompts(fast) -> tuple[list[Prompt | None], RunTable]:

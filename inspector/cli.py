@@ -1,4 +1,7 @@
-"""The `context-inspector` command: the TUI by default, headless commands beside it."""
+"""The `context-inspector` command: the TUI by default, headless commands beside it.
+
+Over 400 lines on purpose: every command's click declaration in one place, so the options read
+as one list (the work of each command is in the service layer and `cli_output`)."""
 
 from __future__ import annotations
 
@@ -268,7 +271,8 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     from inspector.report import render_simulation
 
     try:
-        status = reproduction_line(config.profile, reproduction(thread, config))
+        # how the profile itself (its baseline config, no --set) reproduces the recorded compactions
+        status = reproduction_line(config.profile, reproduction(thread, load_config(config.profile, {}, thread=thread)))
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from None
     click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,

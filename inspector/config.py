@@ -15,14 +15,14 @@ from typing import Any
 
 from inspector.pipeline.profiles import REGISTRY
 from inspector.pipeline.profiles.base import KeySpec
-from inspector.pipeline.profiles.claude_code import output_reserve_for_version
 from inspector.pipeline.profiles.common import KEYS as COMMON_KEYS
 from inspector.pipeline.profiles.common import SUMMARIZERS, TOKENIZERS, TRIGGER_SOURCES
 
-__all__ = ["DEFAULTS", "KEYS", "KEY_SPECS", "PROFILES", "PROFILE_KEYS", "STRATEGIES", "SUMMARIZERS", "TOKENIZERS",
-           "TRIGGER_SOURCES", "AGENT_PROFILES", "COMPACTION_MODES", "Config", "ConfigError", "KeySpec", "coerce", "parse_set", "parse_toml"]
-
 COMPACTION_MODES = ("recorded", "decide")
+
+__all__ = ["AGENT_PROFILES", "COMPACTION_MODES", "DEFAULTS", "KEYS", "KEY_SPECS", "PROFILES", "PROFILE_KEYS",
+           "SOURCE_PROFILES", "STRATEGIES", "SUMMARIZERS", "TOKENIZERS", "TRIGGER_SOURCES", "Config", "ConfigError",
+           "KeySpec", "coerce", "parse_set", "parse_toml", "source_profile", "thread_values"]
 
 
 class ConfigError(ValueError):
@@ -30,8 +30,8 @@ class ConfigError(ValueError):
 
 
 PROFILES: tuple[str, ...] = tuple(REGISTRY)
-AGENT_PROFILES: tuple[str, ...] = tuple(name for name, p in REGISTRY.items() if p.agent)
-"""The real agents' profiles (their threads replay under them by default; see `source_profile`)."""
+AGENT_PROFILES: tuple[str, ...] = tuple(name for name, profile in REGISTRY.items() if profile.agent)
+"""The real agents' profiles (their trigger reads the agent's own count of the prompt)."""
 
 _DECLARED = (*COMMON_KEYS, *(spec for profile in REGISTRY.values() for spec in profile.keys))
 _SECTIONS = list(dict.fromkeys(spec.key.split(".", 1)[0] for spec in _DECLARED))
@@ -43,14 +43,14 @@ STRATEGIES: tuple[str, ...] = KEY_SPECS["context.strategy"].choices  # the shift
 DEFAULTS: dict[str, dict[str, Any]] = {
     name: {**{k.key: k.default for k in KEYS}, **profile.defaults} for name, profile in REGISTRY.items()
 }
-"""Every key's value for each profile: the key's own default, else the profile's (its source documents)."""
+"""Every key's value for each profile (every profile holds every key; it reads only its own): the
+key's own default, else the profile's (its source documents)."""
 
 PROFILE_KEYS: dict[str, tuple[str, ...]] = {name: profile.reads for name, profile in REGISTRY.items()}
 """Keys each profile reads; the TUI shows these."""
 
-
-# A thread replays by default under its source's profile; other sources keep iris.
-SOURCE_PROFILES: dict[str, str] = {"claude-code": "claude-code", "codex": "codex"}
+SOURCE_PROFILES: dict[str, str] = {source: name for name, profile in REGISTRY.items() for source in profile.default_for}
+"""A thread replays by default under its source's profile; other sources keep iris."""
 
 
 def source_profile(source: str | None) -> str | None:
@@ -59,15 +59,14 @@ def source_profile(source: str | None) -> str | None:
 
 
 def thread_values(thread: Any, profile: str) -> dict[str, Any]:
-    """Defaults a thread itself implies: its window, and for Claude Code the output reserve of
-    its CLI version (32,000 up to 2.1.20, 20,000 after; measured in the transcripts)."""
+    """Defaults a thread itself implies: its window, and what its profile reads from it
+    (`Profile.thread_values`, e.g. Claude Code's output reserve of the thread's CLI version)."""
     values: dict[str, Any] = {}
     if getattr(thread, "window", None):
         values["context.window"] = thread.window
-    if profile == "claude-code":
-        reserve = output_reserve_for_version(str((getattr(thread, "meta", None) or {}).get("version") or ""))
-        if reserve is not None:
-            values["claude_code.output_reserve"] = reserve
+    implied = REGISTRY[profile].thread_values if profile in REGISTRY else None
+    if implied is not None:
+        values.update(implied(thread))
     return values
 
 

@@ -10,7 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.config import COMPACTION_MODES, PROFILES, Config, ConfigError, parse_toml, source_profile, thread_values
+from inspector.config import (
+    COMPACTION_MODES,
+    PROFILE_KEYS,
+    PROFILES,
+    Config,
+    ConfigError,
+    parse_toml,
+    source_profile,
+    thread_values,
+)
 from inspector.model import Thread
 from inspector.paths import config_path
 from inspector.pipeline import Replay, replay
@@ -172,8 +181,6 @@ def file_overrides(config: Config, path: Path | None = None) -> tuple[str, ...]:
     """The keys the config file sets to something else than `config.profile`'s defaults, that the profile
     reads and `config` uses (what makes a baseline differ from the defaults); () without a file or when it
     cannot be read."""
-    from inspector.config import PROFILE_KEYS
-
     try:
         _profile, values = read_config_file(path)
     except ConfigError:

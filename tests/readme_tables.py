@@ -29,12 +29,23 @@ def profiles_table() -> list[str]:
     return _table(["profile", "reproduces", "in short", "source documents"], rows)
 
 
+def _default_cell(key: str) -> str:
+    """The default most profiles share, then the profiles that differ: "`200000`; shifting `8192`"."""
+    values = [DEFAULTS[name][key] for name in REGISTRY]
+    common = max(values, key=values.count)
+    cell = f"`{common}`" if common != "" else '`""`'
+    others = [f"{name} `{DEFAULTS[name][key]}`" for name in REGISTRY if DEFAULTS[name][key] != common]
+    return cell + ("; " + ", ".join(others) if others else "")
+
+
 def keys_table() -> list[str]:
     rows = []
     for spec in KEYS:
         meaning = spec.help + (f" ({', '.join(spec.choices)})" if spec.choices else "")
-        rows.append([f"`{spec.key}`", *(f"`{DEFAULTS[name][spec.key]}`" for name in REGISTRY), meaning])
-    return _table(["key", *REGISTRY, "meaning"], rows)
+        readers = [name for name, profile in REGISTRY.items() if spec.key in profile.reads]
+        read_by = "all" if len(readers) == len(REGISTRY) else ", ".join(readers) or "none"
+        rows.append([f"`{spec.key}`", _default_cell(spec.key), read_by, meaning])
+    return _table(["key", "default", "read by", "meaning"], rows)
 
 
 def reasons_table() -> list[str]:
@@ -53,7 +64,7 @@ def reasons_table() -> list[str]:
 
 TABLES: dict[str, Callable[[], list[str]]] = {
     "| profile | reproduces |": profiles_table,
-    f"| key | {next(iter(REGISTRY))} |": keys_table,
+    "| key | default | read by |": keys_table,
     "| code | status | profile |": reasons_table,
 }
 """The first cells of a table's header line in the README -> the table it must be."""

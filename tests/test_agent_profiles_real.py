@@ -156,3 +156,14 @@ def test_after_a_what_if_compaction_the_trigger_reads_the_compacted_history(impo
         for index in compacted:
             if index + 1 < len(timeline):
                 assert timeline[index + 1]["budget"]["trigger_source"] in ("calibrated", "estimated"), (name, index)
+
+
+@pytest.mark.parametrize("name", WITH_COMPACTIONS)
+def test_the_report_says_how_well_claude_code_reproduces_the_recorded_compactions(imported, name):
+    db, ids = imported
+    _, compactions = calls_and_compactions(REAL / name)
+    automatic = sum(1 for _, trigger in compactions if trigger == "auto")
+    out = _run("simulate", "--thread", ids[name], "--db", str(db), "--timeline")
+    noun = "compaction" if automatic == 1 else "compactions"
+    assert f"claude-code reproduces {automatic} of {automatic} recorded {noun}" in out
+    assert "compactions recorded" in out.splitlines()[1]

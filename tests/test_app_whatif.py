@@ -41,6 +41,13 @@ async def test_a_no_op_edit_moves_nothing_in_either_mode(tmp_path):
         assert "compactions recorded" in status
         assert "claude-code reproduces 1 of 1 recorded compaction" in status
         baseline = [r.timeline_json() for r in view.requests]
+        # the timeline's bars are the calibrated counts (here: the billed ones), its dots the recorded
+        from inspector.screens.view import timeline_points
+
+        points = timeline_points(view)
+        assert [p.prompt_tokens for p in points] == [r.budget.calibrated_prompt_tokens for r in view.requests]
+        assert [p.recorded_tokens for p in points] == [r.budget.recorded_prompt_tokens for r in view.requests]
+        assert [p.prompt_tokens for p in points] == [p.recorded_tokens for p in points]
 
         # a key the profile reads nothing of for this summarizer: a what-if, and nothing moves
         await _edit(app, pilot, "cfg-summarization-timeout", "121")

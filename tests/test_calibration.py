@@ -137,3 +137,12 @@ def test_counts_that_do_not_follow_the_transcript_are_a_poor_fit():
     assert cal.calibrated(3, reference[3]) == billed[3]        # the recorded history: the recorded count
     assert cal.calibrated(3, 20_000) == 20_000                  # elsewhere: the replayed estimate
     assert cal.reading(3, 20_000) == (20_000, "estimated")
+
+
+def test_zero_counts_are_not_recorded_counts():
+    cal = Calibration([100, 200, 300], [0, 0, 0], [0, 0, 0])
+    assert cal.fit.source == "identity"
+    assert cal.calibrated(1, 250) == 250
+    mixed = Calibration([1_000, 2_000, 3_000, 4_000], [0, 12_000, 13_000, 14_000], [0, 0, 0, 0])
+    assert mixed.fit.points == 3 and abs(mixed.fit.ratio - 1.0) < 1e-9
+    assert mixed.calibrated(0, 1_000) == 11_000  # anchored on the next recorded request

@@ -282,7 +282,10 @@ def test_probe_follows_a_user_instruction_through_the_real_compaction(real_db):
 
 def test_loss_all_reports_the_threads_it_could_not_replay_and_the_others(real_db):
     # A what-if that needs new summaries from the Anthropic API, with no key: every thread that compacts fails.
-    args = ["loss", "--all", "--db", real_db, "--compactions", "decide", "--set", "summarization.summarizer=anthropic",
+    # (iris, whose threshold 0.5 compacts where the agents did not: claude-code, the Claude Code threads' own
+    # profile, compacts where Claude Code did and reuses its recorded summaries.)
+    args = ["loss", "--all", "--db", real_db, "--profile", "iris", "--compactions", "decide",
+            "--set", "summarization.summarizer=anthropic",
             "--set", "context.compaction_threshold=0.5"]
     result = CliRunner().invoke(main, [*args, "--json"])
     data = json.loads(result.stdout)

@@ -64,6 +64,10 @@ WHAT_IFS = {
     "harness": [{}, {"context.window": 4_000, "harness.pruning_threshold": 0.5}, {"context.window": 1_500}],
     "shifting": [{"context.strategy": s, "context.window": w} for s in ("truncate", "summarize", "vector-recall",
                                                                         "manual") for w in (8192, 2048)],
+    "claude-code": [{}, {"context.window": 40_000}],
+    "codex": [{}, {"context.window": 30_000, "codex.compact_user_tokens": 500}],
+    "opencode": [{}, {"context.window": 60_000, "opencode.prune_protect": 500, "opencode.prune_minimum": 0}],
+    "anthropic-context-editing": [{}, {"context_editing.trigger": 2_000, "context_editing.compact_trigger": 8_000}],
 }
 
 
@@ -71,7 +75,7 @@ WHAT_IFS = {
 def test_every_reason_a_replay_gives_is_declared_by_its_profile(profile):
     declared = {str(r.code) for r in REGISTRY[profile].reasons}
     given: set[str] = set()
-    for overrides in WHAT_IFS.get(profile, [{}]):
+    for overrides in WHAT_IFS[profile]:
         given |= _given_reasons(profile, overrides)
     assert given, profile
     assert given <= declared, f"{profile} gives undeclared reason codes: {sorted(given - declared)}"

@@ -153,7 +153,8 @@ def test_a_failed_import_leaves_no_database_file(tmp_path):
     result = CliRunner().invoke(main, ["import", str(bad), "--db", str(db)])
     assert result.exit_code != 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
-    existing = _db(tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path, [walkthrough_thread()])
+    (tmp_path / "kept").mkdir()
+    existing = _db(tmp_path / "kept", [walkthrough_thread()])
     before = existing.read_bytes()
     CliRunner().invoke(main, ["import", str(bad), "--db", str(existing)])
     assert existing.exists() and existing.read_bytes() == before  # an existing database stays

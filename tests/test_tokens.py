@@ -27,6 +27,7 @@ def test_chars4_is_ceil_of_chars_over_4():
 def test_profile_overheads():
     overhead = {name: profile.message_overhead for name, profile in REGISTRY.items()}
     assert {k: overhead[k] for k in ("iris", "harness", "shifting")} == {"iris": 0, "harness": 10, "shifting": 4}
+    assert all(overhead[k] == 0 for k in ("claude-code", "codex", "opencode", "anthropic-context-editing"))  # in the ratio
     counter = TokenCounter(Chars4Tokenizer())
     m = Message("m", Role.USER, "Inspect the parser and preserve its public API.")  # 47 chars
     assert message_cost(counter, m, overhead["iris"]) == 12

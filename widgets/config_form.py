@@ -77,7 +77,7 @@ class ConfigForm(VerticalScroll):
                 [(p, p) for p in PROFILES], value=config.profile, allow_blank=False, id="cfg-profile",
                 classes="cfg-field", compact=True,
             )
-        yield Static("Pipeline to replay: iris, harness or shifting", classes="cfg-help", markup=False)
+        yield Static(f"Pipeline to replay: {', '.join(PROFILES)}", classes="cfg-help", markup=False)
         for key in PROFILE_KEYS[config.profile]:
             spec = KEY_SPECS[key]
             with Vertical(classes="cfg-row", id=widget_id(key) + "-row"):

@@ -2,8 +2,8 @@
 
 A FIFO or a device (`/dev/zero`) given as a transcript would block or never end; a `.gz` that
 expands to gigabytes (a gzip bomb) would exhaust memory. `read_input` refuses special files
-before opening them and reads (gunzipping as it goes) in chunks, stopping with a one-line
-`InputError` as soon as the limit is passed: `MAX_INPUT_BYTES` (1 GiB once decompressed), or
+before opening them, refuses a plain file larger than the limit before reading it, and gunzips in
+chunks, stopping with a one-line `InputError` as soon as the limit is passed: `MAX_INPUT_BYTES` (1 GiB once decompressed), or
 `$CONTEXT_INSPECTOR_MAX_INPUT_MB`.
 """
 
@@ -63,22 +63,34 @@ def read_input(path: Path, limit: int | None = None) -> bytes:
     # O_NONBLOCK: a FIFO swapped in after the check above still never blocks the open.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as raw:
-        if _special(os.fstat(raw.fileno()).st_mode) is not None:
+        st = os.fstat(raw.fileno())
+        if _special(st.st_mode) is not None:
             raise InputError("is not a regular file; only regular files are read")
-        stream = gzip.GzipFile(fileobj=raw) if compressed else raw
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            chunk = stream.read(CHUNK)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > limit:
-                what = "once decompressed " if compressed else ""
-                raise InputError(f"larger than {_describe(limit)} {what}(the input limit; set {LIMIT_ENV} "
-                                 "to raise it)")
-            parts.append(chunk)
-    return b"".join(parts)
+        if not compressed:  # one read of at most limit + 1 bytes (no second copy of a large file)
+            if st.st_size > limit:
+                raise InputError(f"larger than {_describe(limit)} (the input limit; set {LIMIT_ENV} to raise it)")
+            data = raw.read(st.st_size + 1)
+            if len(data) > st.st_size:  # the file grew while it was read: the rest in chunks, still bounded
+                data = b"".join([data, *_chunks(raw, limit, compressed=False, already=len(data))])
+            if len(data) > limit:
+                raise InputError(f"larger than {_describe(limit)} (the input limit; set {LIMIT_ENV} to raise it)")
+            return data
+        return b"".join(_chunks(gzip.GzipFile(fileobj=raw), limit, compressed=True))
+
+
+def _chunks(stream, limit: int, *, compressed: bool, already: int = 0) -> list[bytes]:
+    """The rest of `stream` in chunks; InputError as soon as more than `limit` bytes came in all."""
+    parts: list[bytes] = []
+    size = already
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            return parts
+        size += len(chunk)
+        if size > limit:
+            what = " once decompressed" if compressed else ""
+            raise InputError(f"larger than {_describe(limit)}{what} (the input limit; set {LIMIT_ENV} to raise it)")
+        parts.append(chunk)
 
 
 def looks_like_json(path: Path) -> bool:

@@ -11,6 +11,9 @@ recorded history (the thread's own profile, its baseline config, recorded compac
   over pairs of requests in the same segment, so one odd request (an injected reminder, a
   re-read file) moves it little. Segments are split at the recorded compactions, where the
   agent's own part can change (Claude Code re-attaches recently read files after one).
+- per segment with at least `MIN_SEGMENT_POINTS` recorded requests, its own Theil-Sen ratio
+  (Claude Code's billed counts grow more slowly per transcript token before its first
+  compaction than after it); fewer, the thread's.
 - `unaccounted`: per segment, the median of billed - ratio x reference.
 
 `calibrated(k, estimate)` for a replay whose request k estimates `estimate` tokens:
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 
 MIN_RATIO, MAX_RATIO = 0.25, 4.0
 MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, deterministic)
+MIN_SEGMENT_POINTS = 8  # a segment with this many recorded requests gets its own ratio
 MAX_MEDIAN_ERROR = 0.10  # a fit worse than this (median, no anchoring) is not used off the recorded history
 
 
@@ -47,9 +51,10 @@ class CalibrationFit:
     """The fitted figures, shown with the model (Budget pane, `simulate` report)."""
 
     source: str                       # "fitted" | "identity" (nothing recorded) | "one point"
-    ratio: float                      # provider tokens per configured-tokenizer token
+    ratio: float                      # provider tokens per configured-tokenizer token (first segment)
     unaccounted: int                  # the agent's own tokens before the first compaction
     segment_unaccounted: tuple[int | None, ...]  # per segment (None: no recorded request there)
+    segment_ratio: tuple[float, ...]  # per segment: its own ratio, else the thread's
     points: int                       # requests with a recorded count
     pairs: int                        # pairs behind the ratio
     median_error: float | None        # median |billed - fit| / billed over the points (no anchoring)
@@ -100,7 +105,8 @@ class Calibration:
         if not (len(reference) == len(recorded) == len(segments)):
             raise ValueError("calibration: reference, recorded and segments differ in length")
         self.reference = tuple(int(x) for x in reference)
-        self.recorded = tuple(recorded)
+        # a count of 0 (or less) is no billed prompt: it is treated as not recorded
+        self.recorded = tuple(r if r is not None and r > 0 else None for r in recorded)
         self.segments = tuple(segments)
         self.fit = self._fit()
         self._anchor = self._anchors()
@@ -118,25 +124,37 @@ class Calibration:
                   if y is not None]
         n_segments = (max(self.segments) + 1) if self.segments else 1
         if not points:
-            return CalibrationFit("identity", 1.0, 0, (None,) * n_segments, 0, 0, None, None)
+            return CalibrationFit("identity", 1.0, 0, (None,) * n_segments, (1.0,) * n_segments, 0, 0, None, None)
         slope, pairs = _theil_sen(points)
         source = "fitted"
         if slope is None:
             slope, source = 1.0, "one point"
         ratio = min(MAX_RATIO, max(MIN_RATIO, slope))
+        by_segment: dict[int, list[tuple[int, int, int]]] = {}
+        for point in points:
+            by_segment.setdefault(point[0], []).append(point)
+        ratios = [ratio] * n_segments
+        for seg, pts in by_segment.items():
+            if len(pts) >= MIN_SEGMENT_POINTS:
+                own, _ = _theil_sen(pts)
+                if own is not None:
+                    ratios[seg] = min(MAX_RATIO, max(MIN_RATIO, own))
+        self._segment_ratio = tuple(ratios)
         residuals: dict[int, list[float]] = {}
         for s, x, y in points:
-            residuals.setdefault(s, []).append(y - ratio * x)
+            residuals.setdefault(s, []).append(y - ratios[s] * x)
         per_segment = tuple(
             round(statistics.median(residuals[s])) if s in residuals else None for s in range(n_segments))
         first = next(u for u in per_segment if u is not None)
         self._segment_u = self._fill_segments(per_segment, first)
-        errors = [abs(self._segment_u[s] + ratio * x - y) / y for s, x, y in points if y > 0]
+        errors = [abs(self._segment_u[s] + ratios[s] * x - y) / y for s, x, y in points if y > 0]
         median_error = statistics.median(errors) if errors else None
         within = sum(1 for e in errors if e <= 0.03) / len(errors) if errors else None
         if median_error is not None and median_error > MAX_MEDIAN_ERROR:
             source = "poor fit"
-        return CalibrationFit(source, ratio, first, per_segment, len(points), pairs, median_error, within)
+        first_ratio = next(ratios[s] for s, u in enumerate(per_segment) if u is not None)
+        return CalibrationFit(source, first_ratio, first, per_segment, tuple(ratios), len(points), pairs,
+                              median_error, within)
 
     @staticmethod
     def _fill_segments(per_segment: tuple[int | None, ...], first: int) -> tuple[int, ...]:
@@ -188,10 +206,11 @@ class Calibration:
         if fit.source == "poor fit":
             return self.recorded[k] if self.is_recorded_history(k, estimate) else estimate  # type: ignore[return-value]
         j = self._anchor[k]
+        ratio = self._segment_ratio[self.segments[k]]
         if j is not None:
-            value = self.recorded[j] + fit.ratio * (estimate - self.reference[j])  # type: ignore[operator]
+            value = self.recorded[j] + ratio * (estimate - self.reference[j])  # type: ignore[operator]
         else:
-            value = self._segment_u[self.segments[k]] + fit.ratio * estimate
+            value = self._segment_u[self.segments[k]] + ratio * estimate
         return max(0, round(value))
 
     def is_recorded_history(self, k: int, estimate: int) -> bool:

@@ -153,6 +153,9 @@ class DiffPanel(Static):
         moved = [Text(line, style="#ff5f5f" if "failures appear" in line else "#87d7af") for line in lines]
         if not moved:
             moved = [Text("nothing: same compactions, failures and block statuses", style="dim")]
+            if view.compactions == "recorded" and view.thread.summaries:
+                moved.append(Text("(compactions follow the thread's recorded ones: c lets the profile decide)",
+                                  style="dim"))
         out = Text()
         moves: list[Text] = []
         if request is not None:

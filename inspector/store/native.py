@@ -8,7 +8,7 @@ transaction per thread (`save_threads`). Over 400 lines: the repository is one c
 schema that a reader is registered for (`Store.reads_in_place`, e.g. the Iris reader) opens
 as that reader instead.
 
-About 400 lines on purpose: one class, the repository over the one schema (opening and
+Over 400 lines on purpose: one class, the repository over the one schema (opening and
 version checks, reads, imports, the live-append API); split, its SQL would be scattered.
 """
 

@@ -16,7 +16,9 @@ To add a profile:
    `inspector.pipeline.audit`, `.context`, `.profiles.base`/`.common` and sibling modules, never
    from `inspector.config` or `inspector.pipeline` itself (the import contract forbids the circle:
    a replayer reads `config[key]` and may name `Config` under `if TYPE_CHECKING:`).
-2. In its `__init__.py`, define `PROFILE = Profile(...)`: name, what it reproduces, a short
+   A one-module profile is fine too (`codex.py`); the real agents' profiles share the replayer
+   in `agents.py` and give it their rules (`AgentRules`).
+2. In its `__init__.py` (or the module), define `PROFILE = Profile(...)`: name, what it reproduces, a short
    summary, its source documents, the config keys it reads (form order), the specs and defaults
    of keys only it has (`keys`), its values of shared keys (`defaults`), its reason codes
    (`reasons`: shared ones from `common.REASONS`, its own as `ReasonDoc`), its per-message
@@ -24,7 +26,15 @@ To add a profile:
 3. Add one line to `_PROFILES` below, then run `python -m tests.readme_tables` for the README.
 """
 
-from inspector.pipeline.profiles import anthropic_context_editing, claude_code, codex, harness, iris, opencode, shifting
+from inspector.pipeline.profiles import (
+    anthropic_context_editing,
+    claude_code,
+    codex,
+    harness,
+    iris,
+    opencode,
+    shifting,
+)
 from inspector.pipeline.profiles.base import Profile
 
 _PROFILES: tuple[Profile, ...] = (

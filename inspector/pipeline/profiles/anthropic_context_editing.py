@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inspector.pipeline.agents import AGENT_OVERHEAD, AgentReplayer, AgentRules
 from inspector.pipeline.audit import Reason
+from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
 from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative, positive
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
@@ -44,38 +44,34 @@ def replayer(thread, config: Config, ctx) -> AgentReplayer:
 
 PROFILE = Profile(
     name=NAME,
-    reproduces="the Messages API's context editing (clear_tool_uses_20250919) and compaction (compact_20260112)",
-    summary="tool results but the last `keep` cleared once the input reaches `trigger`; server-side compaction at "
-            "`compact_trigger`: would context editing have avoided this compaction?",
-    sources=("Anthropic docs: Context editing", "Anthropic docs: Compaction"),
-    reads=(
-        "context.window", "context_editing.trigger", "context_editing.keep", "context_editing.clear_at_least",
-        "context_editing.exclude_tools", "context_editing.clear_tool_inputs", "context_editing.compact_trigger",
-        "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model",
-        "summarization.timeout",
-    ),
-    keys=(
-        KeySpec("context_editing.trigger", int, 100_000, "clear_tool_uses trigger (input tokens)", positive),
-        KeySpec("context_editing.keep", int, 3, "Tool uses clear_tool_uses keeps", non_negative),
-        KeySpec("context_editing.clear_at_least", int, 0, "Clear only when at least this many tokens go",
-                non_negative),
-        KeySpec("context_editing.exclude_tools", str, "", "Tools whose results are never cleared (comma-separated)"),
-        KeySpec("context_editing.clear_tool_inputs", str, "false", "Also clear the cleared calls' inputs",
-                choices=("false", "true")),
-        KeySpec("context_editing.compact_trigger", int, 150_000, "compact_20260112 trigger (input tokens; 0: off)",
-                non_negative),
-    ),
+    reproduces="the Messages API's server-side context editing and compaction",
+    summary="`clear_tool_uses_20250919` over `trigger` input tokens clears all tool results but the last `keep`; "
+            "`compact_20260112` at `compact_trigger` replaces what came before",
+    sources=('Anthropic docs, "Context editing" and "Compaction"',),
+    reads=("context.window", "context_editing.trigger", "context_editing.keep", "context_editing.clear_at_least",
+           "context_editing.exclude_tools", "context_editing.clear_tool_inputs", "context_editing.compact_trigger",
+           "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model", "summarization.timeout"),
     defaults={"context.token_budget_ratio": 1.0},
-    reasons=(
-    ReasonDoc(Reason.SYSTEM, "kept", "the system prompt and the session's opening blocks; always sent"),
-    ReasonDoc(Reason.CURRENT_TURN, "kept", "in the request's current turn"),
-    ReasonDoc(Reason.SINCE_COMPACTION, "kept", "sent: the agent sends every message since its last compaction"),
-    SHARED[Reason.SUMMARIZED],
-    ReasonDoc(Reason.SUMMARY_INJECTED, "kept", "synthetic: the compaction summary the agent sends in place of the history"),
-        ReasonDoc(Reason.TOOL_RESULT_CLEARED, "pruned",
-                  "context editing: a tool result cleared by the API, sent as `[tool result cleared]`"),
+    keys=(
+        KeySpec("context_editing.trigger", int, 100_000, "`clear_tool_uses_20250919` trigger, input tokens", positive),
+        KeySpec("context_editing.keep", int, 3, "tool uses kept", non_negative),
+        KeySpec("context_editing.clear_at_least", int, 0, "clear only when at least this many tokens go",
+                non_negative),
+        KeySpec("context_editing.exclude_tools", str, "", "tools whose results are never cleared (comma-separated)"),
+        KeySpec("context_editing.clear_tool_inputs", str, "false", "also clear the cleared calls' inputs",
+                choices=("false", "true")),
+        KeySpec("context_editing.compact_trigger", int, 150_000, "`compact_20260112` trigger, input tokens (0: off)",
+                non_negative),
     ),
-    message_overhead=AGENT_OVERHEAD,
+    reasons=(
+        SHARED[Reason.SYSTEM],
+        SHARED[Reason.CURRENT_TURN],
+        ReasonDoc(Reason.SINCE_COMPACTION, "kept", "sent: the agent sends every message since its last compaction"),
+        SHARED[Reason.SUMMARIZED],
+        SHARED[Reason.SUMMARY_INJECTED],
+        ReasonDoc(Reason.TOOL_RESULT_CLEARED, "pruned", "a tool result cleared by `clear_tool_uses_20250919`"),
+    ),
+    message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
 )

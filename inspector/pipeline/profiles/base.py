@@ -54,7 +54,11 @@ class Profile:
     `keys` the specs of keys only this profile has (their defaults apply to every profile's
     config, so a switch of profile keeps them); `defaults` its values of shared keys where
     they differ from the shared defaults. `message_overhead` is what it adds to each
-    message's token count. `replayer(thread, config, ctx)` replays a thread.
+    message's token count. `replayer(thread, config, ctx)` replays a thread. `agent` marks the
+    real agents' profiles (their trigger reads the agent's own count of the prompt; the Budget
+    pane and the timeline say so); `default_for` names the thread sources (importer formats)
+    that replay under this profile by default; `thread_values(thread)` the key values a thread
+    itself implies (e.g. Claude Code's output reserve from the thread's CLI version).
     """
 
     name: str
@@ -68,7 +72,8 @@ class Profile:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     keys: tuple[KeySpec, ...] = ()
     agent: bool = False
-    """A real agent's profile (claude-code, codex, ...): its source's threads replay under it by default."""
+    default_for: tuple[str, ...] = ()
+    thread_values: Callable[[Thread], Mapping[str, Any]] | None = None
 
 
 def ratio(v: float) -> str | None:
@@ -81,7 +86,3 @@ def positive(v: float) -> str | None:
 
 def non_negative(v: float) -> str | None:
     return None if v >= 0 else "must be >= 0"
-
-
-def percent(v: int) -> str | None:
-    return None if 0 <= v <= 100 else "must be in 0..100 (0: unset)"

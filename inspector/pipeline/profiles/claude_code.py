@@ -15,29 +15,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from inspector.pipeline.agents import AGENT_OVERHEAD, AgentReplayer, AgentRules
 from inspector.pipeline.audit import Reason
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative, percent
+from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
     from inspector.config import Config
 
 NAME = "claude-code"
-
-
-def output_reserve_for_version(version: str | None) -> int | None:
-    """The summary-output reserve of a Claude Code CLI version: 32,000 up to 2.1.20, 20,000
-    after (compactions at 155k and 167k on a 200k window); None for an unknown version."""
-    if not version:
-        return None
-    try:
-        parts = tuple(int(p) for p in version.split(".")[:3])
-    except ValueError:
-        return None
-    return 32_000 if parts <= (2, 1, 20) else 20_000
 
 
 def threshold(config: Config) -> int | None:
@@ -56,33 +44,53 @@ def replayer(thread, config: Config, ctx) -> AgentReplayer:
     return AgentReplayer(thread, config, ctx, RULES)
 
 
+def output_reserve_for_version(version: str | None) -> int | None:
+    """The summary-output reserve of a Claude Code CLI version: 32,000 up to 2.1.20, 20,000
+    after (compactions at 155k and 167k on a 200k window); None for an unknown version."""
+    if not version:
+        return None
+    try:
+        parts = tuple(int(p) for p in version.split(".")[:3])
+    except ValueError:
+        return None
+    return 32_000 if parts <= (2, 1, 20) else 20_000
+
+
+def _thread_values(thread) -> dict[str, Any]:
+    """Claude Code's output reserve of the thread's CLI version (measured in the transcripts)."""
+    reserve = output_reserve_for_version(str((getattr(thread, "meta", None) or {}).get("version") or ""))
+    return {} if reserve is None else {"claude_code.output_reserve": reserve}
+
+
+def _percent(v: int) -> str | None:
+    return None if 0 <= v <= 100 else "must be in 0..100 (0: unset)"
+
+
 PROFILE = Profile(
     name=NAME,
-    reproduces="Claude Code's auto-compaction (measured in its transcripts)",
-    summary="compaction when the prompt about to be sent reaches window - output reserve - buffer (155k on 200k up to "
-            "CLI 2.1.20, 167k after), `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` as a key; the summary replaces the whole history",
-    sources=("Claude Code transcripts (compact_boundary preTokens, CLI 2.0-2.1.37)", "anthropics/claude-code docs"),
-    reads=(
-        "context.window", "claude_code.autocompact_pct_override", "claude_code.output_reserve",
-        "claude_code.autocompact_buffer", "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model",
-        "summarization.timeout",
-    ),
-    keys=(
-        KeySpec("claude_code.autocompact_pct_override", int, 0, "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (0: unset)", percent),
-        KeySpec("claude_code.output_reserve", int, 20_000, "Tokens Claude Code reserves for the summary's output",
-                non_negative),
-        KeySpec("claude_code.autocompact_buffer", int, 13_000,
-                "Claude Code's auto-compact buffer below the effective window", non_negative),
-    ),
+    reproduces="Claude Code's auto-compaction",
+    summary="the prompt about to be sent reaches `window - output_reserve - 13000`; the summary replaces the "
+            "whole history",
+    sources=("the real transcripts' `compact_boundary` records", "public write-ups of Claude Code's auto-compact"),
+    reads=("context.window", "claude_code.autocompact_pct_override", "claude_code.output_reserve",
+           "claude_code.autocompact_buffer", "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model", "summarization.timeout"),
     defaults={"context.token_budget_ratio": 1.0},
-    reasons=(
-    ReasonDoc(Reason.SYSTEM, "kept", "the system prompt and the session's opening blocks; always sent"),
-    ReasonDoc(Reason.CURRENT_TURN, "kept", "in the request's current turn"),
-    ReasonDoc(Reason.SINCE_COMPACTION, "kept", "sent: the agent sends every message since its last compaction"),
-    SHARED[Reason.SUMMARIZED],
-    ReasonDoc(Reason.SUMMARY_INJECTED, "kept", "synthetic: the compaction summary the agent sends in place of the history"),
+    keys=(
+        KeySpec("claude_code.autocompact_pct_override", int, 0, "`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`: compact at this percentage of `window - output_reserve` (0: unset; it only lowers the threshold)", _percent),
+        KeySpec("claude_code.output_reserve", int, 20_000, "tokens Claude Code keeps for the summary's output: `32000` for threads of CLI 2.1.20 and older (set from the thread's version)",
+                non_negative),
+        KeySpec("claude_code.autocompact_buffer", int, 13_000, "the auto-compact buffer below `window - output_reserve`", non_negative),
     ),
-    message_overhead=AGENT_OVERHEAD,
+    reasons=(
+        SHARED[Reason.SYSTEM],
+        SHARED[Reason.CURRENT_TURN],
+        ReasonDoc(Reason.SINCE_COMPACTION, "kept", "sent: the agent sends every message since its last compaction"),
+        SHARED[Reason.SUMMARIZED],
+        SHARED[Reason.SUMMARY_INJECTED],
+    ),
+    message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
+    default_for=("claude-code",),
+    thread_values=_thread_values,
 )

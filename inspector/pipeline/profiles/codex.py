@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inspector.pipeline.agents import AGENT_OVERHEAD, AgentReplayer, AgentRules
 from inspector.pipeline.audit import Reason
+from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
 from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
@@ -41,31 +41,31 @@ def replayer(thread, config: Config, ctx) -> AgentReplayer:
 
 PROFILE = Profile(
     name=NAME,
-    reproduces="Codex CLI's auto-compaction (openai/codex, codex-rs/core)",
-    summary="compaction when the last response's tokens reach min(model_auto_compact_token_limit, 90% of the window); "
-            "the new history keeps the most recent user messages up to 20,000 tokens, then the summary",
-    sources=("openai/codex codex-rs/core (compact.rs, ModelInfo::auto_compact_token_limit)",),
-    reads=(
-        "context.window", "codex.auto_compact_token_limit", "codex.compact_user_tokens", "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model",
-        "summarization.timeout",
-    ),
+    reproduces="Codex CLI's auto-compaction",
+    summary="the last response's usage reaches min(`model_auto_compact_token_limit`, 90% of the window); keeps "
+            "the newest user messages up to 20,000 tokens, then the summary",
+    sources=("openai/codex `codex-rs/core/src/compact.rs`", "`codex-rs/protocol/src/openai_models.rs`"),
+    reads=("context.window", "codex.auto_compact_token_limit", "codex.compact_user_tokens", "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model", "summarization.timeout"),
+    # Codex runs OpenAI models: o200k_base is their tokenizer (exact, offline).
+    defaults={"context.token_budget_ratio": 1.0, "context.tokenizer": "o200k_base"},
     keys=(
-        KeySpec("codex.auto_compact_token_limit", int, 0, "model_auto_compact_token_limit (0: 90% of the window)",
+        KeySpec("codex.auto_compact_token_limit", int, 0, "`model_auto_compact_token_limit` (0: unset); never above 90% of the window",
                 non_negative),
-        KeySpec("codex.compact_user_tokens", int, 20_000, "Recent user-message tokens a Codex compaction keeps",
+        KeySpec("codex.compact_user_tokens", int, 20_000, "recent user-message tokens a compaction keeps (`COMPACT_USER_MESSAGE_MAX_TOKENS`)",
                 non_negative),
     ),
-    defaults={"context.token_budget_ratio": 1.0},
     reasons=(
-    ReasonDoc(Reason.SYSTEM, "kept", "the system prompt and the session's opening blocks; always sent"),
-    ReasonDoc(Reason.CURRENT_TURN, "kept", "in the request's current turn"),
-    ReasonDoc(Reason.SINCE_COMPACTION, "kept", "sent: the agent sends every message since its last compaction"),
-    SHARED[Reason.SUMMARIZED],
-    ReasonDoc(Reason.SUMMARY_INJECTED, "kept", "synthetic: the compaction summary the agent sends in place of the history"),
-        ReasonDoc(Reason.KEPT_AFTER_COMPACTION, "kept",
-                  "in a summarized span but kept verbatim (codex: the most recent user messages)"),
+        SHARED[Reason.SYSTEM],
+        SHARED[Reason.CURRENT_TURN],
+        ReasonDoc(Reason.SINCE_COMPACTION, "kept", "sent: the agent sends every message since its last compaction"),
+        SHARED[Reason.SUMMARIZED],
+        SHARED[Reason.SUMMARY_INJECTED],
+        ReasonDoc(Reason.KEPT_AFTER_COMPACTION, "kept / truncated",
+                  "in a summarized span but kept verbatim: a recent user message (the one that overflows the 20k, "
+                  "truncated)"),
     ),
-    message_overhead=AGENT_OVERHEAD,
+    message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
+    default_for=("codex",),
 )

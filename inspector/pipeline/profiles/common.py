@@ -28,6 +28,8 @@ KEYS: tuple[KeySpec, ...] = (
 
 REASONS: dict[str, ReasonDoc] = {doc.code: doc for doc in (
     ReasonDoc(Reason.SYSTEM, "kept", "the system prompt's blocks before the first user message; always sent"),
+    ReasonDoc(Reason.CURRENT_TURN, "kept", "in the request's current turn"),
+    ReasonDoc(Reason.SUMMARY_INJECTED, "kept", "synthetic: a summary injected into the system prompt"),
     ReasonDoc(Reason.WITHIN_BUDGET, "kept", "an older, unprotected block that fit: sent as it is"),
     ReasonDoc(Reason.SUMMARIZED, "summarized", "covered by a summary; the summary is sent instead"),
     ReasonDoc(Reason.PROTECTED_GROUP, "kept", "a tool call or result whose group holds a protected block"),

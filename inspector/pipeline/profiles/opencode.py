@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inspector.pipeline.agents import AGENT_OVERHEAD, AgentReplayer, AgentRules
 from inspector.pipeline.audit import Reason
+from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
 from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
@@ -45,37 +45,34 @@ def replayer(thread, config: Config, ctx) -> AgentReplayer:
 
 PROFILE = Profile(
     name=NAME,
-    reproduces="opencode's prune and compaction (session/compaction.ts)",
-    summary="old tool outputs erased beyond PRUNE_PROTECT 40,000 tokens when that frees more than PRUNE_MINIMUM "
-            "20,000 (the last 2 user turns skipped); compaction at the usable window",
-    sources=("sst/opencode packages/opencode/src/session/compaction.ts, overflow.ts",),
-    reads=(
-        "context.window", "opencode.prune_protect", "opencode.prune_minimum", "opencode.max_output_tokens",
-        "opencode.reserved", "opencode.preserve_recent_tokens", "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model",
-        "summarization.timeout",
-    ),
-    keys=(
-        KeySpec("opencode.prune_protect", int, 40_000, "PRUNE_PROTECT: recent tool-output tokens never erased",
-                non_negative),
-        KeySpec("opencode.prune_minimum", int, 20_000, "PRUNE_MINIMUM: erase only when it frees more than this",
-                non_negative),
-        KeySpec("opencode.max_output_tokens", int, 32_000, "Output tokens opencode reserves (OUTPUT_TOKEN_MAX)",
-                non_negative),
-        KeySpec("opencode.reserved", int, 0, "compaction.reserved (0: min(20000, max_output_tokens))", non_negative),
-        KeySpec("opencode.preserve_recent_tokens", int, 0, "Recent tokens a compaction keeps (0: opencode's rule)",
-                non_negative),
-    ),
+    reproduces="opencode's prune and compaction",
+    summary="prune of old tool outputs past `PRUNE_PROTECT`; compaction when the last response reaches "
+            "`window - max_output - reserved`, keeping the newest turns within `preserve_recent_tokens`",
+    sources=("sst/opencode `packages/opencode/src/session/compaction.ts`", "`session/overflow.ts`"),
+    reads=("context.window", "opencode.prune_protect", "opencode.prune_minimum", "opencode.max_output_tokens",
+           "opencode.reserved", "opencode.preserve_recent_tokens", "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model", "summarization.timeout"),
     defaults={"context.token_budget_ratio": 1.0},
-    reasons=(
-    ReasonDoc(Reason.SYSTEM, "kept", "the system prompt and the session's opening blocks; always sent"),
-    ReasonDoc(Reason.CURRENT_TURN, "kept", "in the request's current turn"),
-    ReasonDoc(Reason.SINCE_COMPACTION, "kept", "sent: the agent sends every message since its last compaction"),
-    SHARED[Reason.SUMMARIZED],
-    ReasonDoc(Reason.SUMMARY_INJECTED, "kept", "synthetic: the compaction summary the agent sends in place of the history"),
-        ReasonDoc(Reason.TOOL_OUTPUT_PRUNED, "pruned",
-                  "opencode prune: an old tool output erased, sent as `[Old tool result content cleared]`"),
+    keys=(
+        KeySpec("opencode.prune_protect", int, 40_000, "`PRUNE_PROTECT`: recent tool-output tokens never erased",
+                non_negative),
+        KeySpec("opencode.prune_minimum", int, 20_000, "`PRUNE_MINIMUM`: erase only when that frees more than this",
+                non_negative),
+        KeySpec("opencode.max_output_tokens", int, 32_000, "output tokens opencode reserves (`OUTPUT_TOKEN_MAX`)",
+                non_negative),
+        KeySpec("opencode.reserved", int, 0, "`compaction.reserved` (0: min(20000, max_output_tokens))", non_negative),
+        KeySpec("opencode.preserve_recent_tokens", int, 0, "recent tokens a compaction keeps (0: min(15000, max(2000, usable / 4)))",
+                non_negative),
     ),
-    message_overhead=AGENT_OVERHEAD,
+    reasons=(
+        SHARED[Reason.SYSTEM],
+        SHARED[Reason.CURRENT_TURN],
+        ReasonDoc(Reason.SINCE_COMPACTION, "kept", "sent: the agent sends every message since its last compaction"),
+        SHARED[Reason.SUMMARIZED],
+        SHARED[Reason.SUMMARY_INJECTED],
+        ReasonDoc(Reason.TOOL_OUTPUT_PRUNED, "pruned",
+                  "an old tool output erased by `prune` (`[Old tool result content cleared]`)"),
+    ),
+    message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
 )

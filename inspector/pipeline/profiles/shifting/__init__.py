@@ -17,8 +17,7 @@ PROFILE = Profile(
     sources=("context-shifting.txt",),
     reads=(
         "context.window", "context.token_budget_ratio", "context.response_reserve", "context.strategy",
-        "context.tokenizer",
-        "summarization.summarizer", "summarization.model", "summarization.timeout",
+        "context.tokenizer", "summarization.summarizer", "summarization.model", "summarization.timeout",
     ),
     # context-shifting.txt: budget = limit - response reserve.
     defaults={"context.window": 8192, "context.token_budget_ratio": 1.0, "context.response_reserve": 1024},

@@ -41,8 +41,8 @@ from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 if TYPE_CHECKING:
     from inspector.config import Config
 
-AGENT_OVERHEAD = 0
-"""Per-message tokens the agents' profiles add: none (their own framing is part of the calibrated ratio)."""
+OVERHEAD = 0  # tokens the agents' profiles add per message: their framing is in the calibrated ratio
+
 SINCE_COMPACTION = Reason.SINCE_COMPACTION
 KEPT_AFTER_COMPACTION = Reason.KEPT_AFTER_COMPACTION
 TOOL_OUTPUT_PRUNED = Reason.TOOL_OUTPUT_PRUNED
@@ -125,7 +125,7 @@ def _tables(counter: TokenCounter, thread: Thread, profile: str) -> _Tables:
     msgs = list(thread.messages)
     index = {m.id: i for i, m in enumerate(msgs)}
     turn_of = assign_turns(msgs)
-    costs = message_costs(counter, thread.messages, AGENT_OVERHEAD)
+    costs = message_costs(counter, thread.messages, OVERHEAD)
     n = len(msgs)
     full, pre, npre = [0] * (n + 1), [0] * (n + 1), [0] * (n + 1)
     for i in range(n):
@@ -174,7 +174,7 @@ class AgentReplayer:
         self.thread, self.config, self.ctx, self.rules = thread, config, ctx, rules
         counter: TokenCounter = ctx.counter
         self.t = _tables(counter, thread, rules.profile)
-        self.base_system = text_cost(counter, thread.system_prompt, AGENT_OVERHEAD)
+        self.base_system = text_cost(counter, thread.system_prompt, OVERHEAD)
         self.tool_tokens = tools_cost(counter, thread.tools)
         self.placeholder_cost = counter.count(rules.placeholder) if rules.placeholder else 0
         index = self.t.index
@@ -415,8 +415,7 @@ class AgentReplayer:
                 covered = new_covered
                 lo = max(covered + 1, first_turn)
                 if new_summary.id not in self.summary_cost:
-                    self.summary_cost[new_summary.id] = text_cost(self.ctx.counter, new_summary.injected_text(),
-                                                                  AGENT_OVERHEAD)
+                    self.summary_cost[new_summary.id] = text_cost(self.ctx.counter, new_summary.injected_text(), OVERHEAD)
                 summary_tokens = self.summary_cost[new_summary.id]
                 compaction = CompactionAudit(trigger, new_summary.id, new_summary.first_message_id,
                                              new_summary.last_message_id)
@@ -512,6 +511,10 @@ class AgentReplayer:
         failed = st.failed
         summary = self.chain[st.chain_len - 1] if st.chain_len else None
         kept = self._kept_map(st.kept)
+        chain = self.chain[: st.chain_len]
+        ends: list[int] = []  # last covered index of each summary, non-decreasing along the chain
+        for link in chain:
+            ends.append(max(ends[-1] if ends else -1, t.index.get(link.last_message_id, -1)))
         # prompt order: pre-turn system blocks, then summary and kept messages, then the history
         position = t.npre[st.end + 1]
         order: list[str] = ["summary", "kept"] if rules.summary_first else ["kept", "summary"]
@@ -537,8 +540,11 @@ class AgentReplayer:
             elif i <= st.covered_upto:
                 sent = kept.get(i)
                 if sent is None:
+                    # the summary of the compaction that replaced it (the first one covering it)
+                    covering = chain[bisect_left(ends, i)].id if ends and i <= ends[-1] else (
+                        summary.id if summary else None)
                     blocks.append(BlockAudit(mid, role, kind, turn, BlockStatus.SUMMARIZED, False, Reason.SUMMARIZED,
-                                             cost, 0, None, summary.id if summary else None))
+                                             cost, 0, None, covering))
                 else:
                     status = BlockStatus.KEPT if sent >= cost else BlockStatus.TRUNCATED
                     why = Reason.SYSTEM if i in self.session_prefix else KEPT_AFTER_COMPACTION

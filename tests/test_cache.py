@@ -285,3 +285,21 @@ def test_agent_fast_prompts_equal_the_block_by_block_prompts_on_a_real_session()
 @given(threads(), st.sampled_from(["claude-code", "opencode"]), st.integers(1_000, 20_000))
 def test_agent_fast_prompts_equal_the_block_by_block_prompts(thread, profile, window):
     _same_accounting_replay(thread, Config.for_profile(profile, {"context.window": window}), False)
+
+
+def test_a_thread_too_long_for_the_block_by_block_model_says_so(monkeypatch):
+    from inspector.pipeline.replays import Replay
+
+    monkeypatch.setattr(Replay, "BLOCK_BY_BLOCK_LIMIT", 10)
+    thread = _agentic([0, 10, 20])
+    rep = replay(thread, Config.for_profile("harness"), counter=TokenCounter(Chars4Tokenizer()),
+                 summarizer=CountingSummarizer())
+    assert rep.costs == () and rep.cost_totals() is None
+    assert any("prompt cache not modelled" in n for n in rep.notices)
+    sim = rep.simulation(blocks=False)
+    assert sim.cost is None and "cost" not in sim.to_json()
+    assert all(r.budget.cache_read_tokens is None and r.budget.cost is None for r in sim.requests)
+    monkeypatch.setattr(Replay, "BLOCK_BY_BLOCK_LIMIT", 3_000_000)
+    rep = replay(thread, Config.for_profile("harness"), counter=TokenCounter(Chars4Tokenizer()),
+                 summarizer=CountingSummarizer())
+    assert len(rep.costs) == len(rep.timeline) and rep.cost_totals().cache_read_tokens > 0

@@ -18,7 +18,7 @@ settings.register_profile("ci", deadline=None, suppress_health_check=[HealthChec
 settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# The README's test command runs the tests on three workers (pytest-xdist). These take the longest
+# The README's test command runs the tests on two workers (pytest-xdist). These take the longest
 # (`--durations=30` on a loaded 2-core machine): started first, none is left running alone at the end.
 LONG_FIRST = (
     "tests/test_live_writer.py::",

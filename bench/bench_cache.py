@@ -4,10 +4,10 @@
     python -m bench.bench_cache --sweep             # sweep of the 10,000-message thread, 10 values,
                                                     # and what the cache model adds to one edit
 
-Accuracy: each session is imported, replayed at its baseline in recorded mode (the thread's own
-profile and config, its recorded compactions followed), and every request that recorded its
-cache read is compared: recorded share = cache_read / (input + cache_write + cache_read) as the
-provider billed it; predicted share = `budget.cache_read_tokens` / billed prompt tokens. The
+Accuracy: each session (Claude Code, and Codex rollouts apart) is imported, replayed at its
+baseline in recorded mode (the thread's own profile and config, its recorded compactions
+followed), and every request that recorded its cache read is compared: recorded share =
+cache_read / billed prompt as the provider billed it; predicted share = `budget.cache_read_tokens` / billed prompt tokens. The
 figures: requests within 5 percentage points, and recorded compactions that the model marks
 as a cache break. Sub-agent threads of a file are reported in their own rows.
 
@@ -75,12 +75,12 @@ def accuracy(fixtures: Path) -> list[Figures]:
     from inspector.store import Store
 
     out: list[Figures] = []
-    files = sorted(p for p in fixtures.glob("claude-code*.jsonl"))
+    files = sorted(fixtures.glob("claude-code*.jsonl")) + sorted(fixtures.glob("codex*.jsonl"))
     with tempfile.TemporaryDirectory() as tmp:
         for path in files:
             db = Path(tmp) / (path.stem + ".sqlite")
             with Store.open(str(db), read_only=False, create=True) as store:
-                import_paths([str(path)], store, fmt="claude-code")
+                import_paths([str(path)], store, fmt="codex" if path.name.startswith("codex") else "claude-code")
             with Store.open(str(db)) as store:
                 threads = [store.load_thread(i.id) for i in store.list_threads()]
             for thread in threads:
@@ -92,8 +92,10 @@ def accuracy(fixtures: Path) -> list[Figures]:
 
 
 def report_accuracy(figures: list[Figures]) -> None:
-    total = Figures("all")
+    total = Figures("all Claude Code")
     for f in figures:
+        if f.name.startswith("codex"):
+            continue
         total.requests += f.requests
         total.within += f.within
         total.compactions += f.compactions
@@ -102,8 +104,10 @@ def report_accuracy(figures: list[Figures]) -> None:
           "marked as cache breaks | replayed cost | recorded cost |")
     print("|---|---|---|---|---|---|")
     for f in [*figures, total]:
-        cost = "-" if f.cost is None or f.name == "all" else f"${f.cost:,.2f}"
-        rec = "-" if f.recorded_cost is None or f.name == "all" else f"${f.recorded_cost:,.2f}"
+        if not f.requests and not f.compactions:
+            continue  # nothing recorded to compare (a rollout without token counts)
+        cost = "-" if f.cost is None or f is total else f"${f.cost:,.2f}"
+        rec = "-" if f.recorded_cost is None or f is total else f"${f.recorded_cost:,.2f}"
         print(f"| {f.name} | {f.requests} | {f.within} ({f.share_within:.0%}) | "
               f"{f.compaction_breaks} of {f.compactions} | {cost} | {rec} |")
     RESULTS.append(("cache: predicted cache-read share within 5 pp, real Claude Code sessions",

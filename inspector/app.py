@@ -365,13 +365,14 @@ class InspectorApp(App[None]):
             self.replayer.toggle_compactions(self.view, self.request_index)
 
     def action_sweep(self) -> None:
-        """The sweep screen for the shown thread, from its baseline config, in the shown compaction mode."""
+        """The sweep screen for the shown thread, from its baseline config (each value deciding its
+        compactions, as `sweep` does; the screen switches to the recorded ones)."""
         if self.view is None:
             self.notify("open a thread first", severity="warning")
             return
         from inspector.screens.sweep import SweepScreen
 
-        self.push_screen(SweepScreen(self.view.thread, self.view.baseline_config, compactions=self.view.compactions))
+        self.push_screen(SweepScreen(self.view.thread, self.view.baseline_config))
 
     def action_toggle_live(self) -> None:
         self.live = not self.live

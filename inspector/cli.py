@@ -247,6 +247,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         config = load_config(profile, overrides, thread=thread)
         mode = compactions or default_compactions(thread)
         result = run_replay(thread, config, compactions=mode)
+        result.costs  # noqa: B018 - the prompt cache, whose notice (not modelled) is said with the others
         for notice in result.notices:
             _say("warning: ", notice)
         if request_index is not None and not 0 <= request_index < len(result):

@@ -89,6 +89,15 @@ class TokenCounter:
             hit = self.count_all([text])[0]
         return hit
 
+    def count_transient(self, text: str) -> int:
+        """`count` without the persistent cache: for texts a replay makes (new summaries), which an
+        edit makes by the hundred and no later run asks for again (one database write each would
+        cost more than counting them)."""
+        hit = self._cache.get(text)
+        if hit is None:
+            hit = self._cache[text] = self.tokenizer.count_many([text])[0]
+        return hit
+
     def count_all(self, texts: Iterable[str]) -> list[int]:
         texts = list(texts)
         cache = self._cache

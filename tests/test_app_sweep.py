@@ -29,7 +29,7 @@ async def test_the_sweep_screen_replays_each_value_and_marks_the_baseline(tmp_pa
     app = make_app(tmp_path, source=MemorySource([thread]))
     async with app.run_test(size=(160, 44)) as pilot:
         screen = await _open_sweep(app, pilot)
-        assert screen.compactions == app.view.compactions
+        assert screen.compactions == "decide"
         values = default_values("context.compaction_threshold", screen.base["context.compaction_threshold"])
         assert [r.config["context.compaction_threshold"] for r in screen.rows] == values
         table = screen.query_one(DataTable)
@@ -58,6 +58,11 @@ async def test_a_new_key_and_values_run_again_and_a_bad_value_says_why(tmp_path)
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert [r.config for r in screen.rows] == [{"context.prune_protect_turns": v} for v in (1, 2, 3)]
+        screen.query_one("#sweep-mode", Select).value = "recorded"
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.compactions == "recorded" and len(screen.rows) == 3
+        assert "compaction keys change nothing" in str(screen.query_one("#sweep-title").render())
         values_input.value = "1, -4"
         screen.action_run()
         await pilot.pause()

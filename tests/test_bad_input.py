@@ -165,6 +165,10 @@ def import_case(source: Path, db: Path, case: Case) -> Result:
     for line in result.stderr.splitlines():  # warnings and errors: one line each, naming the file
         assert line.startswith(("warning: ", "error: ", "context-inspector: error: ")), line
         assert source.name in line, line
+    if not case.threads and result.exit_code != 0:
+        # A failed import into a new database leaves no database file (nor a journal) behind.
+        assert not db.exists() and not list(db.parent.glob(db.name + "*")), list(db.parent.iterdir())
+        return result
     listing = run("threads", "--db", str(db), "--json")
     assert listing.exit_code == 0, listing.stderr
     assert not any(c in listing.stdout + listing.stderr for c in RAW_TERMINAL), repr(listing.stdout)
@@ -176,6 +180,8 @@ def import_case(source: Path, db: Path, case: Case) -> Result:
 
 def simulate_every_thread(db: Path, thread_ids: list[str]) -> None:
     """`simulate` on every imported thread, every profile: a simulation JSON, never a traceback."""
+    if not thread_ids and not db.exists():  # a failed import left no database (checked by import_case)
+        return
     before = sha256(db)
     for thread_id in thread_ids:
         for profile in PROFILES:

@@ -4,6 +4,7 @@ path against the block-by-block reading."""
 from __future__ import annotations
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.config import Config
 from inspector.examples import overflow_thread, walkthrough_thread
@@ -240,3 +241,65 @@ def test_a_what_if_that_prunes_more_shows_the_breaks_it_causes_and_their_cost():
     assert "breaks cost" in line and line.endswith(("$" + f"{abs(tb.cost - ta.cost):,.2f}", f"{abs(tb.cost - ta.cost):.4f}"))
     assert tb.break_cost > 0 and all(
         r.budget.cache_break.cost > 0 for r in b.simulation(blocks=False).requests if r.budget.cache_break)
+
+
+def _same_accounting_replay(thread: Thread, config: Config, follow_recorded: bool) -> None:
+    """The fast prompts of any replayer that has them against its own blocks, request by request."""
+    from inspector.pipeline.accounting import has_fast_prompt_model
+
+    rep = replay(thread, config, counter=TokenCounter(Chars4Tokenizer()), summarizer=CountingSummarizer(),
+                 follow_recorded=follow_recorded)
+    fast, timeline = rep._fast, rep.timeline
+    assert has_fast_prompt_model(fast)
+    prompts, table = replay_prompts(fast, timeline, fast.audit)
+    assert table is not None
+    generic = [None if a.failed else prompt_from_audit(fast.audit(a.index)) for a in timeline]
+    for p, g, a in zip(prompts, generic, timeline, strict=True):
+        assert (p is None) == (g is None)
+        if p is not None:
+            assert p.tokens == g.tokens == a.budget.prompt_tokens
+    rules = rules_for(thread)
+    assert account(thread, timeline, prompts, table, None, rep.ctx.counter, rules) == \
+        account(thread, timeline, generic, None, None, rep.ctx.counter, rules)
+    for i in range(1, len(prompts)):
+        if prompts[i - 1] is not None and prompts[i] is not None:
+            assert match(prompts[i - 1], prompts[i], table)[:3] == match(generic[i - 1], generic[i], None)[:3]
+
+
+def test_agent_fast_prompts_equal_the_block_by_block_prompts_on_a_real_session():
+    from inspector.importers import parse_text
+    from tests.store_fixtures import real_text
+
+    _fmt, result = parse_text(real_text("claude-code-session-with-compaction.jsonl"),
+                              "claude-code-session-with-compaction.jsonl")
+    thread = max(result.threads, key=lambda t: len(t.requests))
+    for follow in (True, False):
+        _same_accounting_replay(thread, Config.for_profile("claude-code"), follow)
+    _same_accounting_replay(thread, Config.for_profile("claude-code", {"claude_code.autocompact_pct_override": 40}),
+                            False)
+    _same_accounting_replay(thread, Config.for_profile("opencode", {"opencode.prune_protect": 2000,
+                                                                    "opencode.prune_minimum": 100}), False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(threads(), st.sampled_from(["claude-code", "opencode"]), st.integers(1_000, 20_000))
+def test_agent_fast_prompts_equal_the_block_by_block_prompts(thread, profile, window):
+    _same_accounting_replay(thread, Config.for_profile(profile, {"context.window": window}), False)
+
+
+def test_a_thread_too_long_for_the_block_by_block_model_says_so(monkeypatch):
+    from inspector.pipeline.replays import Replay
+
+    monkeypatch.setattr(Replay, "BLOCK_BY_BLOCK_LIMIT", 10)
+    thread = _agentic([0, 10, 20])
+    rep = replay(thread, Config.for_profile("harness"), counter=TokenCounter(Chars4Tokenizer()),
+                 summarizer=CountingSummarizer())
+    assert rep.costs == () and rep.cost_totals() is None
+    assert any("prompt cache not modelled" in n for n in rep.notices)
+    sim = rep.simulation(blocks=False)
+    assert sim.cost is None and "cost" not in sim.to_json()
+    assert all(r.budget.cache_read_tokens is None and r.budget.cost is None for r in sim.requests)
+    monkeypatch.setattr(Replay, "BLOCK_BY_BLOCK_LIMIT", 3_000_000)
+    rep = replay(thread, Config.for_profile("harness"), counter=TokenCounter(Chars4Tokenizer()),
+                 summarizer=CountingSummarizer())
+    assert len(rep.costs) == len(rep.timeline) and rep.cost_totals().cache_read_tokens > 0

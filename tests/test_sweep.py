@@ -150,6 +150,11 @@ def test_simulate_text_says_what_the_thread_and_the_request_cost(real_db):
     recorded = sum(r["budget"]["recorded_cost"] for r in payload["requests"])
     breaks = sum(1 for r in payload["requests"] if r["budget"]["cache_break"])
     assert head.startswith(f"cost ${total:,.2f} (recorded ${recorded:,.2f})") and f"{breaks} cache breaks" in head
+    thread_cost = payload["cost"]  # the whole thread's bill beside the requests
+    assert thread_cost["cost"] == pytest.approx(total, abs=1e-4)
+    assert thread_cost["recorded_cost"] == pytest.approx(recorded, abs=1e-4)
+    assert thread_cost["cache_breaks"] == breaks == sum(thread_cost["breaks_by_cause"].values())
+    assert thread_cost["requests"] == len(payload["requests"])
     assert "  cache read " in result.output and " recorded $" in result.output
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from operator import attrgetter
+from typing import Any
 
 from inspector.model import Request, Role, Thread, effective_requests
 from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit
@@ -75,6 +76,17 @@ class ThreadCost:
     def cache_read_share(self) -> float | None:
         return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
 
+    def to_json(self) -> dict[str, Any]:
+        share = self.cache_read_share
+        return {"requests": self.requests, "compactions": self.compactions, "failures": self.failures,
+                "prompt_tokens": self.prompt_tokens, "cache_read_tokens": self.cache_read_tokens,
+                "cache_write_tokens": self.cache_write_tokens,
+                "cache_read_share": None if share is None else round(share, 4),
+                "cache_breaks": self.cache_breaks, "breaks_by_cause": dict(sorted((self.breaks_by_cause or {}).items())),
+                "break_cost": None if self.break_cost is None else round(self.break_cost, 6),
+                "cost": None if self.cost is None else round(self.cost, 6),
+                "recorded_cost": None if self.recorded_cost is None else round(self.recorded_cost, 6)}
+
 
 def _iris_prompts(fast) -> tuple[list[Prompt | None], RunTable]:
     """The iris fast replayer's prompts as runs of messages: no block lists are built."""
@@ -123,17 +135,80 @@ def _iris_prompts(fast) -> tuple[list[Prompt | None], RunTable]:
     return out, table
 
 
+def _agent_prompts(fast, timeline: Sequence[RequestAudit]) -> tuple[list[Prompt | None], RunTable] | None:
+    """The agent replayer's prompts as runs: the pre-turn blocks, the last summary, then every
+    message since it, prunable tool outputs before `cleared_upto` at the placeholder's cost. None
+    where a request keeps messages across a compaction (codex) or clears tool-call arguments
+    (context editing): those are read block by block."""
+    if any(st.kept is not None or st.clear_args for st in fast.states):
+        return None
+    t = fast.t
+    memo = fast.ctx.counter.__dict__.setdefault("_cache_agent_run_tables", {})
+    key = (id(t), id(fast.prunable), fast.placeholder_cost)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is t and hit[1] is fast.prunable:
+        table = hit[2]
+    else:
+        n = len(t.msgs)
+        table = RunTable([label[0] for label in t.labels], fast.prunable, t.costs, [fast.placeholder_cost] * n)
+        if len(memo) >= 4:
+            memo.clear()
+        memo[key] = (t, fast.prunable, table)
+    first = t.npre[len(t.msgs)]  # pre-turn messages are the thread's first ones
+    summaries: dict[str, Block] = {}
+    out: list[Prompt | None] = []
+    for st, audit in zip(fast.states, timeline, strict=True):
+        if st.failed:
+            out.append(None)
+            continue
+        pre_n = t.npre[st.end + 1]
+        segments: list = []
+        sent = 0
+        if pre_n:
+            segments.append(Run(0, pre_n, 0, 0))
+            sent += table.cost(0, pre_n, 0)
+        position = pre_n
+        if st.chain_len:
+            summary = fast.chain[st.chain_len - 1]
+            block = summaries.get(summary.id)
+            if block is None:
+                cost = fast.summary_cost.get(summary.id, 0)
+                block = summaries[summary.id] = Block(("s", "summary", summary.id, cost), cost, position, None,
+                                                      "summary")
+            segments.append(block)
+            sent += block.tokens
+            position += 1
+        lo = max(st.covered_upto + 1, first)
+        if lo <= st.end:
+            segments.append(Run(lo, st.end + 1, st.cleared_upto, position))
+            sent += table.cost(lo, st.end + 1, st.cleared_upto)
+        lead = max(0, audit.budget.prompt_tokens - sent)  # as prompt_from_audit reads it
+        out.append(Prompt((Block(("lead", lead), lead, None, None, "lead"), *segments), lead + sent))
+    return out, table
+
+
 def has_fast_prompt_model(fast) -> bool:
-    """Whether the prompts of `fast`'s replay come from its state, without building blocks (iris)."""
+    """Whether the prompts of `fast`'s replay come from its state, without building blocks
+    (iris, and the agents' replayer where no compaction keeps messages)."""
+    from inspector.pipeline.profiles.agents import AgentReplayer
     from inspector.pipeline.profiles.iris.replayer import IrisReplayer
 
-    return type(fast) is IrisReplayer
+    if type(fast) is IrisReplayer:
+        return True
+    return type(fast) is AgentReplayer and not any(st.kept is not None or st.clear_args for st in fast.states)
 
 
 def replay_prompts(fast, timeline: Sequence[RequestAudit], audit) -> tuple[list[Prompt | None], RunTable | None]:
-    """Every request's prompt: from the iris replayer's state, else from each request's blocks."""
-    if has_fast_prompt_model(fast) and len(fast.states) == len(timeline):
+    """Every request's prompt: from the iris or agent replayer's state, else from each request's blocks."""
+    from inspector.pipeline.profiles.agents import AgentReplayer
+    from inspector.pipeline.profiles.iris.replayer import IrisReplayer
+
+    if type(fast) is IrisReplayer and len(fast.states) == len(timeline):
         return _iris_prompts(fast)
+    if type(fast) is AgentReplayer and len(fast.states) == len(timeline):
+        fast_prompts = _agent_prompts(fast, timeline)
+        if fast_prompts is not None:
+            return fast_prompts
     return [None if r.failed else prompt_from_audit(audit(r.index)) for r in timeline], None
 
 

@@ -266,10 +266,11 @@ class Simulation:
     approximate: bool
     requests: tuple[RequestAudit, ...]
     summaries: tuple[Summary, ...] = ()  # the summary chain of this replay (recorded + new)
+    cost: dict[str, Any] | None = None  # the whole thread's bill (accounting.ThreadCost.to_json), when priced
 
     def to_json(self, *, timeline: bool = False, request: int | None = None) -> dict[str, Any]:
         reqs = self.requests if request is None else tuple(r for r in self.requests if r.index == request)
-        return {
+        out = {
             "format": "context-inspector/simulation-v1",
             "thread_id": self.thread_id,
             "profile": self.profile,
@@ -277,3 +278,6 @@ class Simulation:
             "tokenizer": {"name": self.tokenizer, "approximate": self.approximate},
             "requests": [r.timeline_json() if timeline else r.to_json() for r in reqs],
         }
+        if self.cost is not None:
+            out["cost"] = self.cost
+        return out

@@ -26,8 +26,8 @@ recorded history (the thread's own profile, its baseline config, recorded compac
   latest post-compaction segment's, else the first segment's.
 With no recorded count at all the model is the identity (ratio 1, nothing unaccounted) and
 says so (`fit.source == "identity"`): calibrated equals the estimate. A fit whose median error
-exceeds `MAX_MEDIAN_ERROR` (recorded counts that do not follow the transcript, e.g. made-up
-ones) is `source == "poor fit"`: the recorded count is given back where the history is the
+exceeds `MAX_MEDIAN_ERROR`, or whose ratio is outside `PLAUSIBLE_RATIO` (recorded counts that
+do not follow the transcript, e.g. made-up ones) is `source == "poor fit"`: the recorded count is given back where the history is the
 recorded one, elsewhere the replayed estimate, and the description says why.
 
 Pure: no I/O; the figures are plain numbers the layers above show.
@@ -43,7 +43,10 @@ from dataclasses import dataclass
 MIN_RATIO, MAX_RATIO = 0.25, 4.0
 MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, deterministic)
 MIN_SEGMENT_POINTS = 8  # a segment with this many recorded requests gets its own ratio
-MAX_MEDIAN_ERROR = 0.10  # a fit worse than this (median, no anchoring) is not used off the recorded history
+MAX_MEDIAN_ERROR = 0.05  # a fit worse than this (median, no anchoring) is not used off the recorded history
+# Providers bill 1.0-2.0 tokens per configured-tokenizer token on the real sessions: a ratio outside
+# this range says the recorded counts do not follow the transcript (made-up or another thread's).
+PLAUSIBLE_RATIO = (0.5, 2.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +63,22 @@ class CalibrationFit:
     median_error: float | None        # median |billed - fit| / billed over the points (no anchoring)
     within_3pct: float | None         # share of the points the fit (no anchoring) puts within 3%
 
+    def short(self) -> str:
+        """One short line of the figures (the Budget pane)."""
+        if self.source == "identity":
+            return "no recorded counts"
+        if self.source == "poor fit":
+            return f"recorded counts do not follow the transcript (error {self.median_error:.0%}, ratio {self.ratio:.2f})"
+        err = "" if self.median_error is None else f", error {self.median_error:.1%}"
+        return f"fit: ratio {self.ratio:.2f}, own {self.unaccounted:,} over {self.points} requests{err}"
+
     def describe(self) -> str:
         if self.source == "identity":
             return "no recorded prompt counts: calibrated = replayed estimate"
         if self.source == "poor fit":
-            return (f"the recorded counts do not follow the transcript (median error {self.median_error:.0%} "
-                    f"over {self.points} requests): calibrated = recorded where the history is the recorded "
-                    "one, else the replayed estimate")
+            return (f"the recorded counts do not follow the transcript (median error {self.median_error:.0%}, "
+                    f"ratio {self.ratio:.2f} over {self.points} requests): calibrated = recorded where the "
+                    "history is the recorded one, else the replayed estimate")
         err = "" if self.median_error is None else f", median error {self.median_error:.1%}"
         return (f"unaccounted {self.unaccounted:,} tokens, ratio {self.ratio:.3f} "
                 f"({self.points} recorded requests, {self.pairs} pairs{err})")
@@ -150,7 +162,8 @@ class Calibration:
         errors = [abs(self._segment_u[s] + ratios[s] * x - y) / y for s, x, y in points if y > 0]
         median_error = statistics.median(errors) if errors else None
         within = sum(1 for e in errors if e <= 0.03) / len(errors) if errors else None
-        if median_error is not None and median_error > MAX_MEDIAN_ERROR:
+        if (median_error is not None and median_error > MAX_MEDIAN_ERROR) or not all(
+                PLAUSIBLE_RATIO[0] <= r <= PLAUSIBLE_RATIO[1] for r in ratios):
             source = "poor fit"
         first_ratio = next(ratios[s] for s, u in enumerate(per_segment) if u is not None)
         return CalibrationFit(source, first_ratio, first, per_segment, tuple(ratios), len(points), pairs,

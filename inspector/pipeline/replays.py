@@ -161,7 +161,12 @@ class Replay:
             approximate=self.ctx.counter.approximate,
             requests=requests,
             summaries=self.summaries,
+            cost=self._thread_cost_json() if (blocks or priced) else None,
         )
+
+    def _thread_cost_json(self) -> dict | None:
+        totals = self.cost_totals()
+        return None if totals is None else totals.to_json()
 
 
 def replay(

@@ -36,6 +36,7 @@ class SweepScreen(Screen[None]):
     SweepScreen #sweep-key { width: 40; }
     SweepScreen #sweep-values { width: 1fr; }
     SweepScreen #sweep-metric { width: 28; }
+    SweepScreen #sweep-mode { width: 28; }
     SweepScreen #sweep-status { height: 1; padding: 0 1; }
     SweepScreen #sweep-body { height: 1fr; }
     SweepScreen #sweep-rows { width: 1fr; height: 1fr; }
@@ -47,6 +48,8 @@ class SweepScreen(Screen[None]):
     ]
 
     def __init__(self, thread: Thread, base: Config, *, compactions: str = "decide") -> None:
+        """`compactions`: "decide" (each value decides its compactions, as `sweep` does by default)
+        or "recorded"."""
         super().__init__()
         self.thread = thread
         self.base = base
@@ -57,18 +60,28 @@ class SweepScreen(Screen[None]):
         # A compaction key first (what a sweep is mostly for), else the profile's first number.
         self.key = next((k for k in keys if "compact" in k), keys[0])
 
-    def compose(self) -> ComposeResult:
+    def _title_text(self) -> Text:
         title = Text()
         title.append("Sweep ", style="bold")
         title.append(safe_line(self.thread.title or self.thread.id, 60))
         title.append(f"  profile {self.base.profile} · compactions {self.compactions}", style="dim")
-        yield Static(title, id="sweep-title")
+        if self.compactions == "recorded":
+            title.append("  (the recorded compactions are followed: compaction keys change nothing)", style="dim")
+        return title
+
+    def _title(self) -> None:
+        self.query_one("#sweep-title", Static).update(self._title_text())
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title_text(), id="sweep-title")
         with Horizontal(id="sweep-controls"):
             yield Select([(k, k) for k in numeric_keys(self.base.profile)], value=self.key, allow_blank=False,
                          id="sweep-key")
             yield Input(self._default_text(self.key), id="sweep-values", placeholder="values, comma-separated")
             yield Select([(label, name) for name, label in sweep.METRICS.items()], value="cost", allow_blank=False,
                          id="sweep-metric")
+            yield Select([("decide compactions", "decide"), ("recorded compactions", "recorded")],
+                         value=self.compactions, allow_blank=False, id="sweep-mode")
             yield Button("Run", id="sweep-run", variant="primary")
         yield Static("", id="sweep-status")
         with Horizontal(id="sweep-body"):
@@ -90,6 +103,10 @@ class SweepScreen(Screen[None]):
             self.query_one("#sweep-values", Input).value = self._default_text(self.key)
         elif event.select.id == "sweep-metric":
             self._plot()
+        elif event.select.id == "sweep-mode" and event.value != self.compactions:
+            self.compactions = str(event.value)
+            self._title()
+            self.action_run()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_run()
@@ -157,5 +174,5 @@ class SweepScreen(Screen[None]):
             plt.plot([p[0] for p in points], [p[1] for p in points], marker="dot")
         own = self.base[self.key]
         plt.vline(own, "red")  # the thread's own value
-        plt.text("baseline", own, points[0][1] if points else 0, color="red")
+        plt.text(" baseline", own, points[0][1] if points else 0, color="red", alignment="left")
         widget.refresh()

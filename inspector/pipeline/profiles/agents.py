@@ -415,7 +415,9 @@ class AgentReplayer:
                 covered = new_covered
                 lo = max(covered + 1, first_turn)
                 if new_summary.id not in self.summary_cost:
-                    self.summary_cost[new_summary.id] = text_cost(self.ctx.counter, new_summary.injected_text(), OVERHEAD)
+                    text = new_summary.injected_text()  # a new summary: counted without a database write
+                    self.summary_cost[new_summary.id] = (self.ctx.counter.count_transient(text) + OVERHEAD
+                                                         if text else 0)
                 summary_tokens = self.summary_cost[new_summary.id]
                 compaction = CompactionAudit(trigger, new_summary.id, new_summary.first_message_id,
                                              new_summary.last_message_id)

@@ -15,13 +15,22 @@ recorded history (the thread's own profile, its baseline config, recorded compac
   (Claude Code's billed counts grow more slowly per transcript token before its first
   compaction than after it); fewer, the thread's.
 - `unaccounted`: per segment, the median of billed - ratio x reference.
+- `per_block` (when the reference replay's sent message blocks per request are given): the
+  provider bills a framing overhead per message block that no tokenizer count of the content
+  holds, so a thread of many small messages looks like a high ratio and one of large tool
+  outputs like a low one. The growth between two requests of a segment is fitted on the
+  increments of consecutive recorded requests, `d billed ~ step_ratio x d reference +
+  per_block x d blocks` (least squares, twice trimmed of increments off by more than 3 MADs),
+  and used to carry a recorded count forward to a request of the same segment with none.
 
 `calibrated(k, estimate)` for a replay whose request k estimates `estimate` tokens:
 - k has a recorded count: `recorded(k) + ratio x (estimate - reference(k))`, so where the
   replayed history is the recorded one the recorded count comes back unchanged, and a what-if
   moves it by the scaled difference;
 - else anchored on the nearest recorded request j of the same segment (the earlier one
-  first): `recorded(j) + ratio x (estimate - reference(j))`;
+  first): `recorded(j) + step_ratio x (reference(k) - reference(j)) + per_block x (blocks(k) -
+  blocks(j)) + ratio x (estimate - reference(k))` (without blocks: `step_ratio = ratio`,
+  `per_block = 0`);
 - else predicted: `unaccounted(segment) + ratio x estimate`, the segment's own figure, else the
   latest post-compaction segment's, else the first segment's.
 With no recorded count at all the model is the identity (ratio 1, nothing unaccounted) and
@@ -43,6 +52,8 @@ from dataclasses import dataclass
 MIN_RATIO, MAX_RATIO = 0.25, 4.0
 MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, deterministic)
 MIN_SEGMENT_POINTS = 8  # a segment with this many recorded requests gets its own ratio
+MIN_STEP_POINTS = 8  # increments needed before the per-block overhead is fitted
+MAX_PER_BLOCK = 500  # a fitted per-block overhead above this (or below 0) is not used
 MAX_MEDIAN_ERROR = 0.05  # a fit worse than this (median, no anchoring) is not used off the recorded history
 # Providers bill 1.0-2.0 tokens per configured-tokenizer token on the real sessions: a ratio outside
 # this range says the recorded counts do not follow the transcript (made-up or another thread's).
@@ -62,6 +73,8 @@ class CalibrationFit:
     pairs: int                        # pairs behind the ratio
     median_error: float | None        # median |billed - fit| / billed over the points (no anchoring)
     within_3pct: float | None         # share of the points the fit (no anchoring) puts within 3%
+    step_ratio: float | None = None   # growth per reference token between requests (None: `ratio`)
+    per_block: float = 0.0            # billed tokens per sent message block beyond its content
 
     def short(self) -> str:
         """One short line of the figures (the Budget pane)."""
@@ -80,7 +93,9 @@ class CalibrationFit:
                     f"ratio {self.ratio:.2f} over {self.points} requests): calibrated = recorded where the "
                     "history is the recorded one, else the replayed estimate")
         err = "" if self.median_error is None else f", median error {self.median_error:.1%}"
-        return (f"unaccounted {self.unaccounted:,} tokens, ratio {self.ratio:.3f} "
+        step = "" if self.step_ratio is None else (
+            f", growth {self.step_ratio:.3f} per token + {self.per_block:.0f} per message block")
+        return (f"unaccounted {self.unaccounted:,} tokens, ratio {self.ratio:.3f}{step} "
                 f"({self.points} recorded requests, {self.pairs} pairs{err})")
 
 
@@ -108,18 +123,53 @@ def _theil_sen(points: Sequence[tuple[int, int, int]]) -> tuple[float | None, in
     return statistics.median(slopes), len(slopes)
 
 
+def _least_squares_2(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float] | None:
+    """(a, b) minimising sum (y - a x - b n)^2 over rows (x, n, y); None when singular."""
+    sxx = sum(x * x for x, _, _ in rows)
+    snn = sum(n * n for _, n, _ in rows)
+    sxn = sum(x * n for x, n, _ in rows)
+    sxy = sum(x * y for x, _, y in rows)
+    sny = sum(n * y for _, n, y in rows)
+    det = sxx * snn - sxn * sxn
+    if sxx <= 0 or snn <= 0 or abs(det) <= 1e-9 * sxx * snn:
+        return None
+    return (sxy * snn - sny * sxn) / det, (sny * sxx - sxy * sxn) / det
+
+
+def _step_fit(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float] | None:
+    """The growth (per reference token, per message block) fitted on the increments, twice
+    trimmed of those off by more than 3 MADs (an injected reminder, a re-read file)."""
+    fit = _least_squares_2(rows)
+    for _ in range(2):
+        if fit is None:
+            return None
+        a, b = fit
+        residuals = [abs(y - a * x - b * n) for x, n, y in rows]
+        mad = statistics.median(residuals)
+        kept = [row for row, e in zip(rows, residuals, strict=True) if e <= 3 * mad] if mad > 0 else list(rows)
+        if len(kept) < MIN_STEP_POINTS:
+            break
+        fit = _least_squares_2(kept)
+    return fit
+
+
 class Calibration:
     """The per-thread model. `reference[k]` is the reference replay's estimate of request k,
     `recorded[k]` its billed count (None where not recorded), `segments[k]` its segment
-    (0 before the first recorded compaction, +1 at each)."""
+    (0 before the first recorded compaction, +1 at each), `blocks[k]` (optional) the message
+    blocks the reference replay sends in it."""
 
-    def __init__(self, reference: Sequence[int], recorded: Sequence[int | None], segments: Sequence[int]) -> None:
-        if not (len(reference) == len(recorded) == len(segments)):
-            raise ValueError("calibration: reference, recorded and segments differ in length")
+    def __init__(self, reference: Sequence[int], recorded: Sequence[int | None], segments: Sequence[int],
+                 blocks: Sequence[int] | None = None) -> None:
+        if not (len(reference) == len(recorded) == len(segments)) or (
+                blocks is not None and len(blocks) != len(reference)):
+            raise ValueError("calibration: reference, recorded, segments and blocks differ in length")
         self.reference = tuple(int(x) for x in reference)
+        self.blocks = None if blocks is None else tuple(int(b) for b in blocks)
         # a count of 0 (or less) is no billed prompt: it is treated as not recorded
         self.recorded = tuple(r if r is not None and r > 0 else None for r in recorded)
         self.segments = tuple(segments)
+        self._step: tuple[float, float] | None = None
         self.fit = self._fit()
         self._anchor = self._anchors()
 
@@ -166,8 +216,32 @@ class Calibration:
                 PLAUSIBLE_RATIO[0] <= r <= PLAUSIBLE_RATIO[1] for r in ratios):
             source = "poor fit"
         first_ratio = next(ratios[s] for s, u in enumerate(per_segment) if u is not None)
+        step = self._fit_steps()
+        self._step = step
         return CalibrationFit(source, first_ratio, first, per_segment, tuple(ratios), len(points), pairs,
-                              median_error, within)
+                              median_error, within, None if step is None else step[0],
+                              0.0 if step is None else step[1])
+
+    def _fit_steps(self) -> tuple[float, float] | None:
+        """(step_ratio, per_block) from the increments between consecutive recorded requests
+        of a segment, or None (no blocks, too few increments, an implausible fit)."""
+        if self.blocks is None:
+            return None
+        rows: list[tuple[float, float, float]] = []
+        prev: int | None = None
+        for k, y in enumerate(self.recorded):
+            if y is None:
+                continue
+            if prev is not None and self.segments[prev] == self.segments[k]:
+                rows.append((self.reference[k] - self.reference[prev], self.blocks[k] - self.blocks[prev],
+                             y - self.recorded[prev]))  # type: ignore[operator]
+            prev = k
+        if len(rows) < MIN_STEP_POINTS:
+            return None
+        fit = _step_fit(rows)
+        if fit is None or not (PLAUSIBLE_RATIO[0] <= fit[0] <= PLAUSIBLE_RATIO[1]) or not 0 <= fit[1] <= MAX_PER_BLOCK:
+            return None
+        return fit
 
     @staticmethod
     def _fill_segments(per_segment: tuple[int | None, ...], first: int) -> tuple[int, ...]:
@@ -220,7 +294,12 @@ class Calibration:
             return self.recorded[k] if self.is_recorded_history(k, estimate) else estimate  # type: ignore[return-value]
         j = self._anchor[k]
         ratio = self._segment_ratio[self.segments[k]]
-        if j is not None:
+        if j is not None and j != k and self._step is not None:
+            step_ratio, per_block = self._step
+            value = (self.recorded[j] + step_ratio * (self.reference[k] - self.reference[j])  # type: ignore[operator]
+                     + per_block * (self.blocks[k] - self.blocks[j])  # type: ignore[index]
+                     + ratio * (estimate - self.reference[k]))
+        elif j is not None:
             value = self.recorded[j] + ratio * (estimate - self.reference[j])  # type: ignore[operator]
         else:
             value = self._segment_u[self.segments[k]] + ratio * estimate

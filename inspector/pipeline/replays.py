@@ -202,7 +202,9 @@ def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
                  for a in timeline]
     recorded = [a.budget.recorded_prompt_tokens for a in timeline]
     segments = segments_from_compactions([a.compaction is not None for a in timeline])
-    calibration = Calibration(reference, recorded, segments)
+    sent = ("kept", "truncated", "pruned")  # message blocks the request carries (summarized/excluded ones not)
+    blocks = [sum(n for status, n in a.block_counts().items() if status in sent) for a in timeline]
+    calibration = Calibration(reference, recorded, segments, blocks)
     if len(memo) >= 8:
         memo.clear()
     memo[key] = (thread.messages, thread.requests, calibration)

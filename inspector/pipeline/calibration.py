@@ -31,6 +31,11 @@ recorded history (the thread's own profile, its baseline config, recorded compac
   first): `recorded(j) + step_ratio x (reference(k) - reference(j)) + per_block x (blocks(k) -
   blocks(j)) + ratio x (estimate - reference(k))` (without blocks: `step_ratio = ratio`,
   `per_block = 0`);
+- else, after a compaction whose segment has recorded requests (the per-block fit present):
+  restarted from that segment's level, `restart + step_ratio x reference(k) + per_block x
+  blocks(k) + ratio x (estimate - reference(k))`, `restart` being the median of `recorded -
+  step_ratio x reference - per_block x blocks` over its first recorded requests (what the agent
+  re-attaches after a compaction, which no earlier request shows);
 - else predicted: `unaccounted(segment) + ratio x estimate`, the segment's own figure, else the
   latest post-compaction segment's, else the first segment's.
 With no recorded count at all the model is the identity (ratio 1, nothing unaccounted) and
@@ -53,6 +58,7 @@ MIN_RATIO, MAX_RATIO = 0.25, 4.0
 MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, deterministic)
 MIN_SEGMENT_POINTS = 8  # a segment with this many recorded requests gets its own ratio
 MIN_STEP_POINTS = 8  # increments needed before the per-block overhead is fitted
+RESTART_POINTS = 3  # recorded requests after a compaction that give the level the next one restarts from
 MAX_PER_BLOCK = 500  # a fitted per-block overhead above this (or below 0) is not used
 MAX_MEDIAN_ERROR = 0.05  # a fit worse than this (median, no anchoring) is not used off the recorded history
 # Providers bill 1.0-2.0 tokens per configured-tokenizer token on the real sessions: a ratio outside
@@ -172,6 +178,7 @@ class Calibration:
         self._step: tuple[float, float] | None = None
         self.fit = self._fit()
         self._anchor = self._anchors()
+        self._restart = self._restart_levels()
 
     @classmethod
     def identity(cls, n: int) -> Calibration:
@@ -280,6 +287,28 @@ class Calibration:
                 out[k] = nxt
         return tuple(out)
 
+    def _restart_levels(self) -> tuple[float | None, ...]:
+        """Per segment: the level a request of a segment with no recorded count restarts from,
+        `recorded - step_ratio x reference - per_block x blocks` over the first
+        `RESTART_POINTS` recorded requests of the latest earlier post-compaction segment (what
+        the agent re-attached after a compaction it was seen to make); None without one."""
+        n_segments = (max(self.segments) + 1) if self.segments else 1
+        if self._step is None or self.blocks is None:
+            return (None,) * n_segments
+        step_ratio, per_block = self._step
+        starts: dict[int, list[float]] = {}
+        for k, y in enumerate(self.recorded):
+            seg = self.segments[k]
+            if y is not None and seg > 0 and len(starts.setdefault(seg, [])) < RESTART_POINTS:
+                starts[seg].append(y - step_ratio * self.reference[k] - per_block * self.blocks[k])
+        out: list[float | None] = []
+        latest: float | None = None
+        for seg in range(n_segments):
+            out.append(latest)
+            if starts.get(seg):
+                latest = statistics.median(starts[seg])
+        return tuple(out)
+
     # -- use ---------------------------------------------------------------------------------
     @property
     def identity_model(self) -> bool:
@@ -301,6 +330,10 @@ class Calibration:
                      + ratio * (estimate - self.reference[k]))
         elif j is not None:
             value = self.recorded[j] + ratio * (estimate - self.reference[j])  # type: ignore[operator]
+        elif (restart := self._restart[self.segments[k]]) is not None and self._step is not None:
+            step_ratio, per_block = self._step
+            value = (restart + step_ratio * self.reference[k] + per_block * self.blocks[k]  # type: ignore[index]
+                     + ratio * (estimate - self.reference[k]))
         else:
             value = self._segment_u[self.segments[k]] + ratio * estimate
         return max(0, round(value))

@@ -217,17 +217,33 @@ class Calibration:
         first = next(u for u in per_segment if u is not None)
         self._segment_u = self._fill_segments(per_segment, first)
         errors = [abs(self._segment_u[s] + ratios[s] * x - y) / y for s, x, y in points if y > 0]
-        median_error = statistics.median(errors) if errors else None
-        within = sum(1 for e in errors if e <= 0.03) / len(errors) if errors else None
-        if (median_error is not None and median_error > MAX_MEDIAN_ERROR) or not all(
-                PLAUSIBLE_RATIO[0] <= r <= PLAUSIBLE_RATIO[1] for r in ratios):
-            source = "poor fit"
-        first_ratio = next(ratios[s] for s, u in enumerate(per_segment) if u is not None)
         step = self._fit_steps()
         self._step = step
+        plausible = all(PLAUSIBLE_RATIO[0] <= r <= PLAUSIBLE_RATIO[1] for r in ratios)
+        if step is not None:  # the per-block levels (an intercept per segment), where they fit better
+            step_errors = self._step_errors(step)
+            if statistics.median(step_errors) < statistics.median(errors):
+                errors, plausible = step_errors, True  # _fit_steps only keeps a plausible step_ratio
+        median_error = statistics.median(errors) if errors else None
+        within = sum(1 for e in errors if e <= 0.03) / len(errors) if errors else None
+        if (median_error is not None and median_error > MAX_MEDIAN_ERROR) or not plausible:
+            source = "poor fit"
+        first_ratio = next(ratios[s] for s, u in enumerate(per_segment) if u is not None)
         return CalibrationFit(source, first_ratio, first, per_segment, tuple(ratios), len(points), pairs,
                               median_error, within, None if step is None else step[0],
                               0.0 if step is None else step[1])
+
+    def _step_errors(self, step: tuple[float, float]) -> list[float]:
+        """|billed - fit| / billed of `recorded ~ level(segment) + step_ratio x reference +
+        per_block x blocks`, the level being the segment's median residual."""
+        a, b = step
+        residuals: dict[int, list[float]] = {}
+        rows = [(self.segments[k], self.reference[k], self.blocks[k], y)  # type: ignore[index]
+                for k, y in enumerate(self.recorded) if y is not None]
+        for seg, x, n, y in rows:
+            residuals.setdefault(seg, []).append(y - a * x - b * n)
+        level = {seg: statistics.median(v) for seg, v in residuals.items()}
+        return [abs(level[seg] + a * x + b * n - y) / y for seg, x, n, y in rows]
 
     def _fit_steps(self) -> tuple[float, float] | None:
         """(step_ratio, per_block) from the increments between consecutive recorded requests

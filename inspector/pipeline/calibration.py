@@ -20,21 +20,25 @@ recorded history (the thread's own profile, its baseline config, recorded compac
   holds, so a thread of many small messages looks like a high ratio and one of large tool
   outputs like a low one. The growth between two requests of a segment is fitted on the
   increments of consecutive recorded requests, `d billed ~ step_ratio x d reference +
-  per_block x d blocks` (least squares, twice trimmed of increments off by more than 3 MADs),
-  and used to carry a recorded count forward to a request of the same segment with none.
+  per_block x d blocks + per_server_call x d server_calls` (least squares, twice trimmed of
+  increments off by more than 3 MADs), and used to carry a recorded count forward to a request
+  of the same segment with none. `server_calls` (optional) counts the server-side tool calls
+  in the sent history whose results the provider adds but the transcript does not hold (Codex's
+  `web_search_call`: 2-6k billed tokens each on the real rollout); the term is fitted only when
+  a recorded increment holds one.
 
 `calibrated(k, estimate)` for a replay whose request k estimates `estimate` tokens:
 - k has a recorded count: `recorded(k) + ratio x (estimate - reference(k))`, so where the
   replayed history is the recorded one the recorded count comes back unchanged, and a what-if
   moves it by the scaled difference;
 - else anchored on the nearest recorded request j of the same segment (the earlier one
-  first): `recorded(j) + step_ratio x (reference(k) - reference(j)) + per_block x (blocks(k) -
-  blocks(j)) + ratio x (estimate - reference(k))` (without blocks: `step_ratio = ratio`,
+  first): `recorded(j) + growth(k) - growth(j) + ratio x (estimate - reference(k))`, `growth` being
+  `step_ratio x reference + per_block x blocks + per_server_call x server_calls` (without blocks: `step_ratio = ratio`,
   `per_block = 0`);
 - else, after a compaction whose segment has recorded requests (the per-block fit present):
-  restarted from that segment's level, `restart + step_ratio x reference(k) + per_block x
-  blocks(k) + ratio x (estimate - reference(k))`, `restart` being the median of `recorded -
-  step_ratio x reference - per_block x blocks` over its first recorded requests (what the agent
+  restarted from that segment's level, `restart + growth(k) + ratio x (estimate -
+  reference(k))`, `restart` being the median of `recorded - growth` over its first recorded
+  requests (what the agent
   re-attaches after a compaction, which no earlier request shows);
 - else predicted: `unaccounted(segment) + ratio x estimate`, the segment's own figure, else the
   latest post-compaction segment's, else the first segment's.
@@ -59,7 +63,8 @@ MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, de
 MIN_SEGMENT_POINTS = 8  # a segment with this many recorded requests gets its own ratio
 MIN_STEP_POINTS = 8  # increments needed before the per-block overhead is fitted
 RESTART_POINTS = 3  # recorded requests after a compaction that give the level the next one restarts from
-MAX_PER_BLOCK = 500  # a fitted per-block overhead above this (or below 0) is not used
+MAX_PER_BLOCK = 500
+MAX_PER_SERVER_CALL = 50_000  # a web search's results the transcript does not hold: a few thousand tokens  # a fitted per-block overhead above this (or below 0) is not used
 MAX_MEDIAN_ERROR = 0.05  # a fit worse than this (median, no anchoring) is not used off the recorded history
 # Providers bill 1.0-2.0 tokens per configured-tokenizer token on the real sessions: a ratio outside
 # this range says the recorded counts do not follow the transcript (made-up or another thread's).
@@ -81,6 +86,7 @@ class CalibrationFit:
     within_3pct: float | None         # share of the points the fit (no anchoring) puts within 3%
     step_ratio: float | None = None   # growth per reference token between requests (None: `ratio`)
     per_block: float = 0.0            # billed tokens per sent message block beyond its content
+    per_server_call: float = 0.0      # billed tokens per server-side tool call (results not in the transcript)
 
     def short(self) -> str:
         """One short line of the figures (the Budget pane)."""
@@ -100,7 +106,8 @@ class CalibrationFit:
                     "history is the recorded one, else the replayed estimate")
         err = "" if self.median_error is None else f", median error {self.median_error:.1%}"
         step = "" if self.step_ratio is None else (
-            f", growth {self.step_ratio:.3f} per token + {self.per_block:.0f} per message block")
+            f", growth {self.step_ratio:.3f} per token + {self.per_block:.0f} per message block"
+            + (f" + {self.per_server_call:,.0f} per server tool call" if self.per_server_call else ""))
         return (f"unaccounted {self.unaccounted:,} tokens, ratio {self.ratio:.3f}{step} "
                 f"({self.points} recorded requests, {self.pairs} pairs{err})")
 
@@ -129,33 +136,45 @@ def _theil_sen(points: Sequence[tuple[int, int, int]]) -> tuple[float | None, in
     return statistics.median(slopes), len(slopes)
 
 
-def _least_squares_2(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float] | None:
-    """(a, b) minimising sum (y - a x - b n)^2 over rows (x, n, y); None when singular."""
-    sxx = sum(x * x for x, _, _ in rows)
-    snn = sum(n * n for _, n, _ in rows)
-    sxn = sum(x * n for x, n, _ in rows)
-    sxy = sum(x * y for x, _, y in rows)
-    sny = sum(n * y for _, n, y in rows)
-    det = sxx * snn - sxn * sxn
-    if sxx <= 0 or snn <= 0 or abs(det) <= 1e-9 * sxx * snn:
+def _least_squares(rows: Sequence[tuple[tuple[float, ...], float]]) -> tuple[float, ...] | None:
+    """Coefficients minimising sum (y - c . x)^2 over rows (x, y) (normal equations, Gaussian
+    elimination with partial pivoting: 2 or 3 unknowns); None when singular."""
+    m = len(rows[0][0])
+    a = [[sum(x[i] * x[j] for x, _ in rows) for j in range(m)] + [sum(x[i] * y for x, y in rows)]
+         for i in range(m)]
+    scale = [a[i][i] for i in range(m)]
+    if any(v <= 0 for v in scale):
         return None
-    return (sxy * snn - sny * sxn) / det, (sny * sxx - sxy * sxn) / det
+    for col in range(m):
+        pivot = max(range(col, m), key=lambda r: abs(a[r][col]) / math.sqrt(scale[r]))
+        a[col], a[pivot] = a[pivot], a[col]
+        scale[col], scale[pivot] = scale[pivot], scale[col]
+        if abs(a[col][col]) <= 1e-9 * math.sqrt(scale[col]) * math.sqrt(max(scale)):
+            return None
+        for r in range(col + 1, m):
+            f = a[r][col] / a[col][col]
+            for c in range(col, m + 1):
+                a[r][c] -= f * a[col][c]
+    out = [0.0] * m
+    for i in range(m - 1, -1, -1):
+        out[i] = (a[i][m] - sum(a[i][j] * out[j] for j in range(i + 1, m))) / a[i][i]
+    return tuple(out)
 
 
-def _step_fit(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float] | None:
-    """The growth (per reference token, per message block) fitted on the increments, twice
-    trimmed of those off by more than 3 MADs (an injected reminder, a re-read file)."""
-    fit = _least_squares_2(rows)
+def _step_fit(rows: Sequence[tuple[tuple[float, ...], float]]) -> tuple[float, ...] | None:
+    """The growth (per reference token, per message block, per server call) fitted on the
+    increments, twice trimmed of those off by more than 3 MADs (an injected reminder, a
+    re-read file)."""
+    fit = _least_squares(rows)
     for _ in range(2):
         if fit is None:
             return None
-        a, b = fit
-        residuals = [abs(y - a * x - b * n) for x, n, y in rows]
+        residuals = [abs(y - sum(c * v for c, v in zip(fit, x, strict=True))) for x, y in rows]
         mad = statistics.median(residuals)
         kept = [row for row, e in zip(rows, residuals, strict=True) if e <= 3 * mad] if mad > 0 else list(rows)
         if len(kept) < MIN_STEP_POINTS:
             break
-        fit = _least_squares_2(kept)
+        fit = _least_squares(kept)
     return fit
 
 
@@ -166,16 +185,17 @@ class Calibration:
     blocks the reference replay sends in it."""
 
     def __init__(self, reference: Sequence[int], recorded: Sequence[int | None], segments: Sequence[int],
-                 blocks: Sequence[int] | None = None) -> None:
-        if not (len(reference) == len(recorded) == len(segments)) or (
-                blocks is not None and len(blocks) != len(reference)):
-            raise ValueError("calibration: reference, recorded, segments and blocks differ in length")
+                 blocks: Sequence[int] | None = None, server_calls: Sequence[int] | None = None) -> None:
+        if not (len(reference) == len(recorded) == len(segments)) or any(
+                v is not None and len(v) != len(reference) for v in (blocks, server_calls)):
+            raise ValueError("calibration: reference, recorded, segments, blocks and server_calls differ in length")
         self.reference = tuple(int(x) for x in reference)
         self.blocks = None if blocks is None else tuple(int(b) for b in blocks)
+        self.server_calls = tuple(int(c) for c in server_calls) if server_calls is not None else (0,) * len(reference)
         # a count of 0 (or less) is no billed prompt: it is treated as not recorded
         self.recorded = tuple(r if r is not None and r > 0 else None for r in recorded)
         self.segments = tuple(segments)
-        self._step: tuple[float, float] | None = None
+        self._step: tuple[float, ...] | None = None  # (step_ratio, per_block, per_server_call)
         self.fit = self._fit()
         self._anchor = self._anchors()
         self._restart = self._restart_levels()
@@ -221,7 +241,7 @@ class Calibration:
         self._step = step
         plausible = all(PLAUSIBLE_RATIO[0] <= r <= PLAUSIBLE_RATIO[1] for r in ratios)
         if step is not None:  # the per-block levels (an intercept per segment), where they fit better
-            step_errors = self._step_errors(step)
+            step_errors = self._step_errors()
             if statistics.median(step_errors) < statistics.median(errors):
                 errors, plausible = step_errors, True  # _fit_steps only keeps a plausible step_ratio
         median_error = statistics.median(errors) if errors else None
@@ -231,40 +251,50 @@ class Calibration:
         first_ratio = next(ratios[s] for s, u in enumerate(per_segment) if u is not None)
         return CalibrationFit(source, first_ratio, first, per_segment, tuple(ratios), len(points), pairs,
                               median_error, within, None if step is None else step[0],
-                              0.0 if step is None else step[1])
+                              0.0 if step is None else step[1], 0.0 if step is None else step[2])
 
-    def _step_errors(self, step: tuple[float, float]) -> list[float]:
-        """|billed - fit| / billed of `recorded ~ level(segment) + step_ratio x reference +
-        per_block x blocks`, the level being the segment's median residual."""
-        a, b = step
+    def _grown(self, k: int) -> float:
+        """The step model's growth at request k: step_ratio x reference + per_block x blocks +
+        per_server_call x server calls (only differences of it, or a level added, are used)."""
+        a, b, c = self._step  # type: ignore[misc]
+        return a * self.reference[k] + b * self.blocks[k] + c * self.server_calls[k]  # type: ignore[index]
+
+    def _step_errors(self) -> list[float]:
+        """|billed - fit| / billed of `recorded ~ level(segment) + growth`, the level being the
+        segment's median residual."""
         residuals: dict[int, list[float]] = {}
-        rows = [(self.segments[k], self.reference[k], self.blocks[k], y)  # type: ignore[index]
-                for k, y in enumerate(self.recorded) if y is not None]
-        for seg, x, n, y in rows:
-            residuals.setdefault(seg, []).append(y - a * x - b * n)
+        rows = [(self.segments[k], self._grown(k), y) for k, y in enumerate(self.recorded) if y is not None]
+        for seg, g, y in rows:
+            residuals.setdefault(seg, []).append(y - g)
         level = {seg: statistics.median(v) for seg, v in residuals.items()}
-        return [abs(level[seg] + a * x + b * n - y) / y for seg, x, n, y in rows]
+        return [abs(level[seg] + g - y) / y for seg, g, y in rows]
 
-    def _fit_steps(self) -> tuple[float, float] | None:
-        """(step_ratio, per_block) from the increments between consecutive recorded requests
-        of a segment, or None (no blocks, too few increments, an implausible fit)."""
+    def _fit_steps(self) -> tuple[float, float, float] | None:
+        """(step_ratio, per_block, per_server_call) from the increments between consecutive
+        recorded requests of a segment, or None (no blocks, too few increments, an implausible
+        fit). The server-call term is fitted only where some increment has a server call."""
         if self.blocks is None:
             return None
-        rows: list[tuple[float, float, float]] = []
+        blocks, calls = self.blocks, self.server_calls
+        rows: list[tuple[tuple[float, ...], float]] = []
         prev: int | None = None
         for k, y in enumerate(self.recorded):
             if y is None:
                 continue
             if prev is not None and self.segments[prev] == self.segments[k]:
-                rows.append((self.reference[k] - self.reference[prev], self.blocks[k] - self.blocks[prev],
-                             y - self.recorded[prev]))  # type: ignore[operator]
+                rows.append(((self.reference[k] - self.reference[prev], blocks[k] - blocks[prev],
+                              calls[k] - calls[prev]), y - self.recorded[prev]))  # type: ignore[operator]
             prev = k
         if len(rows) < MIN_STEP_POINTS:
             return None
-        fit = _step_fit(rows)
+        with_calls = any(x[2] for x, _ in rows)
+        fit = _step_fit(rows if with_calls else [(x[:2], y) for x, y in rows])
         if fit is None or not (PLAUSIBLE_RATIO[0] <= fit[0] <= PLAUSIBLE_RATIO[1]) or not 0 <= fit[1] <= MAX_PER_BLOCK:
             return None
-        return fit
+        per_call = fit[2] if with_calls else 0.0
+        if not 0 <= per_call <= MAX_PER_SERVER_CALL:
+            return None
+        return fit[0], fit[1], per_call
 
     @staticmethod
     def _fill_segments(per_segment: tuple[int | None, ...], first: int) -> tuple[int, ...]:
@@ -311,12 +341,11 @@ class Calibration:
         n_segments = (max(self.segments) + 1) if self.segments else 1
         if self._step is None or self.blocks is None:
             return (None,) * n_segments
-        step_ratio, per_block = self._step
         starts: dict[int, list[float]] = {}
         for k, y in enumerate(self.recorded):
             seg = self.segments[k]
             if y is not None and seg > 0 and len(starts.setdefault(seg, [])) < RESTART_POINTS:
-                starts[seg].append(y - step_ratio * self.reference[k] - per_block * self.blocks[k])
+                starts[seg].append(y - self._grown(k))
         out: list[float | None] = []
         latest: float | None = None
         for seg in range(n_segments):
@@ -340,16 +369,11 @@ class Calibration:
         j = self._anchor[k]
         ratio = self._segment_ratio[self.segments[k]]
         if j is not None and j != k and self._step is not None:
-            step_ratio, per_block = self._step
-            value = (self.recorded[j] + step_ratio * (self.reference[k] - self.reference[j])  # type: ignore[operator]
-                     + per_block * (self.blocks[k] - self.blocks[j])  # type: ignore[index]
-                     + ratio * (estimate - self.reference[k]))
+            value = self.recorded[j] + self._grown(k) - self._grown(j) + ratio * (estimate - self.reference[k])  # type: ignore[operator]
         elif j is not None:
             value = self.recorded[j] + ratio * (estimate - self.reference[j])  # type: ignore[operator]
         elif (restart := self._restart[self.segments[k]]) is not None and self._step is not None:
-            step_ratio, per_block = self._step
-            value = (restart + step_ratio * self.reference[k] + per_block * self.blocks[k]  # type: ignore[index]
-                     + ratio * (estimate - self.reference[k]))
+            value = restart + self._grown(k) + ratio * (estimate - self.reference[k])
         else:
             value = self._segment_u[self.segments[k]] + ratio * estimate
         return max(0, round(value))

@@ -172,9 +172,10 @@ def _step_fit(rows: Sequence[tuple[tuple[float, ...], float]]) -> tuple[float, .
         residuals = [abs(y - sum(c * v for c, v in zip(fit, x, strict=True))) for x, y in rows]
         mad = statistics.median(residuals)
         kept = [row for row, e in zip(rows, residuals, strict=True) if e <= 3 * mad] if mad > 0 else list(rows)
-        if len(kept) < MIN_STEP_POINTS:
+        refit = _least_squares(kept) if len(kept) >= MIN_STEP_POINTS else None
+        if refit is None:  # too few left, or the trimming took the only increment of a term
             break
-        fit = _least_squares(kept)
+        fit = refit
     return fit
 
 

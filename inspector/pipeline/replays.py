@@ -192,11 +192,13 @@ def _server_calls(thread: Thread, timeline) -> list[int]:
     sends after the latest compaction's summarized span, and those of its own response (the
     provider runs the search inside the request and bills its results as input there; on the
     real rollout the billed count jumps at that request and stays up). Linear: prefix sums."""
-    position = {m.id: i for i, m in enumerate(thread.messages)}
     prefix = [0]
     for m in thread.messages:
-        calls = m.meta.get("web_search_calls") if isinstance(m.meta, dict) else None
+        calls = m.meta.get("web_search_calls") if m.meta else None
         prefix.append(prefix[-1] + (len(calls) if isinstance(calls, list) else 0))
+    if not prefix[-1]:
+        return [0] * len(timeline)
+    position = {m.id: i for i, m in enumerate(thread.messages)}
     out: list[int] = []
     floor = 0
     for audit in timeline:

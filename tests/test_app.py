@@ -657,5 +657,18 @@ async def test_budget_explains_a_recorded_count_above_a_transcript_without_syste
         assert b.calibrated_prompt_tokens == b.recorded_prompt_tokens
         assert b.unaccounted_tokens == b.recorded_prompt_tokens - b.prompt_tokens
         text = plain(app.query_one(BudgetView))
-        assert "Unaccounted (the agent's own)" in text and f"{b.unaccounted_tokens:,}" in text
-        assert "Prompt (calibrated)" in text and app.view.calibration.fit.short() in text
+        # the gap is split: the agent's own tokens (the fit's intercept) and the tokenizer difference (its ratio)
+        rows = {}
+        for line in text.splitlines():
+            for label in ("Unaccounted (the agent's own)", "Unaccounted (calibrated - replayed)", "Tokenizer difference"):
+                if label in line:
+                    after = line.split(label, 1)[1]
+                    after = after.split(")", 1)[1] if label == "Tokenizer difference" else after  # past "(x1.31)"
+                    rows[label] = int(after.split()[0].replace(",", ""))
+        assert sum(rows.values()) == b.unaccounted_tokens, (rows, text)
+        fit = app.view.calibration.fit
+        # a poor fit has no figures to split by: one honest row, not "the agent's own"
+        assert ("Unaccounted (calibrated - replayed)" in rows) == (fit.source in ("identity", "poor fit")), rows
+        if "Tokenizer difference" in rows:
+            assert f"Tokenizer difference (x{fit.segment_ratio[app.view.calibration.segments[request.index]]:.2f})" in text
+        assert "Prompt (calibrated)" in text and fit.short() in text

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, RequestAudit
-from widgets.budget import largest_blocks
+from widgets.budget import budget_parts, largest_blocks
 
 _blocks = st.lists(
     st.tuples(st.integers(0, 50), st.integers(0, 50)).map(
@@ -32,3 +32,18 @@ def test_largest_blocks_are_the_first_of_a_stable_sort_by_sent_then_full(sizes, 
     expected = sorted(request.blocks, key=lambda b: (b.tokens_sent, b.tokens), reverse=True)[:count]
     names = [str(cell) for cell in largest_blocks(request, count).columns[0].cells]
     assert names == [f"tool {b.message_id}" for b in expected]
+
+
+@given(st.integers(0, 5000), st.integers(0, 5000), st.one_of(st.none(), st.integers(-100, 8000)))
+def test_the_unaccounted_part_splits_into_own_and_tokenizer_without_losing_a_token(history, unaccounted, own):
+    budget = BudgetAudit(200_000, 0, 0, 0, 0, 200_000, history, history, None, None,
+                         calibrated_prompt_tokens=history + unaccounted, unaccounted_tokens=unaccounted)
+    request = RequestAudit(0, "r", "m0", 1, "completed", None, budget, None, (), 2, ())
+    values = budget_parts(request, own).values
+    assert values["unaccounted"] + values["tokenizer"] == unaccounted
+    assert values["tokenizer"] >= 0 and values["unaccounted"] >= 0
+    if own is None:
+        assert values["tokenizer"] == 0  # no fitted split: one part
+    else:
+        assert values["unaccounted"] == min(unaccounted, max(0, own))
+    assert values["free"] == 200_000 - history - unaccounted

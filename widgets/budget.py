@@ -24,9 +24,11 @@ SAVED = ("saved", "Saved by pruning (not sent)", "#d7af5f", "░")
 SEGMENTS = (
     ("system", "System prompt", "#af87ff", "█"),
     ("tools", "Tool definitions", "#5fafd7", "█"),
-    # what the provider billed beyond what the transcript holds (calibrated): the agent's own system
-    # prompt, tool definitions and injected files, like /context's system and tools rows
+    # what the provider billed beyond what the transcript holds (calibrated), in two parts: the agent's own
+    # system prompt, tool definitions and injected files (the fit's intercept, like /context's system and
+    # tools rows), and the provider's tokenizer counting the same blocks higher than ours (the fit's ratio)
     ("unaccounted", "Unaccounted (the agent's own)", "#875f87", "▓"),
+    ("tokenizer", "Tokenizer difference", "#5f5f87", "▓"),
     ("summaries", "Injected summaries", "#d787d7", "█"),
     ("history", "Kept history", "#5f87d7", "█"),
     ("free", "Free", "#4e4e4e", "·"),
@@ -50,19 +52,25 @@ class BudgetParts:
     saved: int = 0  # tokens pruning removed from the prompt (outside the window's parts)
 
 
-def budget_parts(request: RequestAudit) -> BudgetParts:
-    """Split the window into the stacked bar's segments."""
+def budget_parts(request: RequestAudit, own_tokens: int | None = None) -> BudgetParts:
+    """Split the window into the stacked bar's segments.
+
+    The calibrated prompt's part beyond the replayed blocks (`unaccounted_tokens`) is split into the
+    agent's own tokens (`own_tokens`, the calibration's fitted figure for the request's segment) and the
+    tokenizer difference (the rest); with no fitted figure it stays one part."""
     b = request.budget
     history = b.history_tokens
     if request.failed and b.needed_tokens is not None:
         # A failed request sends nothing: show what it would have needed as history.
         history = max(0, b.needed_tokens - b.system_tokens - b.tool_tokens - b.summary_tokens)
     unaccounted = max(0, b.unaccounted_tokens or 0)
+    own = unaccounted if own_tokens is None else min(unaccounted, max(0, own_tokens))
     used = b.system_tokens + b.tool_tokens + unaccounted + b.summary_tokens + history + b.response_reserve
     values = {
         "system": b.system_tokens,
         "tools": b.tool_tokens,
-        "unaccounted": unaccounted,
+        "unaccounted": own,
+        "tokenizer": unaccounted - own,
         "summaries": b.summary_tokens,
         "history": history,
         "free": max(0, b.window - used),
@@ -143,6 +151,8 @@ class BudgetView(Static):
         self.recorded_compaction: Summary | None = None
         self.pruning_threshold: float | None = None
         self.calibration: str | None = None
+        self.own_tokens: int | None = None
+        self.ratio: float | None = None
 
     def show(
         self,
@@ -156,8 +166,12 @@ class BudgetView(Static):
         recorded_compaction: Summary | None = None,
         pruning_threshold: float | None = None,
         calibration: str | None = None,
+        own_tokens: int | None = None,
+        ratio: float | None = None,
     ) -> None:
         self.calibration = calibration
+        self.own_tokens = own_tokens
+        self.ratio = ratio
         self.recorded_compaction = recorded_compaction
         self.pruning_threshold = pruning_threshold
         self.request = request
@@ -173,7 +187,7 @@ class BudgetView(Static):
         if request is None:
             return Text("No request selected.", style="dim")
         b = request.budget
-        parts = budget_parts(request)
+        parts = budget_parts(request, self.own_tokens)
         width = max(20, min(self.bar_width, (self.size.width or 100) - 4))
         grid = Table.grid(padding=(0, 2))
         grid.add_column()
@@ -197,8 +211,12 @@ class BudgetView(Static):
         legend.add_column("of window", justify="right")
         for key, label, colour, char in SEGMENTS:
             value = parts.values[key]
-            if key == "unaccounted" and not value:
+            if key in ("unaccounted", "tokenizer") and not value:
                 continue  # nothing the transcript lacks (or no recorded counts to tell)
+            if key == "unaccounted" and self.own_tokens is None:
+                label = "Unaccounted (calibrated - replayed)"  # no fitted split: the agent's own and the tokenizer's
+            if key == "tokenizer" and self.ratio:
+                label = f"Tokenizer difference (x{self.ratio:.2f})"
             if key == "history" and request.failed:
                 label = "History needed (not sent)"
             legend.add_row(Text(char * 2, style=colour), label, f"{value:,}", _pct(value, b.window))

@@ -5,7 +5,7 @@ hidden tabs only when their tab opens."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.timer import Timer
 from textual.widgets import TabbedContent
@@ -88,6 +88,7 @@ class PaneUpdater:
             threshold=threshold, profile=view.config.profile, request_count=len(view.requests),
             recorded_compaction=recorded,
             calibration=None if calibration is None else calibration.fit.short(),
+            **_own_and_ratio(calibration, request),
             pruning_threshold=(float(view.config["harness.pruning_threshold"])
                                if view.config.profile == "harness" else None))
         # Tables are rebuilt only when visible; the others are refreshed when their tab opens.
@@ -115,3 +116,17 @@ class PaneUpdater:
             app.query_one(SummariesView).show(view.simulation.summaries, view.summary_stats, injected,
                                               unused=view.unused_recorded_summaries,
                                               losses=app.loss.losses_of(view))
+
+
+def _own_and_ratio(calibration: Any, request: Any) -> dict[str, Any]:
+    """The calibration's fitted own tokens and ratio for the request's segment (the Budget pane splits the
+    calibrated prompt's unaccounted part with them); nothing where the fit gives no such figures."""
+    if calibration is None or request is None or calibration.fit.source in ("identity", "poor fit"):
+        return {}
+    fit, k = calibration.fit, request.index
+    if not 0 <= k < len(calibration.segments):
+        return {}
+    segment = calibration.segments[k]
+    own = fit.segment_unaccounted[segment] if segment < len(fit.segment_unaccounted) else None
+    ratio = fit.segment_ratio[segment] if segment < len(fit.segment_ratio) else fit.ratio
+    return {"own_tokens": fit.unaccounted if own is None else own, "ratio": ratio}

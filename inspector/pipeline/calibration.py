@@ -32,14 +32,13 @@ recorded history (the thread's own profile, its baseline config, recorded compac
   replayed history is the recorded one the recorded count comes back unchanged, and a what-if
   moves it by the scaled difference;
 - else anchored on the nearest recorded request j of the same segment (the earlier one
-  first): `recorded(j) + growth(k) - growth(j) + ratio x (estimate - reference(k))`, `growth` being
-  `step_ratio x reference + per_block x blocks + per_server_call x server_calls` (without blocks: `step_ratio = ratio`,
-  `per_block = 0`);
+  first): `recorded(j) + growth(k) - growth(j) + ratio x (estimate - reference(k))`, `growth`
+  being `step_ratio x reference + per_block x blocks + per_server_call x server_calls`
+  (without blocks: `recorded(j) + ratio x (estimate - reference(j))`);
 - else, after a compaction whose segment has recorded requests (the per-block fit present):
   restarted from that segment's level, `restart + growth(k) + ratio x (estimate -
   reference(k))`, `restart` being the median of `recorded - growth` over its first recorded
-  requests (what the agent
-  re-attaches after a compaction, which no earlier request shows);
+  requests (what the agent re-attaches after a compaction, which no earlier request shows);
 - else predicted: `unaccounted(segment) + ratio x estimate`, the segment's own figure, else the
   latest post-compaction segment's, else the first segment's.
 With no recorded count at all the model is the identity (ratio 1, nothing unaccounted) and
@@ -53,10 +52,11 @@ Pure: no I/O; the figures are plain numbers the layers above show.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from inspector.pipeline.robust_fit import step_fit, theil_sen
 
 MIN_RATIO, MAX_RATIO = 0.25, 4.0
 MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, deterministic)
@@ -112,73 +112,6 @@ class CalibrationFit:
                 f"({self.points} recorded requests, {self.pairs} pairs{err})")
 
 
-def _theil_sen(points: Sequence[tuple[int, int, int]]) -> tuple[float | None, int]:
-    """Median slope over pairs (x_i, y_i), (x_j, y_j) of one segment with x_j != x_i."""
-    by_segment: dict[int, list[tuple[int, int]]] = {}
-    for seg, x, y in points:
-        by_segment.setdefault(seg, []).append((x, y))
-    total = sum(len(v) * (len(v) - 1) // 2 for v in by_segment.values())
-    step = max(1, math.ceil(total / MAX_PAIRS))
-    slopes: list[float] = []
-    count = 0
-    for pts in by_segment.values():
-        for i in range(len(pts)):
-            xi, yi = pts[i]
-            for j in range(i + 1, len(pts)):
-                count += 1
-                if count % step:
-                    continue
-                xj, yj = pts[j]
-                if xj != xi:
-                    slopes.append((yj - yi) / (xj - xi))
-    if not slopes:
-        return None, 0
-    return statistics.median(slopes), len(slopes)
-
-
-def _least_squares(rows: Sequence[tuple[tuple[float, ...], float]]) -> tuple[float, ...] | None:
-    """Coefficients minimising sum (y - c . x)^2 over rows (x, y) (normal equations, Gaussian
-    elimination with partial pivoting: 2 or 3 unknowns); None when singular."""
-    m = len(rows[0][0])
-    a = [[sum(x[i] * x[j] for x, _ in rows) for j in range(m)] + [sum(x[i] * y for x, y in rows)]
-         for i in range(m)]
-    scale = [a[i][i] for i in range(m)]
-    if any(v <= 0 for v in scale):
-        return None
-    for col in range(m):
-        pivot = max(range(col, m), key=lambda r: abs(a[r][col]) / math.sqrt(scale[r]))
-        a[col], a[pivot] = a[pivot], a[col]
-        scale[col], scale[pivot] = scale[pivot], scale[col]
-        if abs(a[col][col]) <= 1e-9 * math.sqrt(scale[col]) * math.sqrt(max(scale)):
-            return None
-        for r in range(col + 1, m):
-            f = a[r][col] / a[col][col]
-            for c in range(col, m + 1):
-                a[r][c] -= f * a[col][c]
-    out = [0.0] * m
-    for i in range(m - 1, -1, -1):
-        out[i] = (a[i][m] - sum(a[i][j] * out[j] for j in range(i + 1, m))) / a[i][i]
-    return tuple(out)
-
-
-def _step_fit(rows: Sequence[tuple[tuple[float, ...], float]]) -> tuple[float, ...] | None:
-    """The growth (per reference token, per message block, per server call) fitted on the
-    increments, twice trimmed of those off by more than 3 MADs (an injected reminder, a
-    re-read file)."""
-    fit = _least_squares(rows)
-    for _ in range(2):
-        if fit is None:
-            return None
-        residuals = [abs(y - sum(c * v for c, v in zip(fit, x, strict=True))) for x, y in rows]
-        mad = statistics.median(residuals)
-        kept = [row for row, e in zip(rows, residuals, strict=True) if e <= 3 * mad] if mad > 0 else list(rows)
-        refit = _least_squares(kept) if len(kept) >= MIN_STEP_POINTS else None
-        if refit is None:  # too few left, or the trimming took the only increment of a term
-            break
-        fit = refit
-    return fit
-
-
 class Calibration:
     """The per-thread model. `reference[k]` is the reference replay's estimate of request k,
     `recorded[k]` its billed count (None where not recorded), `segments[k]` its segment
@@ -215,7 +148,7 @@ class Calibration:
         n_segments = (max(self.segments) + 1) if self.segments else 1
         if not points:
             return CalibrationFit("identity", 1.0, 0, (None,) * n_segments, (1.0,) * n_segments, 0, 0, None, None)
-        slope, pairs = _theil_sen(points)
+        slope, pairs = theil_sen(points, MAX_PAIRS)
         source = "fitted"
         if slope is None:
             slope, source = 1.0, "one point"
@@ -226,7 +159,7 @@ class Calibration:
         ratios = [ratio] * n_segments
         for seg, pts in by_segment.items():
             if len(pts) >= MIN_SEGMENT_POINTS:
-                own, _ = _theil_sen(pts)
+                own, _ = theil_sen(pts, MAX_PAIRS)
                 if own is not None:
                     ratios[seg] = min(MAX_RATIO, max(MIN_RATIO, own))
         self._segment_ratio = tuple(ratios)
@@ -289,7 +222,7 @@ class Calibration:
         if len(rows) < MIN_STEP_POINTS:
             return None
         with_calls = any(x[2] for x, _ in rows)
-        fit = _step_fit(rows if with_calls else [(x[:2], y) for x, y in rows])
+        fit = step_fit(rows if with_calls else [(x[:2], y) for x, y in rows], MIN_STEP_POINTS)
         if fit is None or not (PLAUSIBLE_RATIO[0] <= fit[0] <= PLAUSIBLE_RATIO[1]) or not 0 <= fit[1] <= MAX_PER_BLOCK:
             return None
         per_call = fit[2] if with_calls else 0.0

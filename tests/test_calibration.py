@@ -146,3 +146,108 @@ def test_zero_counts_are_not_recorded_counts():
     mixed = Calibration([1_000, 2_000, 3_000, 4_000], [0, 12_000, 13_000, 14_000], [0, 0, 0, 0])
     assert mixed.fit.points == 3 and abs(mixed.fit.ratio - 1.0) < 1e-9
     assert mixed.calibrated(0, 1_000) == 11_000  # anchored on the next recorded request
+
+
+@st.composite
+def framed_threads(draw):
+    """Billed = own + ratio x reference + per_block x sent blocks: the provider's framing per
+    message block, which the reference (content only) does not count."""
+    n = draw(st.integers(12, 40))
+    steps = draw(st.lists(st.integers(300, 5_000), min_size=n, max_size=n))
+    block_steps = draw(st.lists(st.integers(1, 9), min_size=n, max_size=n))
+    reference, blocks, x, b = [], [], 0, 0
+    for s, nb in zip(steps, block_steps, strict=True):
+        x, b = x + s, b + nb
+        reference.append(x)
+        blocks.append(b)
+    own, ratio, per_block = draw(st.integers(0, 60_000)), draw(st.floats(0.8, 1.6)), draw(st.floats(5, 150))
+    billed = [round(own + ratio * x + per_block * b) for x, b in zip(reference, blocks, strict=True)]
+    return reference, blocks, billed, ratio, per_block
+
+
+def _not_proportional(reference, blocks) -> bool:
+    dx = [b - a for a, b in zip(reference, reference[1:], strict=False)]
+    dn = [b - a for a, b in zip(blocks, blocks[1:], strict=False)]
+    sxx, snn, sxn = sum(v * v for v in dx), sum(v * v for v in dn), sum(u * v for u, v in zip(dx, dn, strict=True))
+    return sxx * snn - sxn * sxn > 0.2 * sxx * snn  # well-conditioned: the rounding of billed counts stays small
+
+
+@given(framed_threads(), st.data())
+@settings(max_examples=80)
+def test_a_per_block_overhead_carries_a_recorded_count_forward(data, draw):
+    from hypothesis import assume
+
+    reference, blocks, billed, ratio, per_block = data
+    n = len(reference)
+    cut = draw.draw(st.integers(10, n - 1))
+    assume(_not_proportional(reference[:cut], blocks[:cut]))
+    shown = billed[:cut] + [None] * (n - cut)
+    cal = Calibration(reference, shown, [0] * n, blocks)
+    assert cal.fit.step_ratio is not None and abs(cal.fit.step_ratio - ratio) < 0.02
+    assert abs(cal.fit.per_block - per_block) < 3
+    assert "per message block" in cal.fit.describe()
+    for k in range(cut):  # the recorded history gives back the recorded count
+        assert cal.calibrated(k, reference[k]) == billed[k]
+    for k in range(cut, n):
+        assert abs(cal.calibrated(k, reference[k]) - billed[k]) <= 0.002 * billed[k] + 3
+    # a what-if moves a hidden request by the segment's ratio x the difference
+    k = n - 1
+    moved = cal.calibrated(k, reference[k] + 1_000) - cal.calibrated(k, reference[k])
+    assert abs(moved - cal.fit.segment_ratio[0] * 1_000) <= 1
+
+
+def test_without_blocks_there_is_no_per_block_fit():
+    reference = [1_000 * (k + 1) for k in range(12)]
+    cal = Calibration(reference, [5_000 + x for x in reference], [0] * 12)
+    assert cal.fit.step_ratio is None and cal.fit.per_block == 0.0
+    import pytest
+
+    with pytest.raises(ValueError):
+        Calibration([1, 2], [1, 2], [0, 0], [1])
+
+
+def test_a_segment_after_an_unseen_compaction_restarts_from_the_latest_post_compaction_level():
+    # own part 30k before the first compaction, 45k after each (re-attached files); 40 tokens per block
+    segments = [0] * 10 + [1] * 10 + [2] * 6
+    reference, blocks = [], []
+    for k, s in enumerate(segments):
+        start = k == 0 or s != segments[k - 1]
+        reference.append(1_000 if start else reference[-1] + 700 + 37 * (k % 5))
+        blocks.append(0 if start else blocks[-1] + 1 + k % 3)
+
+    def bill(k: int) -> int:
+        return round((30_000 if segments[k] == 0 else 45_000) + 1.25 * reference[k] + 40 * blocks[k])
+
+    billed = [bill(k) for k in range(len(segments))]
+    hidden = [y if s < 2 else None for y, s in zip(billed, segments, strict=True)]
+    cal = Calibration(reference, hidden, segments, blocks)
+    for k in range(20, 26):
+        assert abs(cal.calibrated(k, reference[k]) - billed[k]) <= 3
+    # only the first segment seen: no post-compaction level to restart from (the old fallback)
+    first_only = [y if s == 0 else None for y, s in zip(billed, segments, strict=True)]
+    cal0 = Calibration(reference, first_only, segments, blocks)
+    assert cal0.calibrated(10, reference[10]) == round(cal0.fit.segment_unaccounted[0] + cal0.fit.ratio * reference[10])
+
+
+@given(framed_threads(), st.integers(1_000, 8_000), st.data())
+@settings(max_examples=60)
+def test_a_server_call_seen_once_is_carried_to_the_hidden_ones(data, per_call, draw):
+    # a server-side search adds its results (not in the transcript) to the request that ran it and every later one
+    from hypothesis import assume
+
+    reference, blocks, billed, _, _ = data
+    n = len(reference)
+    cut = draw.draw(st.integers(10, n - 2))
+    assume(_not_proportional(reference[:cut], blocks[:cut]))
+    seen, hidden_at = draw.draw(st.integers(1, cut - 1)), draw.draw(st.integers(cut, n - 1))
+    calls = [(k >= seen) + (k >= hidden_at) for k in range(n)]
+    billed = [y + per_call * c for y, c in zip(billed, calls, strict=True)]
+    shown = billed[:cut] + [None] * (n - cut)
+    cal = Calibration(reference, shown, [0] * n, blocks, calls)
+    assert abs(cal.fit.per_server_call - per_call) <= 10
+    assert "per server tool call" in cal.fit.describe()
+    for k in range(cut, n):
+        assert abs(cal.calibrated(k, reference[k]) - billed[k]) <= 0.002 * billed[k] + 3
+    # with no call among the recorded increments the term is not fitted
+    no_call = Calibration(reference, shown, [0] * n, blocks, [int(k >= cut) for k in range(n)])
+    assert no_call.fit.per_server_call == 0.0

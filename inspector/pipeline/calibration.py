@@ -15,13 +15,30 @@ recorded history (the thread's own profile, its baseline config, recorded compac
   (Claude Code's billed counts grow more slowly per transcript token before its first
   compaction than after it); fewer, the thread's.
 - `unaccounted`: per segment, the median of billed - ratio x reference.
+- `per_block` (when the reference replay's sent message blocks per request are given): the
+  provider bills a framing overhead per message block that no tokenizer count of the content
+  holds, so a thread of many small messages looks like a high ratio and one of large tool
+  outputs like a low one. The growth between two requests of a segment is fitted on the
+  increments of consecutive recorded requests, `d billed ~ step_ratio x d reference +
+  per_block x d blocks + per_server_call x d server_calls` (least squares, twice trimmed of
+  increments off by more than 3 MADs), and used to carry a recorded count forward to a request
+  of the same segment with none. `server_calls` (optional) counts the server-side tool calls
+  in the sent history whose results the provider adds but the transcript does not hold (Codex's
+  `web_search_call`: 2-6k billed tokens each on the real rollout); the term is fitted only when
+  a recorded increment holds one.
 
 `calibrated(k, estimate)` for a replay whose request k estimates `estimate` tokens:
 - k has a recorded count: `recorded(k) + ratio x (estimate - reference(k))`, so where the
   replayed history is the recorded one the recorded count comes back unchanged, and a what-if
   moves it by the scaled difference;
 - else anchored on the nearest recorded request j of the same segment (the earlier one
-  first): `recorded(j) + ratio x (estimate - reference(j))`;
+  first): `recorded(j) + growth(k) - growth(j) + ratio x (estimate - reference(k))`, `growth`
+  being `step_ratio x reference + per_block x blocks + per_server_call x server_calls`
+  (without blocks: `recorded(j) + ratio x (estimate - reference(j))`);
+- else, after a compaction whose segment has recorded requests (the per-block fit present):
+  restarted from that segment's level, `restart + growth(k) + ratio x (estimate -
+  reference(k))`, `restart` being the median of `recorded - growth` over its first recorded
+  requests (what the agent re-attaches after a compaction, which no earlier request shows);
 - else predicted: `unaccounted(segment) + ratio x estimate`, the segment's own figure, else the
   latest post-compaction segment's, else the first segment's.
 With no recorded count at all the model is the identity (ratio 1, nothing unaccounted) and
@@ -35,14 +52,19 @@ Pure: no I/O; the figures are plain numbers the layers above show.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from inspector.pipeline.robust_fit import step_fit, theil_sen
+
 MIN_RATIO, MAX_RATIO = 0.25, 4.0
 MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, deterministic)
 MIN_SEGMENT_POINTS = 8  # a segment with this many recorded requests gets its own ratio
+MIN_STEP_POINTS = 8  # increments needed before the per-block overhead is fitted
+RESTART_POINTS = 3  # recorded requests after a compaction that give the level the next one restarts from
+MAX_PER_BLOCK = 500
+MAX_PER_SERVER_CALL = 50_000  # a web search's results the transcript does not hold: a few thousand tokens  # a fitted per-block overhead above this (or below 0) is not used
 MAX_MEDIAN_ERROR = 0.05  # a fit worse than this (median, no anchoring) is not used off the recorded history
 # Providers bill 1.0-2.0 tokens per configured-tokenizer token on the real sessions: a ratio outside
 # this range says the recorded counts do not follow the transcript (made-up or another thread's).
@@ -62,6 +84,9 @@ class CalibrationFit:
     pairs: int                        # pairs behind the ratio
     median_error: float | None        # median |billed - fit| / billed over the points (no anchoring)
     within_3pct: float | None         # share of the points the fit (no anchoring) puts within 3%
+    step_ratio: float | None = None   # growth per reference token between requests (None: `ratio`)
+    per_block: float = 0.0            # billed tokens per sent message block beyond its content
+    per_server_call: float = 0.0      # billed tokens per server-side tool call (results not in the transcript)
 
     def short(self) -> str:
         """One short line of the figures (the Budget pane)."""
@@ -80,48 +105,34 @@ class CalibrationFit:
                     f"ratio {self.ratio:.2f} over {self.points} requests): calibrated = recorded where the "
                     "history is the recorded one, else the replayed estimate")
         err = "" if self.median_error is None else f", median error {self.median_error:.1%}"
-        return (f"unaccounted {self.unaccounted:,} tokens, ratio {self.ratio:.3f} "
+        step = "" if self.step_ratio is None else (
+            f", growth {self.step_ratio:.3f} per token + {self.per_block:.0f} per message block"
+            + (f" + {self.per_server_call:,.0f} per server tool call" if self.per_server_call else ""))
+        return (f"unaccounted {self.unaccounted:,} tokens, ratio {self.ratio:.3f}{step} "
                 f"({self.points} recorded requests, {self.pairs} pairs{err})")
-
-
-def _theil_sen(points: Sequence[tuple[int, int, int]]) -> tuple[float | None, int]:
-    """Median slope over pairs (x_i, y_i), (x_j, y_j) of one segment with x_j != x_i."""
-    by_segment: dict[int, list[tuple[int, int]]] = {}
-    for seg, x, y in points:
-        by_segment.setdefault(seg, []).append((x, y))
-    total = sum(len(v) * (len(v) - 1) // 2 for v in by_segment.values())
-    step = max(1, math.ceil(total / MAX_PAIRS))
-    slopes: list[float] = []
-    count = 0
-    for pts in by_segment.values():
-        for i in range(len(pts)):
-            xi, yi = pts[i]
-            for j in range(i + 1, len(pts)):
-                count += 1
-                if count % step:
-                    continue
-                xj, yj = pts[j]
-                if xj != xi:
-                    slopes.append((yj - yi) / (xj - xi))
-    if not slopes:
-        return None, 0
-    return statistics.median(slopes), len(slopes)
 
 
 class Calibration:
     """The per-thread model. `reference[k]` is the reference replay's estimate of request k,
     `recorded[k]` its billed count (None where not recorded), `segments[k]` its segment
-    (0 before the first recorded compaction, +1 at each)."""
+    (0 before the first recorded compaction, +1 at each), `blocks[k]` (optional) the message
+    blocks the reference replay sends in it."""
 
-    def __init__(self, reference: Sequence[int], recorded: Sequence[int | None], segments: Sequence[int]) -> None:
-        if not (len(reference) == len(recorded) == len(segments)):
-            raise ValueError("calibration: reference, recorded and segments differ in length")
+    def __init__(self, reference: Sequence[int], recorded: Sequence[int | None], segments: Sequence[int],
+                 blocks: Sequence[int] | None = None, server_calls: Sequence[int] | None = None) -> None:
+        if not (len(reference) == len(recorded) == len(segments)) or any(
+                v is not None and len(v) != len(reference) for v in (blocks, server_calls)):
+            raise ValueError("calibration: reference, recorded, segments, blocks and server_calls differ in length")
         self.reference = tuple(int(x) for x in reference)
+        self.blocks = None if blocks is None else tuple(int(b) for b in blocks)
+        self.server_calls = tuple(int(c) for c in server_calls) if server_calls is not None else (0,) * len(reference)
         # a count of 0 (or less) is no billed prompt: it is treated as not recorded
         self.recorded = tuple(r if r is not None and r > 0 else None for r in recorded)
         self.segments = tuple(segments)
+        self._step: tuple[float, ...] | None = None  # (step_ratio, per_block, per_server_call)
         self.fit = self._fit()
         self._anchor = self._anchors()
+        self._restart = self._restart_levels()
 
     @classmethod
     def identity(cls, n: int) -> Calibration:
@@ -137,7 +148,7 @@ class Calibration:
         n_segments = (max(self.segments) + 1) if self.segments else 1
         if not points:
             return CalibrationFit("identity", 1.0, 0, (None,) * n_segments, (1.0,) * n_segments, 0, 0, None, None)
-        slope, pairs = _theil_sen(points)
+        slope, pairs = theil_sen(points, MAX_PAIRS)
         source = "fitted"
         if slope is None:
             slope, source = 1.0, "one point"
@@ -148,7 +159,7 @@ class Calibration:
         ratios = [ratio] * n_segments
         for seg, pts in by_segment.items():
             if len(pts) >= MIN_SEGMENT_POINTS:
-                own, _ = _theil_sen(pts)
+                own, _ = theil_sen(pts, MAX_PAIRS)
                 if own is not None:
                     ratios[seg] = min(MAX_RATIO, max(MIN_RATIO, own))
         self._segment_ratio = tuple(ratios)
@@ -160,14 +171,64 @@ class Calibration:
         first = next(u for u in per_segment if u is not None)
         self._segment_u = self._fill_segments(per_segment, first)
         errors = [abs(self._segment_u[s] + ratios[s] * x - y) / y for s, x, y in points if y > 0]
+        step = self._fit_steps()
+        self._step = step
+        plausible = all(PLAUSIBLE_RATIO[0] <= r <= PLAUSIBLE_RATIO[1] for r in ratios)
+        if step is not None:  # the per-block levels (an intercept per segment), where they fit better
+            step_errors = self._step_errors()
+            if statistics.median(step_errors) < statistics.median(errors):
+                errors, plausible = step_errors, True  # _fit_steps only keeps a plausible step_ratio
         median_error = statistics.median(errors) if errors else None
         within = sum(1 for e in errors if e <= 0.03) / len(errors) if errors else None
-        if (median_error is not None and median_error > MAX_MEDIAN_ERROR) or not all(
-                PLAUSIBLE_RATIO[0] <= r <= PLAUSIBLE_RATIO[1] for r in ratios):
+        if (median_error is not None and median_error > MAX_MEDIAN_ERROR) or not plausible:
             source = "poor fit"
         first_ratio = next(ratios[s] for s, u in enumerate(per_segment) if u is not None)
         return CalibrationFit(source, first_ratio, first, per_segment, tuple(ratios), len(points), pairs,
-                              median_error, within)
+                              median_error, within, None if step is None else step[0],
+                              0.0 if step is None else step[1], 0.0 if step is None else step[2])
+
+    def _grown(self, k: int) -> float:
+        """The step model's growth at request k: step_ratio x reference + per_block x blocks +
+        per_server_call x server calls (only differences of it, or a level added, are used)."""
+        a, b, c = self._step  # type: ignore[misc]
+        return a * self.reference[k] + b * self.blocks[k] + c * self.server_calls[k]  # type: ignore[index]
+
+    def _step_errors(self) -> list[float]:
+        """|billed - fit| / billed of `recorded ~ level(segment) + growth`, the level being the
+        segment's median residual."""
+        residuals: dict[int, list[float]] = {}
+        rows = [(self.segments[k], self._grown(k), y) for k, y in enumerate(self.recorded) if y is not None]
+        for seg, g, y in rows:
+            residuals.setdefault(seg, []).append(y - g)
+        level = {seg: statistics.median(v) for seg, v in residuals.items()}
+        return [abs(level[seg] + g - y) / y for seg, g, y in rows]
+
+    def _fit_steps(self) -> tuple[float, float, float] | None:
+        """(step_ratio, per_block, per_server_call) from the increments between consecutive
+        recorded requests of a segment, or None (no blocks, too few increments, an implausible
+        fit). The server-call term is fitted only where some increment has a server call."""
+        if self.blocks is None:
+            return None
+        blocks, calls = self.blocks, self.server_calls
+        rows: list[tuple[tuple[float, ...], float]] = []
+        prev: int | None = None
+        for k, y in enumerate(self.recorded):
+            if y is None:
+                continue
+            if prev is not None and self.segments[prev] == self.segments[k]:
+                rows.append(((self.reference[k] - self.reference[prev], blocks[k] - blocks[prev],
+                              calls[k] - calls[prev]), y - self.recorded[prev]))  # type: ignore[operator]
+            prev = k
+        if len(rows) < MIN_STEP_POINTS:
+            return None
+        with_calls = any(x[2] for x, _ in rows)
+        fit = step_fit(rows if with_calls else [(x[:2], y) for x, y in rows], MIN_STEP_POINTS)
+        if fit is None or not (PLAUSIBLE_RATIO[0] <= fit[0] <= PLAUSIBLE_RATIO[1]) or not 0 <= fit[1] <= MAX_PER_BLOCK:
+            return None
+        per_call = fit[2] if with_calls else 0.0
+        if not 0 <= per_call <= MAX_PER_SERVER_CALL:
+            return None
+        return fit[0], fit[1], per_call
 
     @staticmethod
     def _fill_segments(per_segment: tuple[int | None, ...], first: int) -> tuple[int, ...]:
@@ -206,6 +267,27 @@ class Calibration:
                 out[k] = nxt
         return tuple(out)
 
+    def _restart_levels(self) -> tuple[float | None, ...]:
+        """Per segment: the level a request of a segment with no recorded count restarts from,
+        `recorded - step_ratio x reference - per_block x blocks` over the first
+        `RESTART_POINTS` recorded requests of the latest earlier post-compaction segment (what
+        the agent re-attached after a compaction it was seen to make); None without one."""
+        n_segments = (max(self.segments) + 1) if self.segments else 1
+        if self._step is None or self.blocks is None:
+            return (None,) * n_segments
+        starts: dict[int, list[float]] = {}
+        for k, y in enumerate(self.recorded):
+            seg = self.segments[k]
+            if y is not None and seg > 0 and len(starts.setdefault(seg, [])) < RESTART_POINTS:
+                starts[seg].append(y - self._grown(k))
+        out: list[float | None] = []
+        latest: float | None = None
+        for seg in range(n_segments):
+            out.append(latest)
+            if starts.get(seg):
+                latest = statistics.median(starts[seg])
+        return tuple(out)
+
     # -- use ---------------------------------------------------------------------------------
     @property
     def identity_model(self) -> bool:
@@ -220,8 +302,12 @@ class Calibration:
             return self.recorded[k] if self.is_recorded_history(k, estimate) else estimate  # type: ignore[return-value]
         j = self._anchor[k]
         ratio = self._segment_ratio[self.segments[k]]
-        if j is not None:
+        if j is not None and j != k and self._step is not None:
+            value = self.recorded[j] + self._grown(k) - self._grown(j) + ratio * (estimate - self.reference[k])  # type: ignore[operator]
+        elif j is not None:
             value = self.recorded[j] + ratio * (estimate - self.reference[j])  # type: ignore[operator]
+        elif (restart := self._restart[self.segments[k]]) is not None and self._step is not None:
+            value = restart + self._grown(k) + ratio * (estimate - self.reference[k])
         else:
             value = self._segment_u[self.segments[k]] + ratio * estimate
         return max(0, round(value))

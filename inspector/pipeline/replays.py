@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inspector.model import Summary, Thread
+from inspector.model import Role, Summary, Thread
 from inspector.pipeline.audit import BlockStatus, BudgetAudit, RequestAudit, Simulation
 from inspector.pipeline.calibration import Calibration, segments_from_compactions
 from inspector.pipeline.context import ReplayContext, Summarizer
@@ -186,6 +186,31 @@ def replay(
     return Replay(thread, config, ReplayContext(counter, summarizer, follow_recorded, prices=prices, calibration=calibration))
 
 
+def _server_calls(thread: Thread, timeline) -> list[int]:
+    """Per request: the server-side tool calls (Codex's `web_search_call`, kept by the importer
+    in `meta["web_search_calls"]`) whose results it is billed for: those of the messages it
+    sends after the latest compaction's summarized span, and those of its own response (the
+    provider runs the search inside the request and bills its results as input there; on the
+    real rollout the billed count jumps at that request and stays up). Linear: prefix sums."""
+    prefix = [0]
+    for m in thread.messages:
+        calls = m.meta.get("web_search_calls") if m.meta else None
+        prefix.append(prefix[-1] + (len(calls) if isinstance(calls, list) else 0))
+    if not prefix[-1]:
+        return [0] * len(timeline)
+    position = {m.id: i for i, m in enumerate(thread.messages)}
+    out: list[int] = []
+    floor = 0
+    for audit in timeline:
+        if audit.compaction is not None and audit.compaction.last_message_id in position:
+            floor = prefix[position[audit.compaction.last_message_id] + 1]
+        end = position.get(audit.after_message_id)
+        if end is not None and end + 1 < len(thread.messages) and thread.messages[end + 1].role is Role.ASSISTANT:
+            end += 1  # the request's own response
+        out.append(0 if end is None else max(0, prefix[end + 1] - floor))
+    return out
+
+
 def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
                           summarizer: Summarizer | None = None, *, compactions: str = "recorded") -> Calibration:
     """The thread's calibrated token model, fitted against the replay of its recorded history:
@@ -202,7 +227,9 @@ def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
                  for a in timeline]
     recorded = [a.budget.recorded_prompt_tokens for a in timeline]
     segments = segments_from_compactions([a.compaction is not None for a in timeline])
-    calibration = Calibration(reference, recorded, segments)
+    sent = ("kept", "truncated", "pruned")  # message blocks the request carries (summarized/excluded ones not)
+    blocks = [sum(n for status, n in a.block_counts().items() if status in sent) for a in timeline]
+    calibration = Calibration(reference, recorded, segments, blocks, _server_calls(thread, timeline))
     if len(memo) >= 8:
         memo.clear()
     memo[key] = (thread.messages, thread.requests, calibration)

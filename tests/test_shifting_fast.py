@@ -537,3 +537,49 @@ def test_replay_with_duplicate_message_ids_equals_reference(thread, config, data
     doubled = replace(thread, messages=tuple(msgs))
     assert not ShiftingReplayer(doubled, config, ctx()).unique_ids
     assert_same_replay(doubled, config)
+
+
+def test_one_traced_prefix_serves_every_budget_like_the_reference():
+    """The prefix is traced once per thread and counter (`shifting.trace`); replays under other
+    budgets on that counter (a config edit) read the same trace and still equal the reference."""
+    from inspector.pipeline.profiles.shifting.trace import prefix_trace
+
+    thread = generate_thread(500, seed=11)
+    shared = ReplayContext(counter=TokenCounter(Chars4Tokenizer()), summarizer=ExtractiveSummarizer())
+    traces = []
+    for window, reserve in ((8192, 1024), (3000, 512), (60_000, 4096), (1_500, 1024), (8192, 1024)):
+        config = Config.for_profile("shifting", {"context.window": window, "context.response_reserve": reserve})
+        replayer = ShiftingReplayer(thread, config, shared)
+        fast, _ = replayer.run()
+        ref, _ = replay_reference(thread, config, ctx())
+        assert fast == ref
+        traces.append(prefix_trace(thread, replayer.requests, replayer.setup.turns, shared.counter, replayer.setup.count))
+    assert all(t is traces[0] for t in traces)  # built once, read by every budget
+    assert {a.status for a in fast} == {"completed"} and {a.status for a in ref} == {"completed"}
+
+
+def test_the_fast_truncate_fills_the_calibrated_prompt_as_replay_would():
+    """The built-in truncate puts calibrated_prompt_tokens in its budgets itself; the values are
+    the calibration's reading of each request's estimate (the replayed or needed count)."""
+    from inspector.pipeline import replay as make_replay
+    from inspector.pipeline.calibration import Calibration, segments_from_compactions
+
+    thread = generate_thread(400, seed=12)
+    config = Config.for_profile("shifting", {"context.window": 6000})
+    plain = make_replay(thread, config, counter=TokenCounter(Chars4Tokenizer())).timeline
+    estimates = [a.budget.prompt_tokens for a in plain]
+    billed = [round(1.3 * x) + 900 if k % 3 else None for k, x in enumerate(estimates)]
+    calibration = Calibration(estimates, billed, segments_from_compactions([False] * len(plain)),
+                              [10] * len(plain), [0] * len(plain))
+    edited = config.updated({"context.window": 5000})
+    result = make_replay(thread, edited, counter=TokenCounter(Chars4Tokenizer()), calibration=calibration)
+    assert result._fast.FILLS_CALIBRATION
+    moved = 0
+    for k, a in enumerate(result.timeline):
+        b = a.budget
+        estimate = b.needed_tokens if b.needed_tokens is not None else b.prompt_tokens
+        assert b.calibrated_prompt_tokens == calibration.calibrated(k, estimate)
+        assert b.unaccounted_tokens == b.calibrated_prompt_tokens - estimate
+        moved += b.calibrated_prompt_tokens != estimate
+        assert result.audit(k).budget.calibrated_prompt_tokens == b.calibrated_prompt_tokens
+    assert moved > len(plain) // 2

@@ -13,7 +13,9 @@ host guard's passes, the audit rows, each O(history) in Python objects. Here:
   removable cost per first-block position sits in a Fenwick tree, so t is one O(log n)
   search (`shifting.truncate_costs`, the array-level core of `truncate`, would redo an O(n)
   pass per request; the tree carries the sums from one request to the next). Audit rows are shared between requests (frozen dataclasses): only the kept rows
-  and the rows that changed are made again.
+  and the rows that changed are made again. None of the prefix's blocks depends on the budget:
+  they are traced once per thread and counter (`trace.PrefixTrace`) and every replay (every
+  config edit) reads the trace.
 - Any other strategy, a plugin or an interceptor goes through the ordinary host guard on the
   incrementally built blocks.
 - `run()` returns every audit with its blocks (the CLI, `simulate`). The app calls
@@ -34,7 +36,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from inspector.model import Summary, Thread, effective_requests
-from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, Reason, RequestAudit
+from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, RequestAudit
 from inspector.pipeline.profiles.shifting.audits import ReplaySetup, audit_summaries, guarded_request_audit
 from inspector.pipeline.profiles.shifting.blocks import (
     Block,
@@ -44,6 +46,7 @@ from inspector.pipeline.profiles.shifting.prefix import Fenwick, PrefixBlocks
 from inspector.pipeline.profiles.shifting.strategies import (
     truncate,
 )
+from inspector.pipeline.profiles.shifting.trace import prefix_trace
 
 if TYPE_CHECKING:
     from inspector.config import Config
@@ -97,6 +100,9 @@ class ShiftingReplayer:
         except Exception:  # unknown: the guard reports it and falls back
             builtin = False
         self.fast = self.unique_ids and not setup.interceptors and builtin
+        # The built-in truncate's budgets carry calibrated_prompt_tokens (Replay need not make every
+        # audit again to add them); the guarded paths leave that to Replay.
+        self.FILLS_CALIBRATION = self.fast
         self.chain: list[Summary] = []  # what the summarize strategy sent (Replay's `summaries`)
         self._timeline: list[RequestAudit] | None = None
         self._full: list[RequestAudit] | None = None  # every audit with its blocks (the guarded paths)
@@ -180,47 +186,42 @@ class ShiftingReplayer:
     # --- built-in truncate: the guard's result computed directly -----------------------
 
     def _truncate(self, materialize: bool = True) -> tuple[list[RequestAudit], list[Summary]]:
-        """The built-in truncate, request by request. `materialize=False` leaves each audit's
-        blocks empty and records, per request, the rows it assigned (for `audit(k)`)."""
+        """The built-in truncate, request by request, on the thread's traced prefix (`trace`: what
+        no budget changes). `materialize=False` leaves each audit's blocks empty and records, per
+        request, the rows it assigned (for `audit(k)`)."""
         setup = self.setup
         msgs = self.thread.messages
-        index = self.thread.message_index()
-        prefix = PrefixBlocks(msgs, setup.turns)
-        count = setup.count
+        ids = [m.id for m in msgs]
+        trace = prefix_trace(self.thread, self.requests, setup.turns, self.ctx.counter, setup.count)
+        costs = trace.costs
         n = len(msgs)
         fenwick = Fenwick(n)
         contribution: list[tuple[int, int]] = [(0, 0)] * n  # (position, removable cost) per message
-        costs: list[int] = [0] * n
         unremovable: list[int] = []  # sorted indices of the protected blocks (own or group)
         is_unremovable = [False] * n
         rows: list[BlockAudit] = []
-        excluded_rows: dict[int, BlockAudit] = {}  # per message, valid until its block changes
+        excluded_rows: list[BlockAudit | None] = [None] * n  # per message, valid until its block changes
         kept_rows: dict[int, BlockAudit] = {}  # per message, for one position
         kept_args: list[tuple] = [()] * n  # per message: the fields of its kept row but position and tokens sent
+        groups: list[str | None] = [None] * n  # per message: its audit group
         previous_kept: list[int] = []
-        total = 0  # cost of the whole prefix
-        system_blocks = 0  # cost of the protected system messages of the prefix
         budget = setup.shift_budget
+        calibration = getattr(self.ctx, "calibration", None)
         applied = 'context strategy "truncate" applied'
         audits: list[RequestAudit] = []
 
-        for k, req in enumerate(self.requests):
-            end = index[req.after_message_id]
-            new_from = prefix.end + 1
-            dirty = prefix.advance(end)
-            blocks = prefix.blocks
-            for i in range(new_from, end + 1):
-                costs[i] = c = count(blocks[i])
-                total += c
-                if prefix.own[i] is Reason.PROTECTED_SYSTEM:
-                    system_blocks += c
-                rows.append(None)  # type: ignore[arg-type]  # set below
-            for i in dirty:
-                position, weight = contribution[i]
+        for k, (req, step) in enumerate(zip(self.requests, trace.steps, strict=True)):
+            end, total, system_blocks = step.end, step.total, step.system
+            if len(rows) <= end:
+                rows.extend([None] * (end + 1 - len(rows)))  # type: ignore[list-item]  # set below
+            dirty = []
+            for i, position, args, excluded, group in step.changes:
+                dirty.append(i)
+                old, weight = contribution[i]
                 if weight:
-                    fenwick.add(position, -weight)
-                if blocks[i].protection is None:
-                    position, weight = prefix.first_of(i), costs[i]
+                    fenwick.add(old, -weight)
+                if position >= 0:
+                    weight = costs[i]
                     fenwick.add(position, weight)
                     contribution[i] = (position, weight)
                     if is_unremovable[i]:
@@ -231,14 +232,10 @@ class ShiftingReplayer:
                     if not is_unremovable[i]:
                         is_unremovable[i] = True
                         insort(unremovable, i)
-                excluded_rows.pop(i, None)
+                excluded_rows[i] = excluded
                 kept_rows.pop(i, None)
-                b = blocks[i]
-                protection = b.protection
-                kept_args[i] = (
-                    b.key, b.role, b.kind, b.turn, BlockStatus.KEPT, protection is not None,
-                    Reason.WITHIN_BUDGET if protection is None else protection, costs[i],
-                )
+                kept_args[i] = args
+                groups[i] = group
 
             # The oldest removable groups whose removal brings the prefix within budget.
             need = total - budget
@@ -260,18 +257,16 @@ class ShiftingReplayer:
             changed: list[tuple[int, BlockAudit]] = []
             for i in (*previous_kept, *dirty):
                 if i not in kept_set:
-                    row = excluded_rows.get(i)
-                    if row is None:
-                        row = excluded_rows[i] = self._excluded_row(prefix, i, costs[i])
+                    row = excluded_rows[i]
                     rows[i] = row
                     changed.append((i, row))
             for position, i in enumerate(kept):
                 row = kept_rows.get(i)
                 if failed:
                     if row is None or row.position is not None:
-                        row = kept_rows[i] = BlockAudit(*kept_args[i], 0, None, None, prefix.grouped(i))
+                        row = kept_rows[i] = BlockAudit(*kept_args[i], 0, None, None, groups[i])
                 elif row is None or row.position != position:
-                    row = kept_rows[i] = BlockAudit(*kept_args[i], costs[i], position, None, row.group if row else prefix.grouped(i))
+                    row = kept_rows[i] = BlockAudit(*kept_args[i], costs[i], position, None, row.group if row else groups[i])
                 rows[i] = row
                 changed.append((i, row))
             if not materialize:
@@ -293,6 +288,8 @@ class ShiftingReplayer:
                 history = kept_total - system_blocks
                 prompt = setup.system_prompt_tokens + system_blocks + setup.tool_tokens + history
                 diagnostics = (applied,)
+            estimate = prompt if needed is None else needed
+            calibrated = None if calibration is None else calibration.calibrated(k, estimate)
             audits.append(
                 RequestAudit(
                     index=k,
@@ -314,6 +311,8 @@ class ShiftingReplayer:
                         trigger_source=None,
                         pruned_savings=0,
                         needed_tokens=needed,
+                        calibrated_prompt_tokens=calibrated,
+                        unaccounted_tokens=None if calibrated is None else calibrated - estimate,
                     ),
                     compaction=None,
                     summaries_injected=(),
@@ -325,29 +324,10 @@ class ShiftingReplayer:
                         "strategy_used": "truncate",
                         "shift_budget": budget,
                         "blocks_tokens": kept_total,
-                        "block_statuses": {msgs[i].id: BlockStatus.KEPT for i in kept},
+                        "block_statuses": {ids[i]: BlockStatus.KEPT for i in kept},
                         "block_counts": {status: n for status, n in (("kept", len(kept)),
                                                                     ("excluded", end + 1 - len(kept))) if n},
                     },
                 )
             )
         return audits, []
-
-    @staticmethod
-    def _excluded_row(prefix: PrefixBlocks, i: int, cost: int) -> BlockAudit:
-        b = prefix.blocks[i]
-        first = prefix.first_of(i) == i
-        return BlockAudit(
-            message_id=b.key,
-            role=b.role,
-            kind=b.kind,
-            turn=b.turn,
-            status=BlockStatus.EXCLUDED,
-            protected=False,
-            reason=Reason.SHIFTED_OLDEST if first else Reason.TOOL_GROUP,
-            tokens=cost,
-            tokens_sent=0,
-            position=None,
-            summary_id=None,
-            group=prefix.grouped(i),
-        )

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter, ne
 from typing import Any
 
 from inspector.frozen import fast_frozen_init
@@ -260,6 +262,25 @@ def _aligned_changes(base: RequestAudit, new: RequestAudit) -> list[BlockChange]
         if block.message_id is not None and old.status != block.status:
             out.append(BlockChange(new.index, block.message_id, str(old.status), str(block.status)))
     return out
+
+
+_MESSAGE_ID = attrgetter("message_id")
+_STATUS = attrgetter("status")
+
+
+def block_changes_shown(base: RequestAudit, new: RequestAudit, limit: int) -> tuple[int, list[BlockChange]]:
+    """`len(block_changes(base, new))` and its first `limit` changes, without making the others
+    (a profile switch on a long thread changes every block of the selected request): where both
+    list the same messages in the same order, the statuses are compared at C level."""
+    a, b = base.blocks, new.blocks
+    n = min(len(a), len(b))
+    ids = list(map(_MESSAGE_ID, b[:n]))
+    if list(map(_MESSAGE_ID, a[:n])) != ids:
+        every = block_changes(base, new)
+        return len(every), every[:limit]
+    before, after = list(map(_STATUS, a[:n])), list(map(_STATUS, b[:n]))
+    changed = [i for i in compress(range(n), map(ne, before, after)) if ids[i] is not None]
+    return len(changed), [BlockChange(new.index, ids[i], str(before[i]), str(after[i])) for i in changed[:limit]]
 
 
 def status_moves(before: dict[str, int], after: dict[str, int]) -> int:

@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 from inspector.config import Config, ConfigError
 from inspector.model import Thread
 from inspector.screens.source import ThreadSource
+from inspector.screens.status import DIFF_BLOCKS_SHOWN
 from inspector.screens.view import Simulator, ViewState, build_view, default_simulator
 from widgets.safe import safe_line
 
@@ -204,11 +205,13 @@ class ReplayController:
             if summarizer is not None:
                 summarizer.on_progress = None
                 self.llm_summarizer = None
-        if new.requests:  # build the selected request's blocks here, not on the UI thread
+        if new.requests:  # build the selected request's blocks and their diff here, not on the UI thread
             index = min(request_index, len(new.requests) - 1)
             new.audit(index)
             if index < len(new.baseline.requests):
                 new.baseline_audit(index)
+            if new.diff is not None:
+                new.block_changes_shown(index, DIFF_BLOCKS_SHOWN)
         if not worker.is_cancelled:
             app.call_from_thread(app.show_view, new, keep_position=True)
 

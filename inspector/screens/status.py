@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from inspector.diff import SimulationDiff, block_changes
+from inspector.diff import SimulationDiff
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState, timeline_scale
 from widgets.budget import STATUS_STYLES
@@ -160,20 +160,19 @@ class DiffPanel(Static):
         moves: list[Text] = []
         if request is not None:
             delta = diff.prompt_delta.get(request.index)
-            base = view.baseline_audit(request.index) if request.index < len(view.baseline.requests) else None
-            changes = block_changes(base, request) if base is not None and base.request_id == request.request_id else []
-            changed = len(changes) if base is not None else diff.changed_blocks.get(request.index, 0)
+            shown = view.block_changes_shown(request.index, DIFF_BLOCKS_SHOWN)
+            changed, changes = shown if shown is not None else (diff.changed_blocks.get(request.index, 0), [])
             out.append(f"Selected request {request.index + 1}\n", style="bold")
             out.append(f"  prompt tokens {'unchanged' if not delta else f'{delta:+,}'}\n")
             out.append(f"  {changed} block statuses changed\n")
-            for change in changes[:DIFF_BLOCKS_SHOWN]:
+            for change in changes:
                 line = Text(f"{safe_line(change.message_id, 28)}: ")
                 line.append(change.before, style=STATUS_STYLES.get(change.before, ""))
                 line.append(" → ")
                 line.append(change.after, style=STATUS_STYLES.get(change.after, ""))
                 moves.append(line)
-            if len(changes) > DIFF_BLOCKS_SHOWN:
-                moves.append(Text(f"… {len(changes) - DIFF_BLOCKS_SHOWN} more", style="dim"))
+            if shown is not None and changed > len(changes):
+                moves.append(Text(f"… {changed - len(changes)} more", style="dim"))
         out.rstrip()
         self.update(Group(Text("Changed keys", style="bold"), hanging(keys, "  "), Text(""),
                           Text("What moved", style="bold"), hanging(moved, "  • "), Text(""), out,

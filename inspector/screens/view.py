@@ -9,7 +9,7 @@ from itertools import accumulate
 from typing import Any
 
 from inspector.config import AGENT_PROFILES, Config
-from inspector.diff import SimulationDiff, diff_simulations
+from inspector.diff import BlockChange, SimulationDiff, block_changes_shown, diff_simulations
 from inspector.model import Message, Summary, Thread, tool_groups
 from inspector.pipeline import Replay
 from inspector.pipeline.audit import RequestAudit, Simulation
@@ -103,6 +103,8 @@ class ViewState:
         """The thread's calibrated token model (None for a simulator that has none)."""
         return getattr(self.replay, "calibration", None)
     file_overrides: tuple[str, ...] = ()  # keys of the baseline that come from the config file, not the defaults
+    # (request index, limit) -> block_changes_shown (kept by `dataclasses.replace`: same replays)
+    _changes: dict = field(default_factory=dict, repr=False, compare=False)
 
     def audit(self, index: int) -> RequestAudit:
         """Request `index` with its full block list (built on demand for long threads)."""
@@ -114,6 +116,24 @@ class ViewState:
         if self.baseline_replay is None:
             return self.baseline.requests[index]
         return self.baseline_replay.audit(index)
+
+    def block_changes_shown(self, index: int, limit: int) -> tuple[int, list[BlockChange]] | None:
+        """How many blocks of request `index` changed status against the baseline's same request,
+        and the first `limit` of them (`diff.block_changes_shown`); None where the baseline has no
+        such request. Remembered per request: the worker computes the selected one, the panes read it."""
+        key = (index, limit)
+        hit = self._changes.get(key)
+        if hit is None and key not in self._changes:
+            request = self.audit(index)
+            base = self.baseline_audit(index) if index < len(self.baseline.requests) else None
+            if base is not None and base.request_id == request.request_id:
+                hit = block_changes_shown(base, request, limit)
+            elif base is not None:
+                hit = (0, [])
+            if len(self._changes) > 64:
+                self._changes.clear()
+            self._changes[key] = hit
+        return hit
 
     @property
     def notices(self) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Hashable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from inspector.model import Role, Summary, Thread, assign_turns, effective_requests, tool_groups
@@ -40,12 +40,43 @@ from inspector.pipeline.profiles.harness.stages import (
     pruning_stopped_note,
     trigger_reading,
 )
+from inspector.pipeline.thread_memo import remembered
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
 if TYPE_CHECKING:
     from inspector.config import Config
 
 NEVER = 1 << 62  # `gone_at` of a message nothing summarized or elided
+
+
+@dataclass(frozen=True, slots=True)
+class _ThreadFacts:
+    """What the replayer reads from the thread alone (shared by every replay of it: read only)."""
+
+    index: dict[str, int]
+    costs: list[int]
+    turns: list[int | None]
+    groups: list[int]
+    head: set[int]
+    head_sorted: list[int]
+    non_head: list[int]
+    members: dict[int, list[int]]
+    system_tokens: int
+    tool_tokens: int
+    requests: tuple
+
+    @classmethod
+    def of(cls, thread: Thread, counter: TokenCounter) -> _ThreadFacts:
+        messages = thread.messages
+        groups = tool_groups(messages)
+        head = head_indices(messages)
+        members: dict[int, list[int]] = {}
+        for k, g in enumerate(groups):
+            members.setdefault(g, []).append(k)
+        return cls(thread.message_index(), message_costs(counter, messages, OVERHEAD), assign_turns(messages),
+                   groups, head, sorted(head), [k for k in range(len(messages)) if k not in head], members,
+                   text_cost(counter, thread.system_prompt, OVERHEAD), tools_cost(counter, thread.tools),
+                   effective_requests(thread))
 
 
 class HarnessReplayer:
@@ -55,21 +86,12 @@ class HarnessReplayer:
 
     def __init__(self, thread: Thread, config: Config, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx
-        counter: TokenCounter = ctx.counter
+        facts = remembered(ctx.counter, "harness", thread, lambda: _ThreadFacts.of(thread, ctx.counter))
+        self.index, self.costs, self.turns, self.groups = facts.index, facts.costs, facts.turns, facts.groups
+        self.head, self.head_sorted, self.non_head, self.members = (
+            facts.head, facts.head_sorted, facts.non_head, facts.members)
+        self.system_tokens, self.tool_tokens, self.requests = facts.system_tokens, facts.tool_tokens, facts.requests
         messages = thread.messages
-        self.index = thread.message_index()
-        self.costs = message_costs(counter, messages, OVERHEAD)
-        self.turns = assign_turns(messages)
-        self.groups = tool_groups(messages)
-        self.head = head_indices(messages)
-        self.head_sorted = sorted(self.head)
-        self.non_head = [k for k in range(len(messages)) if k not in self.head]
-        self.members: dict[int, list[int]] = {}
-        for k, g in enumerate(self.groups):
-            self.members.setdefault(g, []).append(k)
-        self.system_tokens = text_cost(counter, thread.system_prompt, OVERHEAD)
-        self.tool_tokens = tools_cost(counter, thread.tools)
-        self.requests = effective_requests(thread)
         # Filled by timeline(): per message, the request that summarized or elided it, and how.
         self.gone_at = [NEVER] * len(messages)
         self.covered: dict[int, str] = {}

@@ -77,7 +77,9 @@ class RunTable:
         self.full, self.pruned, self.next_tool = full, pruned, nxt
 
     def cost(self, lo: int, hi: int, prune_below: int) -> int:
-        mid = max(lo, min(prune_below, hi))
+        mid = prune_below if prune_below < hi else hi
+        if mid < lo:
+            mid = lo
         return (self.pruned[mid] - self.pruned[lo]) + (self.full[hi] - self.full[mid])
 
     def atom(self, run: Run, offset: int) -> Block:
@@ -156,16 +158,17 @@ def match(a: Prompt, b: Prompt, table: RunTable | None) -> _Match:
             continue
         if type(sa) is Run and type(sb) is Run and sa.lo + oa == sb.lo + ob:
             lo = sa.lo + oa
-            m = min(sa.hi, sb.hi)
+            m = sa.hi if sa.hi < sb.hi else sb.hi
             pa, pb = sa.prune_below, sb.prune_below
+            lo_p, hi_p = (pa, pb) if pa < pb else (pb, pa)
             if pa == pb:
                 d = m
             else:
-                x = max(lo, min(pa, pb))
-                y = min(max(pa, pb), m)
+                x = lo_p if lo_p > lo else lo
+                y = hi_p if hi_p < m else m
                 t = table.next_tool[x] if x < m else m
                 d = t if t < y else m
-            common += table.cost(lo, d, min(pa, pb))
+            common += table.cost(lo, d, lo_p)
             oa += d - lo
             ob += d - lo
             if d < m:
@@ -274,7 +277,9 @@ def is_prefix(a: Prompt, b: Prompt, table: RunTable | None) -> bool:
     pa, pb = la.prune_below, lb.prune_below
     if pa == pb:
         return True
-    x, y = max(la.lo, min(pa, pb)), min(max(pa, pb), la.hi)
+    lo_p, hi_p = (pa, pb) if pa < pb else (pb, pa)
+    x = lo_p if lo_p > la.lo else la.lo
+    y = hi_p if hi_p < la.hi else la.hi
     return x >= y or table.next_tool[x] >= y  # no tool output sent one way in `a` and the other in `b`
 
 
@@ -291,42 +296,49 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
     entries: list[list] = []  # [prompt, last use time, billed tokens]
     previous: list | None = None  # the entry of the previous request that sent something
     out: list[CacheResult] = []
+    append = out.append
     life = rules.lifetime
     openai = rules.provider == "openai"
+    cached_length = _cached_length
     for k, (audit, prompt, t) in enumerate(zip(audits, prompts, times, strict=True)):
         if prompt is None:
-            out.append(CacheResult(0, 0, None))
+            append(CacheResult(0, 0, None))
             continue
-        size = prompt.tokens if billed is None else billed[k]
-        ratio = size / prompt.tokens if prompt.tokens else 1.0
+        tokens = prompt.tokens
+        size = tokens if billed is None else billed[k]
+        ratio = size / tokens if tokens else 1.0
         best, best_entry = 0, None
         brk = None
         if previous is not None:
+            earlier = previous[0]
             alive = t is None or previous[1] is None or t - previous[1] <= life
-            whole = is_prefix(previous[0], prompt, table)
-            m = None if whole else match(previous[0], prompt, table)
-            got = _cached_length(rules, round(previous[0].tokens * ratio)) if whole else _readable(rules, m, ratio)
+            whole = is_prefix(earlier, prompt, table)
+            m = None if whole else match(earlier, prompt, table)
+            got = cached_length(rules, round(earlier.tokens * ratio)) if whole else _readable(rules, m, ratio)
             got = size if got > size else got
             if alive and got > 0:
                 best, best_entry = got, previous
-            for entry in reversed(entries):
-                if entry is previous or not (t is None or entry[1] is None or t - entry[1] <= life):
-                    continue
-                bound = round(entry[0].tokens * ratio)
-                if bound <= best or size <= best:
-                    continue
-                if is_prefix(entry[0], prompt, table):
-                    got = _cached_length(rules, round(entry[0].tokens * ratio))
-                elif openai:
-                    got = _readable(rules, match(entry[0], prompt, table), ratio)
-                else:
-                    lead = entry[0].segments[0] if entry[0].segments else None
-                    same_lead = lead is not None and prompt.segments and prompt.segments[0] == lead
-                    got = _cached_length(rules, round(lead.tokens * ratio)) if same_lead else 0
-                got = size if got > size else got
-                if got > best:
-                    best, best_entry = got, entry
-            cached_before = _cached_length(rules, previous[2])
+            if len(entries) > 1:
+                lead = prompt.segments[0] if prompt.segments else None
+                for entry in reversed(entries):
+                    if entry is previous or not (t is None or entry[1] is None or t - entry[1] <= life):
+                        continue
+                    other = entry[0]
+                    bound = round(other.tokens * ratio)
+                    if bound <= best or size <= best:
+                        continue
+                    if is_prefix(other, prompt, table):
+                        got = cached_length(rules, bound)
+                    elif openai:
+                        got = _readable(rules, match(other, prompt, table), ratio)
+                    else:
+                        first = other.segments[0] if other.segments else None
+                        same_lead = first is not None and lead is not None and lead == first
+                        got = cached_length(rules, round(first.tokens * ratio)) if same_lead else 0
+                    got = size if got > size else got
+                    if got > best:
+                        best, best_entry = got, entry
+            cached_before = cached_length(rules, previous[2])
             lost = cached_before - best
             if cached_before and lost > 0:
                 if m is not None and m.divergence is not None and not m.a_done:
@@ -337,11 +349,14 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
         if best_entry is not None and t is not None:
             best_entry[1] = t
         write = size - best if rules.writes else 0
-        out.append(CacheResult(best, write, brk))
+        append(CacheResult(best, write, brk))
         previous = [prompt, t, size]
         entries.append(previous)
         if len(entries) > MAX_ENTRIES:  # drop the least recently used (the oldest without timestamps)
-            entries.remove(min(entries, key=_last_use))
+            if entries[0][1] is None:
+                del entries[0]  # what min() below picks: the first entry of the lowest key
+            else:
+                entries.remove(min(entries, key=_last_use))
     return out
 
 

@@ -57,6 +57,7 @@ class Replay:
             tuple(self._calibrated(a) for a in timeline) if self._fill else tuple(timeline))
         self.summaries: tuple[Summary, ...] = tuple(self._fast.chain)
         self._costs: tuple | None = None
+        self._totals: tuple | None = None  # (cost_totals(),) once computed
         self._positions: dict[str, int] | None = None
 
     # Beyond this many blocks in all prompts together, a profile without a fast prompt model
@@ -91,10 +92,13 @@ class Replay:
         return with_cost(audit, costs[audit.index])
 
     def cost_totals(self):
-        """`accounting.ThreadCost` of the whole replay (None when the cache was not modelled)."""
-        from inspector.pipeline.accounting import totals
+        """`accounting.ThreadCost` of the whole replay (None when the cache was not modelled), computed
+        once (the diff, the status line and the JSON read it)."""
+        if self._totals is None:
+            from inspector.pipeline.accounting import totals
 
-        return totals(self.timeline, self.costs) if self.costs else None
+            self._totals = (totals(self.timeline, self.costs) if self.costs else None,)
+        return self._totals[0]
 
     def __len__(self) -> int:
         return len(self.timeline)

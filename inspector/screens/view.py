@@ -105,17 +105,21 @@ class ViewState:
     file_overrides: tuple[str, ...] = ()  # keys of the baseline that come from the config file, not the defaults
     # (request index, limit) -> block_changes_shown (kept by `dataclasses.replace`: same replays)
     _changes: dict = field(default_factory=dict, repr=False, compare=False)
+    _audits: dict = field(default_factory=dict, repr=False, compare=False)  # index -> audit(index)
+    _baseline_audits: dict = field(default_factory=dict, repr=False, compare=False)
 
     def audit(self, index: int) -> RequestAudit:
-        """Request `index` with its full block list (built on demand for long threads)."""
+        """Request `index` with its full block list (built on demand for long threads; the panes'
+        requests are remembered here too, so that the loss worker's audits of every compaction,
+        which cycle the replay's own cache, do not make the UI thread build the selected one again)."""
         if self.replay is None:
             return self.simulation.requests[index]
-        return self.replay.audit(index)
+        return _remembered(self._audits, index, self.replay.audit)
 
     def baseline_audit(self, index: int) -> RequestAudit:
         if self.baseline_replay is None:
             return self.baseline.requests[index]
-        return self.baseline_replay.audit(index)
+        return _remembered(self._baseline_audits, index, self.baseline_replay.audit)
 
     def block_changes_shown(self, index: int, limit: int) -> tuple[int, list[BlockChange]] | None:
         """How many blocks of request `index` changed status against the baseline's same request,
@@ -174,6 +178,19 @@ class ViewState:
     @property
     def is_what_if(self) -> bool:
         return self.config != self.baseline_config
+
+
+REMEMBERED_AUDITS = 8  # requests whose blocks a view keeps for the panes (the selected one and its neighbours)
+
+
+def _remembered(memo: dict, index: int, audit: Callable[[int], RequestAudit]) -> RequestAudit:
+    hit = memo.get(index)
+    if hit is None:
+        hit = audit(index)
+        if len(memo) >= REMEMBERED_AUDITS:
+            memo.clear()
+        memo[index] = hit
+    return hit
 
 
 def summary_stats(thread: Thread, sim: Simulation, config: Config,
@@ -291,15 +308,19 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
     recorded = view.recorded_compactions
     events = view.recorded_events
     points = []
-    for r in view.requests:
+    append = points.append
+    for r in view.requests:  # one per request on every edit: attributes read once
+        b = r.budget
         # the bars are what the provider would bill (calibrated); the recorded dots stay
-        tokens = r.budget.calibrated_prompt_tokens
+        tokens = b.calibrated_prompt_tokens
+        failed = r.status == "failed"
         if tokens is None:
-            tokens = r.budget.prompt_tokens
-            if r.failed and r.budget.needed_tokens is not None:
-                tokens = r.budget.needed_tokens
-        points.append(TimelinePoint(tokens, r.budget.recorded_prompt_tokens, r.compaction is not None, r.failed,
-                                    r.index in changed, r.request_id in recorded, r.request_id in events))
+            tokens = b.prompt_tokens
+            if failed and b.needed_tokens is not None:
+                tokens = b.needed_tokens
+        rid = r.request_id
+        append(TimelinePoint(tokens, b.recorded_prompt_tokens, r.compaction is not None, failed,
+                             r.index in changed, rid in recorded, rid in events))
     return points
 
 

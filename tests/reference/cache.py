@@ -1,0 +1,193 @@
+"""The prompt cache model as first written: the oracle of `tests/test_cache_reference.py`.
+
+`inspector/pipeline/cache.py` has since been tuned for speed (conditional expressions for
+min/max, the entries loop skipped with one entry, the least recently used entry dropped
+without a search where timestamps are missing); its `simulate_cache`, `match` and
+`is_prefix` must give the same results as these, kept as they were.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from inspector.pipeline.audit import CacheBreak, RequestAudit
+from inspector.pipeline.cache import (
+    MAX_ENTRIES,
+    Block,
+    CacheResult,
+    Prompt,
+    Run,
+    RunTable,
+    _cached_length,
+    _cause,
+    _Divergence,
+    _Match,
+    _readable,
+)
+from inspector.pipeline.cache_rules import CacheRules
+
+
+def _cost(table: RunTable, lo: int, hi: int, prune_below: int) -> int:
+    mid = max(lo, min(prune_below, hi))
+    return (table.pruned[mid] - table.pruned[lo]) + (table.full[hi] - table.full[mid])
+
+
+def match(a: Prompt, b: Prompt, table: RunTable | None) -> _Match:
+    """The longest shared prefix of two prompts, and where they part."""
+    sa_list, sb_list = a.segments, b.segments
+    na, nb = len(sa_list), len(sb_list)
+    ia = ib = oa = ob = 0
+    common = 0
+    lead = 0
+    while True:
+        if ia == na:
+            return _Match(common, True, lead, None)
+        sa = sa_list[ia]
+        if ib == nb:
+            atom_a = sa if type(sa) is Block else table.atom(sa, oa)
+            return _Match(common, False, lead, _Divergence(atom_a, None))
+        sb = sb_list[ib]
+        if not oa and not ob and sa == sb:  # the same whole segment (the usual case): skip it at once
+            if type(sa) is Block:
+                common += sa.tokens
+                if sa.kind == "lead":
+                    lead = sa.tokens
+            else:
+                common += _cost(table, sa.lo, sa.hi, sa.prune_below)
+            ia += 1
+            ib += 1
+            continue
+        if type(sa) is Run and type(sb) is Run and sa.lo + oa == sb.lo + ob:
+            lo = sa.lo + oa
+            m = min(sa.hi, sb.hi)
+            pa, pb = sa.prune_below, sb.prune_below
+            if pa == pb:
+                d = m
+            else:
+                x = max(lo, min(pa, pb))
+                y = min(max(pa, pb), m)
+                t = table.next_tool[x] if x < m else m
+                d = t if t < y else m
+            common += _cost(table, lo, d, min(pa, pb))
+            oa += d - lo
+            ob += d - lo
+            if d < m:
+                return _Match(common, False, lead, _Divergence(table.atom(sa, oa), table.atom(sb, ob)))
+            if sa.lo + oa == sa.hi:
+                ia, oa = ia + 1, 0
+            if sb.lo + ob == sb.hi:
+                ib, ob = ib + 1, 0
+            continue
+        atom_a = sa if type(sa) is Block else table.atom(sa, oa)
+        atom_b = sb if type(sb) is Block else table.atom(sb, ob)
+        if atom_a.key != atom_b.key:
+            return _Match(common, False, lead, _Divergence(atom_a, atom_b))
+        common += atom_a.tokens
+        if atom_a.kind == "lead":
+            lead = atom_a.tokens
+        if type(sa) is Block or sa.lo + oa + 1 == sa.hi:
+            ia, oa = ia + 1, 0
+        else:
+            oa += 1
+        if type(sb) is Block or sb.lo + ob + 1 == sb.hi:
+            ib, ob = ib + 1, 0
+        else:
+            ob += 1
+
+
+# -- the cache over a replay ------------------------------------------------------------------
+
+
+
+def is_prefix(a: Prompt, b: Prompt, table: RunTable | None) -> bool:
+    """Whether `a` is a whole prefix of `b`, decided on whole segments (a sufficient test: when it
+    says no, `match` gives the exact answer). On a growing prompt it says yes at C speed."""
+    sa, sb = a.segments, b.segments
+    n = len(sa)
+    if not n:
+        return True
+    if n > len(sb) or sa[: n - 1] != sb[: n - 1]:
+        return False
+    la, lb = sa[n - 1], sb[n - 1]
+    if la == lb:
+        return True
+    if type(la) is not Run or type(lb) is not Run or la.lo != lb.lo or la.pos0 != lb.pos0 or la.hi > lb.hi:
+        return False
+    pa, pb = la.prune_below, lb.prune_below
+    if pa == pb:
+        return True
+    x, y = max(la.lo, min(pa, pb)), min(max(pa, pb), la.hi)
+    return x >= y or table.next_tool[x] >= y  # no tool output sent one way in `a` and the other in `b`
+
+
+
+def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
+                   times: Sequence[float | None], rules: CacheRules, table: RunTable | None,
+                   order: dict[str, int], billed: Sequence[int] | None = None) -> list[CacheResult]:
+    """Cache reads, writes and breaks of every request, in order.
+
+    `billed`: each request's billed prompt size; the results are scaled to it from the prompt's
+    own token count (None: results in the prompts' own counts).
+
+    The previous prompt is tried first: on a growing prompt it is a whole prefix, the most any
+    entry can give, and the others are skipped (an entry gives at most its own tokens)."""
+    entries: list[list] = []  # [prompt, last use time, billed tokens]
+    previous: list | None = None  # the entry of the previous request that sent something
+    out: list[CacheResult] = []
+    life = rules.lifetime
+    openai = rules.provider == "openai"
+    for k, (audit, prompt, t) in enumerate(zip(audits, prompts, times, strict=True)):
+        if prompt is None:
+            out.append(CacheResult(0, 0, None))
+            continue
+        size = prompt.tokens if billed is None else billed[k]
+        ratio = size / prompt.tokens if prompt.tokens else 1.0
+        best, best_entry = 0, None
+        brk = None
+        if previous is not None:
+            alive = t is None or previous[1] is None or t - previous[1] <= life
+            whole = is_prefix(previous[0], prompt, table)
+            m = None if whole else match(previous[0], prompt, table)
+            got = _cached_length(rules, round(previous[0].tokens * ratio)) if whole else _readable(rules, m, ratio)
+            got = size if got > size else got
+            if alive and got > 0:
+                best, best_entry = got, previous
+            for entry in reversed(entries):
+                if entry is previous or not (t is None or entry[1] is None or t - entry[1] <= life):
+                    continue
+                bound = round(entry[0].tokens * ratio)
+                if bound <= best or size <= best:
+                    continue
+                if is_prefix(entry[0], prompt, table):
+                    got = _cached_length(rules, round(entry[0].tokens * ratio))
+                elif openai:
+                    got = _readable(rules, match(entry[0], prompt, table), ratio)
+                else:
+                    lead = entry[0].segments[0] if entry[0].segments else None
+                    same_lead = lead is not None and prompt.segments and prompt.segments[0] == lead
+                    got = _cached_length(rules, round(lead.tokens * ratio)) if same_lead else 0
+                got = size if got > size else got
+                if got > best:
+                    best, best_entry = got, entry
+            cached_before = _cached_length(rules, previous[2])
+            lost = cached_before - best
+            if cached_before and lost > 0:
+                if m is not None and m.divergence is not None and not m.a_done:
+                    first = m.divergence.a or m.divergence.b
+                    brk = CacheBreak(_cause(audit, m.divergence, order), first.position, first.message_id, lost)
+                elif not alive:
+                    brk = CacheBreak("lifetime_expired", None, None, lost)
+        if best_entry is not None and t is not None:
+            best_entry[1] = t
+        write = size - best if rules.writes else 0
+        out.append(CacheResult(best, write, brk))
+        previous = [prompt, t, size]
+        entries.append(previous)
+        if len(entries) > MAX_ENTRIES:  # drop the least recently used (the oldest without timestamps)
+            entries.remove(min(entries, key=_last_use))
+    return out
+
+
+def _last_use(entry: list) -> float:
+    return -math.inf if entry[1] is None else entry[1]

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from inspector.model import Role, Summary, Thread
 from inspector.pipeline.audit import BlockStatus, BudgetAudit, RequestAudit, Simulation
-from inspector.pipeline.calibration import Calibration, segments_from_compactions
+from inspector.pipeline.calibration import Calibration, CompactionCount, segments_from_compactions
 from inspector.pipeline.context import ReplayContext, Summarizer
 from inspector.pipeline.profiles import REGISTRY
-from inspector.tokens import TokenCounter, get_tokenizer
+from inspector.tokens import TokenCounter, get_tokenizer, message_costs
 
 if TYPE_CHECKING:
     from inspector.config import Config
@@ -211,6 +211,36 @@ def _server_calls(thread: Thread, timeline) -> list[int]:
     return out
 
 
+def _compaction_counts(thread: Thread, timeline, counter: TokenCounter) -> list[CompactionCount]:
+    """The recorded compactions' own counts of what they compacted (`preTokens` in the summary's
+    meta, Claude Code's `compact_boundary`), each placed after the last request before it, with
+    that request's response (on the real files `preTokens` is the last call's billed prompt plus
+    its output, within a few tokens where the streamed output count is whole). Linear: one pass,
+    the messages' counts remembered by the counter."""
+    summaries = {s.id: s for s in thread.summaries}
+    if not any(isinstance(s.meta, dict) and isinstance(s.meta.get("preTokens"), int) for s in summaries.values()):
+        return []
+    position = thread.message_index()
+    costs: list[int] | None = None
+    out: list[CompactionCount] = []
+    for k, audit in enumerate(timeline):
+        comp = audit.compaction
+        if k == 0 or comp is None or comp.summary_id not in summaries:
+            continue
+        pre = summaries[comp.summary_id].meta.get("preTokens")
+        start, end = position.get(timeline[k - 1].after_message_id), position.get(comp.last_message_id)
+        if not isinstance(pre, int) or isinstance(pre, bool) or pre <= 0 or start is None or end is None:
+            continue
+        if costs is None:
+            costs = message_costs(counter, thread.messages, 0)
+        stop = start + 1  # the last request's own response: what `preTokens` adds to its billed prompt
+        while stop <= end and thread.messages[stop].role is Role.ASSISTANT:
+            stop += 1
+        extra = range(start + 1, stop)
+        out.append(CompactionCount(k - 1, pre, sum(costs[i] for i in extra), len(extra)))
+    return out
+
+
 def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
                           summarizer: Summarizer | None = None, *, compactions: str = "recorded") -> Calibration:
     """The thread's calibrated token model, fitted against the replay of its recorded history:
@@ -229,7 +259,8 @@ def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
     segments = segments_from_compactions([a.compaction is not None for a in timeline])
     sent = ("kept", "truncated", "pruned")  # message blocks the request carries (summarized/excluded ones not)
     blocks = [sum(n for status, n in a.block_counts().items() if status in sent) for a in timeline]
-    calibration = Calibration(reference, recorded, segments, blocks, _server_calls(thread, timeline))
+    calibration = Calibration(reference, recorded, segments, blocks, _server_calls(thread, timeline),
+                              _compaction_counts(thread, timeline, counter))
     if len(memo) >= 8:
         memo.clear()
     memo[key] = (thread.messages, thread.requests, calibration)

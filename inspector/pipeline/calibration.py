@@ -93,6 +93,17 @@ agent re-attached after this compaction is in no record, so the level is a guess
 levels alone ("predicted"); the replayed estimate, no usable fit ("estimate")."""
 
 
+UNCERTAIN_BASES = ("restarted", "predicted")
+BASIS_NOTES = {
+    "carried": "carried from a recorded request since the last compaction",
+    "compaction": "levelled on the count the next recorded compaction made (preTokens)",
+    "restarted": "a guess: nothing is recorded since the last compaction, and what the agent re-attached "
+                 "then (Claude Code: recently read files, 0-20k tokens) is in no record",
+    "predicted": "a guess: fitted levels only, no recorded request to anchor on",
+}
+"""What the Budget pane and `simulate` say of a basis; the uncertain ones are shown as guesses."""
+
+
 @dataclass(frozen=True, slots=True)
 class CalibrationFit:
     """The fitted figures, shown with the model (Budget pane, `simulate` report)."""

@@ -162,7 +162,14 @@ class Replay:
             requests=requests,
             summaries=self.summaries,
             cost=self._thread_cost_json() if (blocks or priced) else None,
+            calibration_basis=self._bases(),
         )
+
+    def _bases(self) -> tuple[str, ...] | None:
+        calibration = self.ctx.calibration
+        if calibration is None:
+            return None
+        return tuple(calibration.basis(k) for k in range(len(self.timeline)))
 
     def _thread_cost_json(self) -> dict | None:
         totals = self.cost_totals()

@@ -360,8 +360,10 @@ class Calibration:
     def identity_model(self) -> bool:
         return self.fit.source == "identity"
 
-    def calibrated(self, k: int, estimate: int) -> int:
-        """What the provider would bill for request k of a replay that estimates `estimate`."""
+    def calibrated(self, k: int, estimate: int, blocks: int | None = None) -> int:
+        """What the provider would bill for request k of a replay that estimates `estimate`
+        tokens in `blocks` sent message blocks (None: not known, the difference is scaled by the
+        segment's ratio alone)."""
         fit = self.fit
         if fit.source == "identity" or not 0 <= k < len(self.reference):
             return estimate
@@ -372,14 +374,16 @@ class Calibration:
         basis = self._basis(k)
         if basis == "carried" and self._step is not None:
             j = self._anchor[k]
-            value = self.recorded[j] + self._grown(k) - self._grown(j) + ratio * (estimate - self.reference[k])  # type: ignore[operator]
-        elif basis in ("recorded", "carried"):
+            value = self.recorded[j] + self._grown(k) - self._grown(j) + self._moved(k, estimate, blocks, ratio)  # type: ignore[operator]
+        elif basis == "recorded":
+            value = self.recorded[k] + self._moved(k, estimate, blocks, ratio)  # type: ignore[operator]
+        elif basis == "carried":
             j = self._anchor[k]
             value = self.recorded[j] + ratio * (estimate - self.reference[j])  # type: ignore[operator]
         elif basis == "compaction":
-            value = self._end_level(k) + self._grown(k) + ratio * (estimate - self.reference[k])
+            value = self._end_level(k) + self._grown(k) + self._moved(k, estimate, blocks, ratio)
         elif basis == "restarted":
-            value = self._restart[seg] + self._grown(k) + ratio * (estimate - self.reference[k])  # type: ignore[operator]
+            value = self._restart[seg] + self._grown(k) + self._moved(k, estimate, blocks, ratio)  # type: ignore[operator]
         else:
             value = self._segment_u[seg] + ratio * estimate
         return max(0, round(value))
@@ -408,9 +412,20 @@ class Calibration:
         share = min(1.0, max(0.0, (self._grown(k) - self._grown(first)) / span))
         return start + (end - start) * share
 
+    def _moved(self, k: int, estimate: int, blocks: int | None, ratio: float) -> float:
+        """What a what-if's history changes in request k's billed count: with its block count and
+        the per-block fit, `step_ratio x d tokens + per_block x d blocks` (the model the
+        increments between recorded requests are fitted with: a difference of large tool outputs
+        is not billed like one of many small messages); else `ratio x d tokens`."""
+        d = estimate - self.reference[k]
+        if blocks is None or self._step is None or self.blocks is None:
+            return ratio * d
+        return self._step[0] * d + self._step[1] * (blocks - self.blocks[k])
+
     def _basis(self, k: int) -> str:
-        """Which anchor request k's calibrated prompt uses (see `BASES`); the nearer of a recorded
-        request of its segment and the compaction count that ends the segment."""
+        """Which anchor request k's calibrated prompt uses (see `BASES`): a compaction count that
+        ends its segment wins over an earlier recorded request (the level is blended between
+        the two, `_end_level`), a recorded request over a restart."""
         j = self._anchor[k]
         if j == k:
             return "recorded"
@@ -436,11 +451,11 @@ class Calibration:
         """True where request k has a recorded count and the replay's history is the reference."""
         return 0 <= k < len(self.reference) and self.recorded[k] is not None and estimate == self.reference[k]
 
-    def unaccounted(self, k: int, estimate: int) -> int:
-        """The part of `calibrated(k, estimate)` the replay's own blocks do not hold."""
-        return self.calibrated(k, estimate) - estimate
+    def unaccounted(self, k: int, estimate: int, blocks: int | None = None) -> int:
+        """The part of `calibrated(k, estimate, blocks)` the replay's own blocks do not hold."""
+        return self.calibrated(k, estimate, blocks) - estimate
 
-    def reading(self, k: int, estimate: int) -> tuple[int, str]:
+    def reading(self, k: int, estimate: int, blocks: int | None = None) -> tuple[int, str]:
         """(tokens, source) a counterfactual trigger reads for request k: the recorded count
         where the history is the recorded one, else the calibrated prompt."""
         if self.identity_model:
@@ -449,7 +464,15 @@ class Calibration:
             return self.recorded[k], "recorded"  # type: ignore[return-value]
         if self.fit.source == "poor fit":
             return estimate, "estimated"
-        return self.calibrated(k, estimate), "calibrated"
+        return self.calibrated(k, estimate, blocks), "calibrated"
+
+
+SENT_STATUSES = ("kept", "truncated", "pruned")  # message blocks a request carries (summarized, excluded ones not)
+
+
+def sent_blocks(counts) -> int:
+    """The message blocks a request sends, from its block counts (status -> count)."""
+    return sum(n for status, n in counts.items() if status in SENT_STATUSES)
 
 
 def segments_from_compactions(compacted: Sequence[bool]) -> list[int]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from inspector.model import Role, Summary, Thread
 from inspector.pipeline.audit import BlockStatus, BudgetAudit, RequestAudit, Simulation
-from inspector.pipeline.calibration import Calibration, CompactionCount, segments_from_compactions
+from inspector.pipeline.calibration import Calibration, CompactionCount, segments_from_compactions, sent_blocks
 from inspector.pipeline.context import ReplayContext, Summarizer
 from inspector.pipeline.profiles import REGISTRY
 from inspector.tokens import TokenCounter, get_tokenizer, message_costs
@@ -117,7 +117,7 @@ class Replay:
         positional constructors are the fast ones: this runs once per request of every edit)."""
         b = a.budget
         estimate = b.needed_tokens if b.needed_tokens is not None else b.prompt_tokens
-        value = self.ctx.calibration.calibrated(a.index, estimate)
+        value = self.ctx.calibration.calibrated(a.index, estimate, sent_blocks(a.block_counts()))
         budget = BudgetAudit(b.window, b.system_tokens, b.tool_tokens, b.summary_tokens, b.response_reserve,
                              b.available, b.history_tokens, b.prompt_tokens, b.recorded_prompt_tokens,
                              b.trigger_source, b.trigger_tokens, b.pruned_savings, b.needed_tokens, value,
@@ -264,8 +264,7 @@ def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
                  for a in timeline]
     recorded = [a.budget.recorded_prompt_tokens for a in timeline]
     segments = segments_from_compactions([a.compaction is not None for a in timeline])
-    sent = ("kept", "truncated", "pruned")  # message blocks the request carries (summarized/excluded ones not)
-    blocks = [sum(n for status, n in a.block_counts().items() if status in sent) for a in timeline]
+    blocks = [sent_blocks(a.block_counts()) for a in timeline]
     calibration = Calibration(reference, recorded, segments, blocks, _server_calls(thread, timeline),
                               _compaction_counts(thread, timeline, counter))
     if len(memo) >= 8:

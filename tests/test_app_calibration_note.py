@@ -7,8 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from inspector.screens.source import MemorySource
+from inspector.screens.status import TimelineLabel
 from tests.test_app_support import SIZE, make_app, plain, settle
 from widgets.budget import BudgetView
+from widgets.timeline import TimelineChart
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real"
 SESSION = REAL / "claude-code-2.1.17-stop-hook-progress.jsonl"
@@ -36,7 +38,12 @@ async def test_a_guess_after_an_unseen_compaction_is_labelled(tmp_path):
         assert app.view.calibration.basis(last) == "restarted"
         text = plain(app.query_one(BudgetView))
         assert "Prompt (calibrated)" in text and GUESS in text, text
+        assert "calibrated: a guess" in plain(app.query_one(TimelineLabel))
+        chart = app.query_one(TimelineChart)
+        guessed = [k for k, p in enumerate(chart.points) if p.guessed]
+        assert guessed == sorted(app.view.calibration.guesses) and guessed[-1] == last and guessed[0] > half
         app.jump_to_request(half - 1)  # a request with its own billed count: no guess
         await settle(app, pilot)
         assert app.view.calibration.basis(half - 1) == "recorded"
         assert GUESS not in plain(app.query_one(BudgetView))
+        assert "calibrated: a guess" not in plain(app.query_one(TimelineLabel))

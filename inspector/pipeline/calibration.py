@@ -174,6 +174,10 @@ class Calibration:
         self._first: dict[int, int] = {}  # segment -> its first request
         for k, seg in enumerate(self.segments):
             self._first.setdefault(seg, k)
+        self._bases = tuple(self._basis(k) for k in range(len(self.reference)))  # per request, once
+        self.guesses = frozenset(k for k, basis in enumerate(self._bases) if basis in UNCERTAIN_BASES) \
+            if self.fit.source not in ("identity", "poor fit") else frozenset()
+        """The requests whose calibrated prompt is a guess (an uncertain basis)."""
 
     @classmethod
     def identity(cls, n: int) -> Calibration:
@@ -371,7 +375,7 @@ class Calibration:
             return self.recorded[k] if self.is_recorded_history(k, estimate) else estimate  # type: ignore[return-value]
         seg = self.segments[k]
         ratio = self._segment_ratio[seg]
-        basis = self._basis(k)
+        basis = self._bases[k]
         if basis == "carried" and self._step is not None:
             j = self._anchor[k]
             value = self.recorded[j] + self._grown(k) - self._grown(j) + self._moved(k, estimate, blocks, ratio)  # type: ignore[operator]
@@ -445,7 +449,7 @@ class Calibration:
             return "estimate"
         if self.fit.source == "poor fit":
             return "recorded" if self.recorded[k] is not None else "estimate"
-        return self._basis(k)
+        return self._bases[k]
 
     def is_recorded_history(self, k: int, estimate: int) -> bool:
         """True where request k has a recorded count and the replay's history is the reference."""

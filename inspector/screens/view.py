@@ -270,6 +270,8 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
         changed = set(view.diff.changed_blocks) | set(view.diff.prompt_delta)
     recorded = view.recorded_compactions
     events = view.recorded_events
+    calibration = view.calibration
+    guesses = calibration.guesses if calibration is not None else frozenset()
     points = []
     for r in view.requests:
         # the bars are what the provider would bill (calibrated); the recorded dots stay
@@ -279,7 +281,8 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
             if r.failed and r.budget.needed_tokens is not None:
                 tokens = r.budget.needed_tokens
         points.append(TimelinePoint(tokens, r.budget.recorded_prompt_tokens, r.compaction is not None, r.failed,
-                                    r.index in changed, r.request_id in recorded, r.request_id in events))
+                                    r.index in changed, r.request_id in recorded, r.request_id in events,
+                                    r.index in guesses))
     return points
 
 

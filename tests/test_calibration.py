@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.pipeline.calibration import Calibration, segments_from_compactions
+from inspector.pipeline.calibration import Calibration, CompactionCount, segments_from_compactions
 
 
 @st.composite
@@ -223,10 +223,80 @@ def test_a_segment_after_an_unseen_compaction_restarts_from_the_latest_post_comp
     cal = Calibration(reference, hidden, segments, blocks)
     for k in range(20, 26):
         assert abs(cal.calibrated(k, reference[k]) - billed[k]) <= 3
-    # only the first segment seen: no post-compaction level to restart from (the old fallback)
+    assert {cal.basis(k) for k in range(20, 26)} == {"restarted"}
+    # only the first segment seen: no post-compaction level known, so the first level (the agent's
+    # own part before anything was compacted), and the basis says it is a restart
     first_only = [y if s == 0 else None for y, s in zip(billed, segments, strict=True)]
     cal0 = Calibration(reference, first_only, segments, blocks)
-    assert cal0.calibrated(10, reference[10]) == round(cal0.fit.segment_unaccounted[0] + cal0.fit.ratio * reference[10])
+    for k in range(10, 26):
+        own_before = round(30_000 + 1.25 * reference[k] + 40 * blocks[k])
+        assert abs(cal0.calibrated(k, reference[k]) - own_before) <= 3
+        assert cal0.basis(k) == "restarted"
+    assert cal0.basis(3) == "recorded"
+
+
+def _segmented(own: list[int], lengths: list[int]):
+    """A thread of segments with their own part `own[s]`, billed 1.25 per reference token + 40 per block."""
+    segments = [s for s, n in enumerate(lengths) for _ in range(n)]
+    reference, blocks = [], []
+    for k, s in enumerate(segments):
+        start = k == 0 or s != segments[k - 1]
+        reference.append(1_000 if start else reference[-1] + 700 + 37 * (k % 5))
+        blocks.append(0 if start else blocks[-1] + 1 + k % 3)
+    billed = [round(own[s] + 1.25 * reference[k] + 40 * blocks[k]) for k, s in enumerate(segments)]
+    return segments, reference, blocks, billed
+
+
+def test_a_compaction_count_levels_the_segment_it_ends():
+    # segment 1 has no recorded request, but the compaction ending it recorded what it compacted
+    # (Claude Code's preTokens: the last request's billed prompt plus its 300-token response)
+    segments, reference, blocks, billed = _segmented([30_000, 52_000, 41_000], [10, 12, 5])
+    last = segments.index(2) - 1
+    hidden = [y if s == 0 else None for y, s in zip(billed, segments, strict=True)]
+    count = CompactionCount(last, billed[last] + round(1.25 * 240 + 40), extra_reference=240, extra_blocks=1)
+    cal = Calibration(reference, hidden, segments, blocks, compaction_counts=[count])
+    assert cal.basis(last) == "compaction" and cal.basis(last - 3) == "compaction"
+    assert abs(cal.calibrated(last, reference[last]) - billed[last]) <= 3
+    # without the count the segment restarts from the first level, 22k too low
+    plain = Calibration(reference, hidden, segments, blocks)
+    assert plain.basis(last) == "restarted"
+    assert billed[last] - plain.calibrated(last, reference[last]) > 20_000
+    # the segment's first request: between the first level (its start guess) and the end's level
+    first = segments.index(1)
+    assert plain.calibrated(first, reference[first]) <= cal.calibrated(first, reference[first]) <= billed[first] + 3
+    # the next segment restarts from the level the count gave
+    k = segments.index(2)
+    assert abs(cal.calibrated(k, reference[k]) - (billed[k] + 11_000)) <= 3
+    assert cal.basis(k) == "restarted"
+
+
+def test_a_recorded_request_and_a_compaction_count_are_blended():
+    # the agent adds 3,000 tokens the transcript does not hold halfway through segment 0
+    segments, reference, blocks, billed = _segmented([30_000, 45_000], [24, 4])
+    billed = [y + (3_000 if 12 <= k < 24 else 0) for k, y in enumerate(billed)]
+    hidden = [y if k < 10 else None for k, y in enumerate(billed)]
+    last = 23
+    cal = Calibration(reference, hidden, segments, blocks, compaction_counts=[CompactionCount(last, billed[last])])
+    carried_only = Calibration(reference, hidden, segments, blocks)
+    def total_error(c: Calibration) -> int:
+        return sum(abs(c.calibrated(k, reference[k]) - billed[k]) for k in range(10, 24))
+
+    assert total_error(cal) < 0.6 * total_error(carried_only)
+    for k in range(10, 24):  # the level moves from the recorded one to the count's, never past either
+        level = cal.calibrated(k, reference[k]) - (billed[k] - (3_000 if k >= 12 else 0))
+        assert -3 <= level <= 3_003
+    assert abs(cal.calibrated(last, reference[last]) - billed[last]) <= 3
+    assert abs(carried_only.calibrated(last, reference[last]) - billed[last]) >= 2_990
+    assert cal.basis(10) == "compaction" and carried_only.basis(10) == "carried"
+
+
+def test_a_compaction_count_out_of_range_or_empty_is_ignored():
+    segments, reference, blocks, billed = _segmented([30_000, 45_000], [10, 4])
+    hidden = [y if k < 6 else None for k, y in enumerate(billed)]
+    counts = [CompactionCount(99, 150_000), CompactionCount(-1, 10), CompactionCount(9, 0)]
+    cal = Calibration(reference, hidden, segments, blocks, compaction_counts=counts)
+    assert cal.compaction_counts == ()
+    assert cal.basis(9) == "carried"
 
 
 @given(framed_threads(), st.integers(1_000, 8_000), st.data())

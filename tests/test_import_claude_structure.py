@@ -232,3 +232,32 @@ def test_cli_2_0_agent_files_beside_the_sessions_come_with_the_session_they_name
         assert sorted(store.thread_ids()) == ["s-a", "s-a/agent-77", "s-z/agent-88"]
     assert [Path(f).name for f in report.files] == ["s-a.jsonl", "agent-77.jsonl", "agent-88.jsonl"]
     assert report.errors == [] and report.skipped == []
+
+
+def test_calls_the_file_records_no_tokens_for_are_said():
+    """A real session whose later calls lost their usage: the calls with counts are N/N, the others
+    are named in the coverage line (counted here by the test's own reading of the JSONL)."""
+    import json as _json
+    from pathlib import Path as _Path
+
+    from inspector.importers import parse_text
+
+    path = _Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real" / "claude-code-2.1.17-stop-hook-progress.jsonl"
+    rows = [_json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    ids: list[str] = []
+    for row in rows:
+        message = row.get("message") or {}
+        if (row.get("type") == "assistant" and message.get("usage") and message.get("model") != "<synthetic>"
+                and message.get("id") not in ids):
+            ids.append(message["id"])
+    hidden = set(ids[len(ids) // 2:])
+    for row in rows:
+        message = row.get("message") or {}
+        if row.get("type") == "assistant" and message.get("id") in hidden:
+            message.pop("usage", None)
+    text = "\n".join(_json.dumps(row) for row in rows)
+    _, out = parse_text(text, "s.jsonl")
+    line = out.coverage[0].line()
+    kept = len(ids) - len(hidden)
+    assert line.startswith(f"s.jsonl: model calls {kept}/{kept} with billed tokens (+{len(hidden)} the file records no tokens for)"), line
+    assert sum(len(t.requests) for t in out.threads if not t.id.count("/")) == len(ids)

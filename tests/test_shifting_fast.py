@@ -560,7 +560,7 @@ def test_one_traced_prefix_serves_every_budget_like_the_reference():
 
 def test_the_fast_truncate_fills_the_calibrated_prompt_as_replay_would():
     """The built-in truncate puts calibrated_prompt_tokens in its budgets itself; the values are
-    the calibration's reading of each request's estimate (the replayed or needed count)."""
+    what `Replay` adds to the audits of a replayer that does not (`Replay._calibrated`)."""
     from inspector.pipeline import replay as make_replay
     from inspector.pipeline.calibration import Calibration, segments_from_compactions
 
@@ -569,17 +569,17 @@ def test_the_fast_truncate_fills_the_calibrated_prompt_as_replay_would():
     plain = make_replay(thread, config, counter=TokenCounter(Chars4Tokenizer())).timeline
     estimates = [a.budget.prompt_tokens for a in plain]
     billed = [round(1.3 * x) + 900 if k % 3 else None for k, x in enumerate(estimates)]
-    calibration = Calibration(estimates, billed, segments_from_compactions([False] * len(plain)),
-                              [10] * len(plain), [0] * len(plain))
+    blocks = [a.block_counts().get("kept", 0) for a in plain]
+    calibration = Calibration(estimates, billed, segments_from_compactions([False] * len(plain)), blocks,
+                              [0] * len(plain))
     edited = config.updated({"context.window": 5000})
+    uncalibrated = make_replay(thread, edited, counter=TokenCounter(Chars4Tokenizer())).timeline
     result = make_replay(thread, edited, counter=TokenCounter(Chars4Tokenizer()), calibration=calibration)
-    assert result._fast.FILLS_CALIBRATION
+    assert result._fast.FILLS_CALIBRATION and all(a.budget.calibrated_prompt_tokens is None for a in uncalibrated)
     moved = 0
-    for k, a in enumerate(result.timeline):
+    for k, (a, bare) in enumerate(zip(result.timeline, uncalibrated, strict=True)):
+        assert a == result._calibrated(bare)  # what Replay would have made of the bare audit
         b = a.budget
-        estimate = b.needed_tokens if b.needed_tokens is not None else b.prompt_tokens
-        assert b.calibrated_prompt_tokens == calibration.calibrated(k, estimate)
-        assert b.unaccounted_tokens == b.calibrated_prompt_tokens - estimate
-        moved += b.calibrated_prompt_tokens != estimate
+        moved += b.calibrated_prompt_tokens != (b.needed_tokens if b.needed_tokens is not None else b.prompt_tokens)
         assert result.audit(k).budget.calibrated_prompt_tokens == b.calibrated_prompt_tokens
     assert moved > len(plain) // 2

@@ -152,6 +152,7 @@ class BudgetView(Static):
         self.recorded_compaction: Summary | None = None
         self.pruning_threshold: float | None = None
         self.calibration: str | None = None
+        self.calibration_note: str | None = None
         self.own_tokens: int | None = None
         self.ratio: float | None = None
 
@@ -167,10 +168,12 @@ class BudgetView(Static):
         recorded_compaction: Summary | None = None,
         pruning_threshold: float | None = None,
         calibration: str | None = None,
+        calibration_note: str | None = None,
         own_tokens: int | None = None,
         ratio: float | None = None,
     ) -> None:
         self.calibration = calibration
+        self.calibration_note = calibration_note
         self.own_tokens = own_tokens
         self.ratio = ratio
         self.recorded_compaction = recorded_compaction
@@ -252,6 +255,8 @@ class BudgetView(Static):
             calibrated = Text(f"{b.calibrated_prompt_tokens:,}  ")
             calibrated.append(safe_line(self.calibration or "", 120), style="dim")
             facts.add_row("Prompt (calibrated)", calibrated)
+            if self.calibration_note:  # a guess, not a figure anchored on a recorded count: said so
+                facts.add_row("", Text(safe_line(self.calibration_note, 160), style="#ffaf5f"))
         if (b.recorded_prompt_tokens is not None and b.recorded_prompt_tokens > b.prompt_tokens
                 and b.system_tokens == 0 and b.tool_tokens == 0 and not b.unaccounted_tokens):
             # Agent transcripts (Claude Code, Codex) keep the conversation, not the agent's own prompt.

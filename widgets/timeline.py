@@ -34,6 +34,7 @@ class TimelinePoint:
     changed: bool = False        # differs from the baseline replay
     recorded_compaction: bool = False  # the app itself compacted before this request (recorded summary)
     recorded_event: bool = False  # the app changed its context in place before this request (e.g. cleared tool results)
+    guessed: bool = False        # its calibrated prompt is a guess (nothing recorded since the last compaction)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,7 @@ class TimelineChart(Widget, can_focus=True):
         "bar_over": Style(color="#d7875f"),
         "bar_failed": Style(color="#ff5f5f"),
         "bar_changed": Style(color="#87d7af"),
+        "bar_guessed": Style(color="#5f6f87"),
         "recorded": Style(color="#ffd75f", bold=True),
         "window": Style(color="#d75f5f"),
         "threshold": Style(color="#d7af00"),
@@ -162,6 +164,7 @@ class TimelineChart(Widget, can_focus=True):
                     changed=any(p.changed for p in chunk),
                     recorded_compaction=any(p.recorded_compaction for p in chunk),
                     recorded_event=any(p.recorded_event for p in chunk),
+                    guessed=any(p.guessed for p in chunk),
                 ))
             self._buckets = (size, out)
         return self._buckets[1]
@@ -292,6 +295,8 @@ class TimelineChart(Widget, can_focus=True):
                     style = styles["bar_over"]
                 elif point.changed:
                     style = styles["bar_changed"]
+                elif point.guessed:
+                    style = styles["bar_guessed"]
                 else:
                     style = styles["bar"]
             else:

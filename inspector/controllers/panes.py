@@ -11,6 +11,7 @@ from textual.timer import Timer
 from textual.widgets import TabbedContent
 
 from inspector.config import AGENT_PROFILES
+from inspector.pipeline.calibration import BASIS_NOTES, UNCERTAIN_BASES
 from inspector.request_step import request_step
 from inspector.screens.status import StatusLine, TimelineLabel
 from inspector.screens.view import timeline_scale
@@ -89,6 +90,7 @@ class PaneUpdater:
             threshold=threshold, profile=view.config.profile, request_count=len(view.requests),
             recorded_compaction=recorded,
             calibration=None if calibration is None else calibration.fit.short(),
+            calibration_note=_calibration_note(calibration, request),
             **_own_and_ratio(calibration, request),
             pruning_threshold=(float(view.config["harness.pruning_threshold"])
                                if view.config.profile == "harness" else None))
@@ -121,6 +123,15 @@ class PaneUpdater:
             app.query_one(SummariesView).show(view.simulation.summaries, view.summary_stats, injected,
                                               unused=view.unused_recorded_summaries,
                                               losses=app.loss.losses_of(view))
+
+
+def _calibration_note(calibration: Any, request: Any) -> str | None:
+    """What the Budget pane says of an uncertain calibrated prompt (a guess after a compaction with
+    nothing recorded since); None where the calibrated prompt is anchored on a recorded count."""
+    if calibration is None or request is None:
+        return None
+    basis = calibration.basis(request.index)
+    return BASIS_NOTES[basis] if basis in UNCERTAIN_BASES else None
 
 
 def _own_and_ratio(calibration: Any, request: Any) -> dict[str, Any]:

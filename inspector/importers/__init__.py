@@ -116,10 +116,11 @@ class ImportReport:
             total = Coverage("")
             for c in self.coverage:
                 for key in ("calls", "calls_imported", "results", "results_imported", "compactions",
-                            "compactions_imported"):
+                            "compactions_imported", "calls_unbilled"):
                     setattr(total, key, getattr(total, key) + getattr(c, key))
             short = sum(1 for c in self.coverage if not c.complete)
-            text += (f"; model calls {total.calls_imported}/{total.calls} with billed tokens, "
+            unbilled = f" (+{total.calls_unbilled} the files record no tokens for)" if total.calls_unbilled else ""
+            text += (f"; model calls {total.calls_imported}/{total.calls} with billed tokens{unbilled}, "
                      f"tool results {total.results_imported}/{total.results}, "
                      f"compactions {total.compactions_imported}/{total.compactions}")
             text += f" ({short} file(s) incomplete, see the warnings)" if short else ""

@@ -32,6 +32,15 @@ def held_calls(records: Sequence[Record]) -> dict[str, int]:
     return out
 
 
+def _call_id(rec: Mapping[str, Any]) -> str | None:
+    """The message.id of an assistant record that is a model call (not `<synthetic>`), or None."""
+    message = rec.get("message")
+    if rec.get("type") == "assistant" and isinstance(message, Mapping) and isinstance(message.get("id"), str) \
+            and message.get("model") != SYNTHETIC_MODEL:
+        return message["id"]
+    return None
+
+
 def count(cov: Coverage, name: str, records: Sequence[Record], threads: Sequence[Thread | None],
            left: Sequence[int], skipped: list[str]) -> None:
     """Add what `records` hold and what of it `threads` kept to `cov`; a warning per item lost."""
@@ -48,6 +57,9 @@ def count(cov: Coverage, name: str, records: Sequence[Record], threads: Sequence
             skipped.append(f"{name}:{number}: model call {mid} has no token counts in its usage")
         else:
             skipped.append(f"{name}:{number}: model call {mid} not imported ({_why(number, off)})")
+    # calls the file records without usage: nothing billed to import, but said (not counted as held)
+    unbilled = {m for m in (_call_id(rec) for _, rec in records) if m is not None and m not in calls}
+    cov.calls_unbilled += sum(1 for m in unbilled if m in requests)
     paired: set[str] = set()
     called: set[str] = set()
     unpaired: set[str] = set()

@@ -267,6 +267,8 @@ class Simulation:
     requests: tuple[RequestAudit, ...]
     summaries: tuple[Summary, ...] = ()  # the summary chain of this replay (recorded + new)
     cost: dict[str, Any] | None = None  # the whole thread's bill (accounting.ThreadCost.to_json), when priced
+    # per request (by index): how its calibrated prompt was obtained (calibration.BASES); None: no model
+    calibration_basis: tuple[str, ...] | None = None
 
     def to_json(self, *, timeline: bool = False, request: int | None = None) -> dict[str, Any]:
         reqs = self.requests if request is None else tuple(r for r in self.requests if r.index == request)
@@ -278,6 +280,10 @@ class Simulation:
             "tokenizer": {"name": self.tokenizer, "approximate": self.approximate},
             "requests": [r.timeline_json() if timeline else r.to_json() for r in reqs],
         }
+        if self.calibration_basis is not None:
+            for r, row in zip(reqs, out["requests"], strict=True):
+                if 0 <= r.index < len(self.calibration_basis):
+                    row["budget"]["calibration_basis"] = self.calibration_basis[r.index]
         if self.cost is not None:
             out["cost"] = self.cost
         return out

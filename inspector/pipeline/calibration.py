@@ -72,6 +72,39 @@ PLAUSIBLE_RATIO = (0.5, 2.5)
 
 
 @dataclass(frozen=True, slots=True)
+class CompactionCount:
+    """What a recorded compaction says the context it compacted held (Claude Code's
+    `compact_boundary` `preTokens`: the last call's billed prompt and output plus what was
+    appended since): `tokens`, for the history of request `last_request` (the last one before
+    the compaction) plus `extra_reference` tokens and `extra_blocks` message blocks after it."""
+
+    last_request: int
+    tokens: int
+    extra_reference: int = 0
+    extra_blocks: int = 0
+
+
+BASES = ("recorded", "carried", "compaction", "restarted", "predicted", "estimate")
+"""How a request's calibrated prompt was obtained (`Calibration.basis`): its own recorded count
+("recorded"); carried from a recorded request of the same segment ("carried"); levelled on
+the count the compaction that ends its segment recorded ("compaction"); restarted from an
+earlier compaction's level, with nothing of its own segment recorded ("restarted": what the
+agent re-attached after this compaction is in no record, so the level is a guess); fitted
+levels alone ("predicted"); the replayed estimate, no usable fit ("estimate")."""
+
+
+UNCERTAIN_BASES = ("restarted", "predicted")
+BASIS_NOTES = {
+    "carried": "carried from a recorded request since the last compaction",
+    "compaction": "levelled on the count the next recorded compaction made (preTokens)",
+    "restarted": "a guess: nothing is recorded since the last compaction, and what the agent re-attached "
+                 "then (Claude Code: recently read files, 0-20k tokens) is in no record",
+    "predicted": "a guess: fitted levels only, no recorded request to anchor on",
+}
+"""What the Budget pane and `simulate` say of a basis; the uncertain ones are shown as guesses."""
+
+
+@dataclass(frozen=True, slots=True)
 class CalibrationFit:
     """The fitted figures, shown with the model (Budget pane, `simulate` report)."""
 
@@ -119,7 +152,8 @@ class Calibration:
     blocks the reference replay sends in it."""
 
     def __init__(self, reference: Sequence[int], recorded: Sequence[int | None], segments: Sequence[int],
-                 blocks: Sequence[int] | None = None, server_calls: Sequence[int] | None = None) -> None:
+                 blocks: Sequence[int] | None = None, server_calls: Sequence[int] | None = None,
+                 compaction_counts: Sequence[CompactionCount] = ()) -> None:
         if not (len(reference) == len(recorded) == len(segments)) or any(
                 v is not None and len(v) != len(reference) for v in (blocks, server_calls)):
             raise ValueError("calibration: reference, recorded, segments, blocks and server_calls differ in length")
@@ -130,9 +164,20 @@ class Calibration:
         self.recorded = tuple(r if r is not None and r > 0 else None for r in recorded)
         self.segments = tuple(segments)
         self._step: tuple[float, ...] | None = None  # (step_ratio, per_block, per_server_call)
+        self.compaction_counts = tuple(c for c in compaction_counts if 0 <= c.last_request < len(self.reference)
+                                       and c.tokens > 0)
         self.fit = self._fit()
         self._anchor = self._anchors()
+        self._end = self._end_levels()
         self._restart = self._restart_levels()
+        self._start_level = self._first_level()
+        self._first: dict[int, int] = {}  # segment -> its first request
+        for k, seg in enumerate(self.segments):
+            self._first.setdefault(seg, k)
+        self._bases = tuple(self._basis(k) for k in range(len(self.reference)))  # per request, once
+        self.guesses = frozenset(k for k, basis in enumerate(self._bases) if basis in UNCERTAIN_BASES) \
+            if self.fit.source not in ("identity", "poor fit") else frozenset()
+        """The requests whose calibrated prompt is a guess (an uncertain basis)."""
 
     @classmethod
     def identity(cls, n: int) -> Calibration:
@@ -267,6 +312,28 @@ class Calibration:
                 out[k] = nxt
         return tuple(out)
 
+    def _end_levels(self) -> dict[int, tuple[int, float]]:
+        """Segment -> (last request, level) from the compaction count that ends it:
+        `tokens - growth(last request) - step_ratio x extra_reference - per_block x extra_blocks`.
+        Only with the per-block fit (the growth is what carries the level to each request)."""
+        if self._step is None or self.blocks is None:
+            return {}
+        a, b, _ = self._step
+        out: dict[int, tuple[int, float]] = {}
+        for c in self.compaction_counts:
+            k = c.last_request
+            level = c.tokens - self._grown(k) - a * c.extra_reference - b * c.extra_blocks
+            out[self.segments[k]] = (k, level)
+        return out
+
+    def _first_level(self) -> float | None:
+        """The level (`recorded - growth`) of the thread's first recorded requests: the agent's own
+        part before anything was compacted; None without the per-block fit."""
+        if self._step is None or self.blocks is None:
+            return None
+        levels = [y - self._grown(k) for k, y in enumerate(self.recorded) if y is not None][:RESTART_POINTS]
+        return statistics.median(levels) if levels else None
+
     def _restart_levels(self) -> tuple[float | None, ...]:
         """Per segment: the level a request of a segment with no recorded count restarts from,
         `recorded - step_ratio x reference - per_block x blocks` over the first
@@ -281,11 +348,15 @@ class Calibration:
             if y is not None and seg > 0 and len(starts.setdefault(seg, [])) < RESTART_POINTS:
                 starts[seg].append(y - self._grown(k))
         out: list[float | None] = []
-        latest: float | None = None
+        # before any post-compaction level is known: the thread's first level (the agent's own
+        # part before anything was compacted; what it re-attaches after a compaction is unknown)
+        latest: float | None = self._first_level()
         for seg in range(n_segments):
             out.append(latest)
             if starts.get(seg):
                 latest = statistics.median(starts[seg])
+            elif seg > 0 and seg in self._end:  # a segment levelled on the compaction count ending it
+                latest = self._end[seg][1]
         return tuple(out)
 
     # -- use ---------------------------------------------------------------------------------
@@ -293,34 +364,102 @@ class Calibration:
     def identity_model(self) -> bool:
         return self.fit.source == "identity"
 
-    def calibrated(self, k: int, estimate: int) -> int:
-        """What the provider would bill for request k of a replay that estimates `estimate`."""
+    def calibrated(self, k: int, estimate: int, blocks: int | None = None) -> int:
+        """What the provider would bill for request k of a replay that estimates `estimate`
+        tokens in `blocks` sent message blocks (None: not known, the difference is scaled by the
+        segment's ratio alone)."""
         fit = self.fit
         if fit.source == "identity" or not 0 <= k < len(self.reference):
             return estimate
         if fit.source == "poor fit":
             return self.recorded[k] if self.is_recorded_history(k, estimate) else estimate  # type: ignore[return-value]
-        j = self._anchor[k]
-        ratio = self._segment_ratio[self.segments[k]]
-        if j is not None and j != k and self._step is not None:
-            value = self.recorded[j] + self._grown(k) - self._grown(j) + ratio * (estimate - self.reference[k])  # type: ignore[operator]
-        elif j is not None:
+        seg = self.segments[k]
+        ratio = self._segment_ratio[seg]
+        basis = self._bases[k]
+        if basis == "carried" and self._step is not None:
+            j = self._anchor[k]
+            value = self.recorded[j] + self._grown(k) - self._grown(j) + self._moved(k, estimate, blocks, ratio)  # type: ignore[operator]
+        elif basis == "recorded":
+            value = self.recorded[k] + self._moved(k, estimate, blocks, ratio)  # type: ignore[operator]
+        elif basis == "carried":
+            j = self._anchor[k]
             value = self.recorded[j] + ratio * (estimate - self.reference[j])  # type: ignore[operator]
-        elif (restart := self._restart[self.segments[k]]) is not None and self._step is not None:
-            value = restart + self._grown(k) + ratio * (estimate - self.reference[k])
+        elif basis == "compaction":
+            value = self._end_level(k) + self._grown(k) + self._moved(k, estimate, blocks, ratio)
+        elif basis == "restarted":
+            value = self._restart[seg] + self._grown(k) + self._moved(k, estimate, blocks, ratio)  # type: ignore[operator]
         else:
-            value = self._segment_u[self.segments[k]] + ratio * estimate
+            value = self._segment_u[seg] + ratio * estimate
         return max(0, round(value))
+
+    def _end_level(self, k: int) -> float:
+        """The level of request k in a segment levelled on the compaction count that ends it.
+        From a start level (the nearest earlier recorded request of the segment, else an earlier
+        compaction's restart level, else the thread's first level) the level moves to the end's
+        at the segment's last request, in proportion to the fitted growth: the growth fitted on
+        other stretches is off by 5-15% over a long segment, and the agent adds things the
+        transcript does not hold (a re-read file, a hook's output), so either anchor carried
+        alone is far off at the other end."""
+        seg = self.segments[k]
+        last, end = self._end[seg]
+        j = self._anchor[k]
+        if j is not None and j < k:
+            first, start = j, self.recorded[j] - self._grown(j)  # type: ignore[operator]
+        else:
+            first = self._first[seg]
+            start = self._restart[seg] if self._restart[seg] is not None else self._start_level
+        if start is None or first >= last:
+            return end
+        span = self._grown(last) - self._grown(first)
+        if span <= 0:
+            return end
+        share = min(1.0, max(0.0, (self._grown(k) - self._grown(first)) / span))
+        return start + (end - start) * share
+
+    def _moved(self, k: int, estimate: int, blocks: int | None, ratio: float) -> float:
+        """What a what-if's history changes in request k's billed count: with its block count and
+        the per-block fit, `step_ratio x d tokens + per_block x d blocks` (the model the
+        increments between recorded requests are fitted with: a difference of large tool outputs
+        is not billed like one of many small messages); else `ratio x d tokens`."""
+        d = estimate - self.reference[k]
+        if blocks is None or self._step is None or self.blocks is None:
+            return ratio * d
+        return self._step[0] * d + self._step[1] * (blocks - self.blocks[k])
+
+    def _basis(self, k: int) -> str:
+        """Which anchor request k's calibrated prompt uses (see `BASES`): a compaction count that
+        ends its segment wins over an earlier recorded request (the level is blended between
+        the two, `_end_level`), a recorded request over a restart."""
+        j = self._anchor[k]
+        if j == k:
+            return "recorded"
+        seg = self.segments[k]
+        end = self._end.get(seg)
+        if j is not None and (end is None or j > k):
+            return "carried"
+        if end is not None:
+            return "compaction"
+        if self._restart[seg] is not None and self._step is not None:
+            return "restarted"
+        return "predicted"
+
+    def basis(self, k: int) -> str:
+        """How request k's calibrated prompt is obtained (one of `BASES`)."""
+        if self.fit.source == "identity" or not 0 <= k < len(self.reference):
+            return "estimate"
+        if self.fit.source == "poor fit":
+            return "recorded" if self.recorded[k] is not None else "estimate"
+        return self._bases[k]
 
     def is_recorded_history(self, k: int, estimate: int) -> bool:
         """True where request k has a recorded count and the replay's history is the reference."""
         return 0 <= k < len(self.reference) and self.recorded[k] is not None and estimate == self.reference[k]
 
-    def unaccounted(self, k: int, estimate: int) -> int:
-        """The part of `calibrated(k, estimate)` the replay's own blocks do not hold."""
-        return self.calibrated(k, estimate) - estimate
+    def unaccounted(self, k: int, estimate: int, blocks: int | None = None) -> int:
+        """The part of `calibrated(k, estimate, blocks)` the replay's own blocks do not hold."""
+        return self.calibrated(k, estimate, blocks) - estimate
 
-    def reading(self, k: int, estimate: int) -> tuple[int, str]:
+    def reading(self, k: int, estimate: int, blocks: int | None = None) -> tuple[int, str]:
         """(tokens, source) a counterfactual trigger reads for request k: the recorded count
         where the history is the recorded one, else the calibrated prompt."""
         if self.identity_model:
@@ -329,7 +468,15 @@ class Calibration:
             return self.recorded[k], "recorded"  # type: ignore[return-value]
         if self.fit.source == "poor fit":
             return estimate, "estimated"
-        return self.calibrated(k, estimate), "calibrated"
+        return self.calibrated(k, estimate, blocks), "calibrated"
+
+
+SENT_STATUSES = ("kept", "truncated", "pruned")  # message blocks a request carries (summarized, excluded ones not)
+
+
+def sent_blocks(counts) -> int:
+    """The message blocks a request sends, from its block counts (status -> count)."""
+    return sum(n for status, n in counts.items() if status in SENT_STATUSES)
 
 
 def segments_from_compactions(compacted: Sequence[bool]) -> list[int]:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from inspector.model import Role, Summary, Thread
 from inspector.pipeline.audit import BlockStatus, BudgetAudit, RequestAudit, Simulation
-from inspector.pipeline.calibration import Calibration, segments_from_compactions
+from inspector.pipeline.calibration import Calibration, CompactionCount, segments_from_compactions, sent_blocks
 from inspector.pipeline.context import ReplayContext, Summarizer
 from inspector.pipeline.profiles import REGISTRY
-from inspector.tokens import TokenCounter, get_tokenizer
+from inspector.tokens import TokenCounter, get_tokenizer, message_costs
 
 if TYPE_CHECKING:
     from inspector.config import Config
@@ -121,7 +121,7 @@ class Replay:
         positional constructors are the fast ones: this runs once per request of every edit)."""
         b = a.budget
         estimate = b.needed_tokens if b.needed_tokens is not None else b.prompt_tokens
-        value = self.ctx.calibration.calibrated(a.index, estimate)
+        value = self.ctx.calibration.calibrated(a.index, estimate, sent_blocks(a.block_counts()))
         budget = BudgetAudit(b.window, b.system_tokens, b.tool_tokens, b.summary_tokens, b.response_reserve,
                              b.available, b.history_tokens, b.prompt_tokens, b.recorded_prompt_tokens,
                              b.trigger_source, b.trigger_tokens, b.pruned_savings, b.needed_tokens, value,
@@ -166,7 +166,14 @@ class Replay:
             requests=requests,
             summaries=self.summaries,
             cost=self._thread_cost_json() if (blocks or priced) else None,
+            calibration_basis=self._bases(),
         )
+
+    def _bases(self) -> tuple[str, ...] | None:
+        calibration = self.ctx.calibration
+        if calibration is None:
+            return None
+        return tuple(calibration.basis(k) for k in range(len(self.timeline)))
 
     def _thread_cost_json(self) -> dict | None:
         totals = self.cost_totals()
@@ -215,6 +222,36 @@ def _server_calls(thread: Thread, timeline) -> list[int]:
     return out
 
 
+def _compaction_counts(thread: Thread, timeline, counter: TokenCounter) -> list[CompactionCount]:
+    """The recorded compactions' own counts of what they compacted (`preTokens` in the summary's
+    meta, Claude Code's `compact_boundary`), each placed after the last request before it, with
+    that request's response (on the real files `preTokens` is the last call's billed prompt plus
+    its output, within a few tokens where the streamed output count is whole). Linear: one pass,
+    the messages' counts remembered by the counter."""
+    summaries = {s.id: s for s in thread.summaries}
+    if not any(isinstance(s.meta, dict) and isinstance(s.meta.get("preTokens"), int) for s in summaries.values()):
+        return []
+    position = thread.message_index()
+    costs: list[int] | None = None
+    out: list[CompactionCount] = []
+    for k, audit in enumerate(timeline):
+        comp = audit.compaction
+        if k == 0 or comp is None or comp.summary_id not in summaries:
+            continue
+        pre = summaries[comp.summary_id].meta.get("preTokens")
+        start, end = position.get(timeline[k - 1].after_message_id), position.get(comp.last_message_id)
+        if not isinstance(pre, int) or isinstance(pre, bool) or pre <= 0 or start is None or end is None:
+            continue
+        if costs is None:
+            costs = message_costs(counter, thread.messages, 0)
+        stop = start + 1  # the last request's own response: what `preTokens` adds to its billed prompt
+        while stop <= end and thread.messages[stop].role is Role.ASSISTANT:
+            stop += 1
+        extra = range(start + 1, stop)
+        out.append(CompactionCount(k - 1, pre, sum(costs[i] for i in extra), len(extra)))
+    return out
+
+
 def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
                           summarizer: Summarizer | None = None, *, compactions: str = "recorded") -> Calibration:
     """The thread's calibrated token model, fitted against the replay of its recorded history:
@@ -231,9 +268,9 @@ def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
                  for a in timeline]
     recorded = [a.budget.recorded_prompt_tokens for a in timeline]
     segments = segments_from_compactions([a.compaction is not None for a in timeline])
-    sent = ("kept", "truncated", "pruned")  # message blocks the request carries (summarized/excluded ones not)
-    blocks = [sum(n for status, n in a.block_counts().items() if status in sent) for a in timeline]
-    calibration = Calibration(reference, recorded, segments, blocks, _server_calls(thread, timeline))
+    blocks = [sent_blocks(a.block_counts()) for a in timeline]
+    calibration = Calibration(reference, recorded, segments, blocks, _server_calls(thread, timeline),
+                              _compaction_counts(thread, timeline, counter))
     if len(memo) >= 8:
         memo.clear()
     memo[key] = (thread.messages, thread.requests, calibration)

@@ -117,6 +117,9 @@ class TimelineLabel(Static):
                 label.append("  FAILED", style="bold #ff5f5f")
                 if b.needed_tokens is not None:
                     label.append(f" (needs {b.needed_tokens:,})", style="#ff5f5f")
+            calibration = view.calibration
+            if calibration is not None and request.index in calibration.guesses:
+                label.append("  calibrated: a guess", style="#ffaf5f")
             if request.compaction is not None:
                 label.append("  ◆ compaction", style="bold #d787ff")
             if request.request_id in view.recorded_compactions:
@@ -135,6 +138,8 @@ class TimelineLabel(Static):
                 label.append(f"  overview: {overview_per} request{'' if overview_per == 1 else 's'} per column",
                              style="bold #87afd7")
             label.append("  • recorded ◆◇ compaction ✗ failed", style="dim")
+            if calibration is not None and calibration.guesses:
+                label.append("  ▆ guess", style="#5f6f87")
         self.update(label)
 
 

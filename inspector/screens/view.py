@@ -307,6 +307,8 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
         changed = set(view.diff.changed_blocks) | set(view.diff.prompt_delta)
     recorded = view.recorded_compactions
     events = view.recorded_events
+    calibration = view.calibration
+    guesses = calibration.guesses if calibration is not None else frozenset()
     points = []
     append = points.append
     for r in view.requests:  # one per request on every edit: attributes read once
@@ -320,7 +322,7 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
                 tokens = b.needed_tokens
         rid = r.request_id
         append(TimelinePoint(tokens, b.recorded_prompt_tokens, r.compaction is not None, failed,
-                             r.index in changed, rid in recorded, rid in events))
+                             r.index in changed, rid in recorded, rid in events, r.index in guesses))
     return points
 
 

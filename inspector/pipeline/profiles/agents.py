@@ -430,7 +430,8 @@ class AgentReplayer:
             elif rules.prune == "clear_tool_uses":
                 cleared_upto = lo
                 full_prompt = system_tokens + self.tool_tokens + summary_tokens + kept_tokens + history
-                incoming = cal.calibrated(k, full_prompt) if not cal.identity_model else full_prompt
+                sent = t.npre[end + 1] + (kept.count if kept else 0) + max(0, end + 1 - lo)
+                incoming = cal.calibrated(k, full_prompt, sent) if not cal.identity_model else full_prompt
                 if incoming >= cfg["context_editing.trigger"]:
                     boundary = self._clear_boundary(lo, end)
                     saving = self._cleared(lo, boundary)
@@ -444,7 +445,8 @@ class AgentReplayer:
                 saving += self.arg_cost[cleared_upto] - self.arg_cost[lo]
             history -= saving
             estimate = system_tokens + self.tool_tokens + summary_tokens + kept_tokens + history
-            calibrated = cal.calibrated(k, estimate)
+            # the blocks it sends (as `_counts` gives them: kept, truncated and pruned)
+            calibrated = cal.calibrated(k, estimate, t.npre[end + 1] + (kept.count if kept else 0) + max(0, end + 1 - lo))
             failed = calibrated > window
             if compaction is not None and threshold is not None and calibrated >= threshold:
                 diagnostics.append(

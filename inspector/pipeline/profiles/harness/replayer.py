@@ -126,13 +126,14 @@ class HarnessReplayer:
         current_cost = 0
         previous_recorded: int | None = None
         previous_replayed: int | None = None
+        previous_blocks: int | None = None  # the message blocks the previous request sent
         calibration = getattr(self.ctx, "calibration", None)  # the counterfactual trigger's model
         out: list[RequestAudit] = []
         for ri, request in enumerate(self.requests):
             last = self.index[request.after_message_id]
             diagnostics: list[str] = []
             trigger_source, trigger_tokens = trigger_reading(ri, trigger_mode, previous_recorded, previous_replayed,
-                                                             calibration)
+                                                             calibration, previous_blocks)
             stats = context_stats(trigger_tokens or 0, window, compaction_threshold, pruning_threshold)
 
             # Messages that came into view since the previous request.
@@ -206,7 +207,7 @@ class HarnessReplayer:
             self._partners.append(partners)
             self._pruned_now.append(stats.needs_pruning)
             self._current.append((current, current_cost) if current is not None else None)
-            calibrated = None if calibration is None else calibration.calibrated(ri, prompt_tokens)
+            calibrated = None if calibration is None else calibration.calibrated(ri, prompt_tokens, counts["kept"])
             out.append(RequestAudit(
                 ri, request.id, request.after_message_id, self.turns[last], "failed" if failed else "completed",
                 RequestError("TOKEN_BUDGET_EXCEEDED",
@@ -230,6 +231,7 @@ class HarnessReplayer:
             ))
             previous_recorded = request.prompt_tokens
             previous_replayed = prompt_tokens  # a failed request still tells the harness its prompt size
+            previous_blocks = counts["kept"]
         self._timeline = out
         return out
 

@@ -195,7 +195,8 @@ def head_indices(messages: Sequence[Message]) -> set[int]:
 
 
 def trigger_reading(request_index: int, mode: str, previous_recorded: int | None,
-                    previous_replayed: int | None, calibration=None) -> tuple[str | None, int | None]:
+                    previous_replayed: int | None, calibration=None,
+                    previous_blocks: int | None = None) -> tuple[str | None, int | None]:
     """(source, tokens) the thresholds read: the previous request's recorded prompt size when
     `mode` is "recorded" and it has one, else its replayed size; nothing for the first request.
 
@@ -206,7 +207,7 @@ def trigger_reading(request_index: int, mode: str, previous_recorded: int | None
         return None, None
     if (mode == "recorded" and calibration is not None and not calibration.identity_model
             and previous_replayed is not None):
-        tokens, source = calibration.reading(request_index - 1, previous_replayed)
+        tokens, source = calibration.reading(request_index - 1, previous_replayed, previous_blocks)
         return source, tokens
     if mode == "recorded" and previous_recorded is not None:
         return "recorded", previous_recorded

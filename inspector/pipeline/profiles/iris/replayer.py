@@ -25,6 +25,7 @@ from inspector.pipeline.audit import (
     RequestAudit,
     RequestError,
 )
+from inspector.pipeline.calibration import sent_blocks
 from inspector.pipeline.profiles.iris.stages import (
     OVERHEAD,
     compaction_threshold_tokens,
@@ -180,7 +181,8 @@ class IrisReplayer:
                 # calibrated prompt of this replay's own previous request (DESIGN.md "Trigger tokens")
                 prev = out[-1].budget
                 trigger_tokens, trigger_source = calibration.reading(
-                    k - 1, prev.needed_tokens if prev.needed_tokens is not None else prev.prompt_tokens)
+                    k - 1, prev.needed_tokens if prev.needed_tokens is not None else prev.prompt_tokens,
+                    sent_blocks(out[-1].stats["block_counts"]))
             elif recorded_trigger and requests[k - 1].prompt_tokens is not None:
                 trigger_tokens, trigger_source = requests[k - 1].prompt_tokens, "recorded"
             else:
@@ -238,7 +240,7 @@ class IrisReplayer:
                                        needed, guard_count, injected, budget_tokens, threshold_tokens))
             if compaction is not None and counterfactual:
                 prompt_after = out[-1].budget.prompt_tokens or out[-1].budget.needed_tokens or 0
-                after = calibration.calibrated(k, prompt_after)
+                after = calibration.calibrated(k, prompt_after, sent_blocks(out[-1].stats["block_counts"]))
                 if after >= compact_at:
                     from dataclasses import replace
 
@@ -296,7 +298,8 @@ class IrisReplayer:
         # Positional arguments: the field order of BudgetAudit and RequestAudit (audit.py).
         estimate = needed_tokens if failed else prompt
         calibration = self.ctx.calibration
-        calibrated = None if calibration is None else calibration.calibrated(k, estimate)
+        counts = self._counts(st)
+        calibrated = None if calibration is None else calibration.calibrated(k, estimate, sent_blocks(counts))
         budget = BudgetAudit(window, st.system_tokens, self.tool_tokens, st.summary_tokens, reserve, available,
                              st.history_tokens, prompt, req.prompt_tokens, trigger_source, trigger_tokens, savings,
                              needed_tokens, calibrated, None if calibrated is None else calibrated - estimate)
@@ -304,7 +307,7 @@ class IrisReplayer:
             "compaction_threshold_tokens": threshold_tokens,
             "budget_tokens": budget_tokens,
             "unsummarized_guard_count": guard_count,
-            "block_counts": self._counts(st),
+            "block_counts": counts,
         }
         return RequestAudit(k, req.id, req.after_message_id, st.cur, "failed" if failed else "completed", error,
                             budget, compaction, injected, st.protect, (), (), stats)

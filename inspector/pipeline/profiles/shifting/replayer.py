@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from inspector.model import Summary, Thread, effective_requests
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, RequestAudit
+from inspector.pipeline.calibration import sent_blocks
 from inspector.pipeline.profiles.shifting.audits import ReplaySetup, audit_summaries, guarded_request_audit
 from inspector.pipeline.profiles.shifting.blocks import (
     Block,
@@ -289,7 +290,8 @@ class ShiftingReplayer:
                 prompt = setup.system_prompt_tokens + system_blocks + setup.tool_tokens + history
                 diagnostics = (applied,)
             estimate = prompt if needed is None else needed
-            calibrated = None if calibration is None else calibration.calibrated(k, estimate)
+            counts = {status: n for status, n in (("kept", len(kept)), ("excluded", end + 1 - len(kept))) if n}
+            calibrated = None if calibration is None else calibration.calibrated(k, estimate, sent_blocks(counts))
             audits.append(
                 RequestAudit(
                     index=k,
@@ -325,8 +327,7 @@ class ShiftingReplayer:
                         "shift_budget": budget,
                         "blocks_tokens": kept_total,
                         "block_statuses": {ids[i]: BlockStatus.KEPT for i in kept},
-                        "block_counts": {status: n for status, n in (("kept", len(kept)),
-                                                                    ("excluded", end + 1 - len(kept))) if n},
+                        "block_counts": counts,
                     },
                 )
             )

@@ -288,7 +288,9 @@ def status_moves(before: dict[str, int], after: dict[str, int]) -> int:
     return sum(max(0, n - before.get(status, 0)) for status, n in after.items())
 
 
-def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
+def diff_simulations(base: Simulation, new: Simulation, *, cost: bool = True) -> SimulationDiff:
+    """What moved from `base` to `new`. `cost=False` leaves `cost` None, for a caller that has the
+    replays' totals (`cost_delta_of_totals`) rather than priced timelines."""
     base_c, new_c = compaction_indices(base), compaction_indices(new)
     moves = tuple(
         CompactionMove(
@@ -319,7 +321,9 @@ def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
             before, after = old.stats.get("block_counts"), req.stats.get("block_counts")
             if before is not None and before == after:
                 continue  # fast path: most requests of an edit keep their counts
-            count = status_moves(old.block_counts(), req.block_counts())
+            # the counts as `block_counts()` gives them, without its copies
+            count = status_moves(old.block_counts() if before is None else before,
+                                 req.block_counts() if after is None else after)
         elif [b.status for b in old.blocks] == [b.status for b in req.blocks]:
             continue  # fast path: identical status sequences need no per-block work
         else:
@@ -332,7 +336,7 @@ def diff_simulations(base: Simulation, new: Simulation) -> SimulationDiff:
         failures_disappeared=tuple(sorted(base_f - new_f)),
         changed_blocks=changed,
         prompt_delta=delta,
-        cost=cost_delta(base, new),
+        cost=cost_delta(base, new) if cost else None,
     )
 
 

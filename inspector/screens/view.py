@@ -263,7 +263,9 @@ def build_view(
     else:
         current = _run(simulator, thread, config, compactions=compactions)
         simulation = _timeline(current)
-        diff = _with_cost(diff_simulations(baseline_sim, simulation), baseline, current)
+        # Two Replays: the cost delta comes from their totals (the timelines are not priced)
+        priced = isinstance(baseline, Replay) and isinstance(current, Replay)
+        diff = _with_cost(diff_simulations(baseline_sim, simulation, cost=not priced), baseline, current)
     if same_thread and previous.baseline_config == baseline_config:
         reproduction = previous.reproduction
     else:

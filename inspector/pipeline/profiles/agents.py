@@ -23,6 +23,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from inspector.model import Kind, Role, Summary, Thread, assign_turns, effective_requests
@@ -36,6 +38,7 @@ from inspector.pipeline.audit import (
     RequestError,
 )
 from inspector.pipeline.calibration import Calibration
+from inspector.pipeline.thread_memo import remembered
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
 if TYPE_CHECKING:
@@ -303,6 +306,13 @@ class AgentReplayer:
             return None
         return _Kept(start, hi, trunc, prefix, tokens)
 
+    def _columns(self) -> tuple[list[str], list[str], list[str]]:
+        """The messages' ids, roles and kinds as columns (per thread and profile, with the tables)."""
+        t = self.t
+        return remembered(self.ctx.counter, "agent_columns", t,
+                          lambda: (list(map(itemgetter(0), t.labels)), list(map(itemgetter(1), t.labels)),
+                                   list(map(itemgetter(2), t.labels))))
+
     def _kept_map(self, kept: _Kept | None) -> dict[int, int]:
         """index -> tokens sent, for one request's blocks."""
         if kept is None:
@@ -533,30 +543,57 @@ class AgentReplayer:
         pre_pos = 0
         kept_seen = 0
         placeholder_sent = self.placeholder_cost
-        for i in range(st.end + 1):
-            mid, role, kind = t.labels[i]
+        mids, roles, kinds = self._columns()
+        kept_sorted = sorted(kept)
+        covered_hi = min(st.covered_upto, st.end)
+        link = 0  # bisect_left(ends, i), walked forward with i
+        i = 0
+        while i <= st.end:
             turn = t.turn_of[i]
+            if turn is not None and i <= covered_hi and i not in kept:
+                # A run of summarized blocks under one summary, made in one C-level map (the last
+                # request of a long thread summarizes thousands): up to the next kept block, the
+                # end of the covering summary's span, the end of what is covered.
+                while link < len(ends) and ends[link] < i:
+                    link += 1
+                stop = covered_hi + 1
+                if link < len(ends):
+                    stop = min(stop, ends[link] + 1)
+                nxt = bisect_right(kept_sorted, i)
+                if nxt < len(kept_sorted):
+                    stop = min(stop, kept_sorted[nxt])
+                if t.npre[stop] == t.npre[i]:  # no pre-turn block in the run (they come first)
+                    covering = chain[link].id if link < len(ends) else (summary.id if summary else None)
+                    n = stop - i
+                    blocks.extend(map(BlockAudit, mids[i:stop], roles[i:stop], kinds[i:stop], t.turn_of[i:stop],
+                                      repeat(BlockStatus.SUMMARIZED, n), repeat(False, n),
+                                      repeat(Reason.SUMMARIZED, n), t.costs[i:stop], repeat(0, n), repeat(None, n),
+                                      repeat(covering, n)))
+                    i = stop
+                    continue
+            mid, role, kind = t.labels[i]
             cost = t.costs[i]
+            j, i = i, i + 1  # the blocks below are of message j
             if turn is None:
                 blocks.append(BlockAudit(mid, role, kind, turn, BlockStatus.KEPT, True, Reason.SYSTEM, cost,
                                          0 if failed else cost, None if failed else pre_pos))
                 pre_pos += 1
-            elif i <= st.covered_upto:
-                sent = kept.get(i)
+            elif j <= st.covered_upto:
+                sent = kept.get(j)
                 if sent is None:
                     # the summary of the compaction that replaced it (the first one covering it)
-                    covering = chain[bisect_left(ends, i)].id if ends and i <= ends[-1] else (
+                    covering = chain[bisect_left(ends, j)].id if ends and j <= ends[-1] else (
                         summary.id if summary else None)
                     blocks.append(BlockAudit(mid, role, kind, turn, BlockStatus.SUMMARIZED, False, Reason.SUMMARIZED,
                                              cost, 0, None, covering))
                 else:
                     status = BlockStatus.KEPT if sent >= cost else BlockStatus.TRUNCATED
-                    why = Reason.SYSTEM if i in self.session_prefix else KEPT_AFTER_COMPACTION
+                    why = Reason.SYSTEM if j in self.session_prefix else KEPT_AFTER_COMPACTION
                     blocks.append(BlockAudit(mid, role, kind, turn, status, True, why, cost,
                                              0 if failed else sent, None if failed else kept_pos + kept_seen))
                     kept_seen += 1
             else:
-                if self.prunable[i] and i < st.cleared_upto:
+                if self.prunable[j] and j < st.cleared_upto:
                     reason = TOOL_RESULT_CLEARED if rules.prune == "clear_tool_uses" else TOOL_OUTPUT_PRUNED
                     status, sent = BlockStatus.PRUNED, placeholder_sent
                 else:

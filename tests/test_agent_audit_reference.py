@@ -1,0 +1,40 @@
+"""`AgentReplayer.audit` (runs of summarized blocks made at once) against the block-by-block
+audit as first written (`tests/reference/agents_audit.py`), on every request of generated threads
+that compact, keep user messages (codex), prune (opencode) and clear tool results (context editing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.generate import generate_thread
+from inspector.config import AGENT_PROFILES, Config
+from inspector.pipeline import replay
+from inspector.pipeline.audit import BlockStatus
+from inspector.pipeline.profiles.agents import AgentReplayer
+from inspector.summarizers.extractive import ExtractiveSummarizer
+from inspector.tokens import Chars4Tokenizer, TokenCounter
+from tests.reference.agents_audit import audit as reference_audit
+
+THREAD = generate_thread(900, seed=21)
+
+
+@pytest.mark.parametrize("profile", AGENT_PROFILES)
+@pytest.mark.parametrize("window", [12_000, 30_000])
+@pytest.mark.parametrize("mode", ["decide", "recorded"])
+def test_every_request_audit_equals_the_block_by_block_audit(profile, window, mode):
+    config = Config.for_profile(profile, {"context.window": window})
+    result = replay(THREAD, config, counter=TokenCounter(Chars4Tokenizer()), summarizer=ExtractiveSummarizer(),
+                    follow_recorded=mode == "recorded")
+    fast = result._fast
+    assert isinstance(fast, AgentReplayer)
+    summarized = pruned = 0
+    for k in range(len(result.timeline)):
+        got = fast.audit(k)
+        assert got == reference_audit(fast, k)
+        summarized += sum(1 for b in got.blocks if b.status == BlockStatus.SUMMARIZED)
+        pruned += sum(1 for b in got.blocks if b.status == BlockStatus.PRUNED)
+    if mode == "decide" and window == 12_000:
+        if profile == "anthropic-context-editing":  # it clears tool results rather than compacting here
+            assert pruned > 1_000
+        else:  # the runs were exercised, under several summaries
+            assert len(fast.chain) > 2 and summarized > 1_000

@@ -115,3 +115,23 @@ def test_without_a_summarizer_it_fails_like_the_reference_only_when_it_must_comp
     pressed = _chat_thread([("r1", "u2", 95), ("r2", "u3", 10)])
     with pytest.raises(ValueError, match="must compact before request 'r2' but no summarizer"):
         HarnessReplayer(pressed, config, no_summarizer).timeline()
+
+
+def test_replays_on_one_counter_share_the_thread_facts_and_still_equal_the_reference():
+    """The thread's facts are remembered per counter (every config edit replays the same thread):
+    replays under several configs on one counter each equal the reference."""
+    thread = generate_thread(500, seed=13)
+    shared = _ctx(ExtractiveSummarizer())
+    facts = []
+    for values in ({"context.window": 60_000}, {"context.window": 20_000, "harness.keep_last": 2},
+                   {"context.window": 30_000, "harness.pruning_threshold": 0.5}, {"context.window": 60_000}):
+        config = Config.for_profile("harness", values)
+        ref, ref_chain = replay_reference(thread, config, _ctx(ExtractiveSummarizer()))
+        fast = HarnessReplayer(thread, config, shared)
+        assert [fast.audit(k).to_json() for k in range(len(ref))] == [r.to_json() for r in ref]
+        assert [[b.group for b in fast.audit(k).blocks] for k in range(0, len(ref), 25)] == \
+            [[b.group for b in ref[k].blocks] for k in range(0, len(ref), 25)]
+        assert fast.chain == ref_chain
+        facts.append(fast.facts)
+    assert all(f is facts[0] for f in facts)
+    assert any(b.group is not None for b in fast.audit(len(ref) - 1).blocks)

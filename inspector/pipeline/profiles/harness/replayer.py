@@ -64,6 +64,12 @@ class _ThreadFacts:
     system_tokens: int
     tool_tokens: int
     requests: tuple
+    # per message, as audit(k) writes them in its blocks
+    ids: list[str]
+    roles: list[str]
+    kinds: list[str]
+    group_ids: list[str | None]  # the audit's `group`: the group's first message where it has partners or calls
+    not_prunable: list[bool]     # neither a tool output nor an assistant message
 
     @classmethod
     def of(cls, thread: Thread, counter: TokenCounter) -> _ThreadFacts:
@@ -76,7 +82,11 @@ class _ThreadFacts:
         return cls(thread.message_index(), message_costs(counter, messages, OVERHEAD), assign_turns(messages),
                    groups, head, sorted(head), [k for k in range(len(messages)) if k not in head], members,
                    text_cost(counter, thread.system_prompt, OVERHEAD), tools_cost(counter, thread.tools),
-                   effective_requests(thread))
+                   effective_requests(thread), [m.id for m in messages], [m.role.value for m in messages],
+                   [m.kind.value for m in messages],
+                   [messages[g].id if g != i or m.tool_calls else None for i, (m, g) in enumerate(zip(messages, groups,
+                                                                                                     strict=True))],
+                   [m.role.value not in (Role.TOOL, Role.ASSISTANT) for m in messages])
 
 
 class HarnessReplayer:
@@ -91,6 +101,7 @@ class HarnessReplayer:
         self.head, self.head_sorted, self.non_head, self.members = (
             facts.head, facts.head_sorted, facts.non_head, facts.members)
         self.system_tokens, self.tool_tokens, self.requests = facts.system_tokens, facts.tool_tokens, facts.requests
+        self.facts = facts
         messages = thread.messages
         # Filled by timeline(): per message, the request that summarized or elided it, and how.
         self.gone_at = [NEVER] * len(messages)
@@ -264,37 +275,38 @@ class HarnessReplayer:
         last = self.index[agg.after_message_id]
         tail, partners, pruned_now, current = self._tails[k], self._partners[k], self._pruned_now[k], self._current[k]
         failed = agg.failed
-        messages, costs, groups, turns, head, gone_at = (
-            self.thread.messages, self.costs, self.groups, self.turns, self.head, self.gone_at)
+        costs, turns, head, gone_at = self.costs, self.turns, self.head, self.gone_at
         # Sent order: head system messages, the [Context Summary], then the live messages in thread order.
         sent = self.head_sorted[: bisect_right(self.head_sorted, last)] + ([-1] if current is not None else [])
         sent += [i for i in self.non_head[: bisect_right(self.non_head, last)] if gone_at[i] > k]
         position = {i: p for p, i in enumerate(sent)}
+        facts = self.facts
+        ids, roles, kinds, group_ids, not_prunable = (
+            facts.ids, facts.roles, facts.kinds, facts.group_ids, facts.not_prunable)
+        covered, elided = self.covered, self.elided
         blocks: list[BlockAudit] = []
-        for i in range(last + 1):
-            m = messages[i]
+        append = blocks.append
+        for i in range(last + 1):  # per-message fields from the thread's columns (no enum reads per block)
             summary_id: str | None = None
             is_protected = i in head or i in tail or i in partners
             if i in head:
                 status, reason = BlockStatus.KEPT, Reason.SYSTEM
-            elif gone_at[i] <= k and i in self.covered:
-                status, reason, summary_id = BlockStatus.SUMMARIZED, Reason.SUMMARIZED, self.covered[i]
+            elif gone_at[i] <= k and i in covered:
+                status, reason, summary_id = BlockStatus.SUMMARIZED, Reason.SUMMARIZED, covered[i]
             elif gone_at[i] <= k:
-                status, reason = BlockStatus.EXCLUDED, self.elided[i]
+                status, reason = BlockStatus.EXCLUDED, elided[i]
             elif i in tail:
                 status, reason = BlockStatus.KEPT, Reason.KEEP_LAST
             elif i in partners:
                 status, reason = BlockStatus.KEPT, Reason.PROTECTED_GROUP
-            elif pruned_now and m.role.value not in (Role.TOOL, Role.ASSISTANT):
+            elif pruned_now and not_prunable[i]:
                 status, reason = BlockStatus.KEPT, Reason.NOT_PRUNABLE
             else:
                 status, reason = BlockStatus.KEPT, Reason.WITHIN_BUDGET
             sent_position = position[i] if status is BlockStatus.KEPT and not failed else None
-            g = groups[i]
-            blocks.append(BlockAudit(
-                m.id, m.role.value, m.kind.value, turns[i], status, is_protected, reason, costs[i],
-                0 if sent_position is None else costs[i], sent_position, summary_id,
-                messages[g].id if g != i or m.tool_calls else None,
+            append(BlockAudit(
+                ids[i], roles[i], kinds[i], turns[i], status, is_protected, reason, costs[i],
+                0 if sent_position is None else costs[i], sent_position, summary_id, group_ids[i],
             ))
         if current is not None:
             summary, cost = current

@@ -1,5 +1,6 @@
-"""`block_changes_shown` (the diff panel's count and first changes of the selected request) against
-`block_changes`, on aligned and unaligned block lists."""
+"""Small helpers of the edit path against what they stand for: `block_changes_shown` (the diff
+panel's count and first changes of the selected request) against `block_changes`, on aligned and
+unaligned block lists; the replayers' `sent_count` against calibration's `sent_blocks`."""
 
 from __future__ import annotations
 
@@ -47,3 +48,12 @@ def test_block_changes_shown_counts_all_and_makes_only_the_head():
     count, head = block_changes_shown(base, new, 4)
     assert count == 25
     assert [(c.message_id, c.before, c.after) for c in head] == [(f"m{i}", "kept", "excluded") for i in (1, 3, 5, 7)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from([*map(str, BlockStatus), "other"]), st.integers(0, 500)))
+def test_the_replayers_sent_count_is_calibrations_sent_blocks(counts):
+    from inspector.pipeline.calibration import sent_blocks
+    from inspector.pipeline.profiles.common import sent_count
+
+    assert sent_count(counts) == sent_blocks(counts)

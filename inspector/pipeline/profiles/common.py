@@ -4,7 +4,16 @@ one of them gives. A profile's own keys and codes live in its package."""
 from __future__ import annotations
 
 from inspector.pipeline.audit import Reason
+from inspector.pipeline.calibration import SENT_STATUSES
 from inspector.pipeline.profiles.base import KeySpec, ReasonDoc, non_negative, positive, ratio
+
+_NONE_SENT = (0,) * len(SENT_STATUSES)
+
+
+def sent_count(counts: dict[str, int]) -> int:
+    """`calibration.sent_blocks(counts)` (the message blocks a request sends, from its block counts)
+    by C-level lookups: the replayers call it once per request of every edit."""
+    return sum(map(counts.get, SENT_STATUSES, _NONE_SENT))
 
 TOKENIZERS = ("chars4", "cl100k_base", "o200k_base", "anthropic")
 SUMMARIZERS = ("extractive", "anthropic")

@@ -25,7 +25,7 @@ from inspector.pipeline.audit import (
     RequestAudit,
     RequestError,
 )
-from inspector.pipeline.calibration import sent_blocks
+from inspector.pipeline.profiles.common import sent_count
 from inspector.pipeline.profiles.iris.stages import (
     OVERHEAD,
     compaction_threshold_tokens,
@@ -182,7 +182,7 @@ class IrisReplayer:
                 prev = out[-1].budget
                 trigger_tokens, trigger_source = calibration.reading(
                     k - 1, prev.needed_tokens if prev.needed_tokens is not None else prev.prompt_tokens,
-                    sent_blocks(out[-1].stats["block_counts"]))
+                    sent_count(out[-1].stats["block_counts"]))
             elif recorded_trigger and requests[k - 1].prompt_tokens is not None:
                 trigger_tokens, trigger_source = requests[k - 1].prompt_tokens, "recorded"
             else:
@@ -240,7 +240,7 @@ class IrisReplayer:
                                        needed, guard_count, injected, budget_tokens, threshold_tokens))
             if compaction is not None and counterfactual:
                 prompt_after = out[-1].budget.prompt_tokens or out[-1].budget.needed_tokens or 0
-                after = calibration.calibrated(k, prompt_after, sent_blocks(out[-1].stats["block_counts"]))
+                after = calibration.calibrated(k, prompt_after, sent_count(out[-1].stats["block_counts"]))
                 if after >= compact_at:
                     from dataclasses import replace
 
@@ -299,7 +299,7 @@ class IrisReplayer:
         estimate = needed_tokens if failed else prompt
         calibration = self.ctx.calibration
         counts = self._counts(st)
-        calibrated = None if calibration is None else calibration.calibrated(k, estimate, sent_blocks(counts))
+        calibrated = None if calibration is None else calibration.calibrated(k, estimate, sent_count(counts))
         budget = BudgetAudit(window, st.system_tokens, self.tool_tokens, st.summary_tokens, reserve, available,
                              st.history_tokens, prompt, req.prompt_tokens, trigger_source, trigger_tokens, savings,
                              needed_tokens, calibrated, None if calibrated is None else calibrated - estimate)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from inspector.model import Summary, Thread, effective_requests
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, RequestAudit
-from inspector.pipeline.calibration import sent_blocks
+from inspector.pipeline.profiles.common import sent_count
 from inspector.pipeline.profiles.shifting.audits import ReplaySetup, audit_summaries, guarded_request_audit
 from inspector.pipeline.profiles.shifting.blocks import (
     Block,
@@ -291,7 +291,7 @@ class ShiftingReplayer:
                 diagnostics = (applied,)
             estimate = prompt if needed is None else needed
             counts = {status: n for status, n in (("kept", len(kept)), ("excluded", end + 1 - len(kept))) if n}
-            calibrated = None if calibration is None else calibration.calibrated(k, estimate, sent_blocks(counts))
+            calibrated = None if calibration is None else calibration.calibrated(k, estimate, sent_count(counts))
             audits.append(
                 RequestAudit(
                     index=k,

@@ -11,6 +11,7 @@ the one before it); the values are shared, so callers must not change them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -28,3 +29,10 @@ def remembered(counter: Any, name: str, thread: Any, build: Callable[[], T]) -> 
         memo.clear()
     memo[id(thread)] = (thread, value)
     return value
+
+
+def label_columns(counter: Any, labels: list[tuple[str, str, str]]) -> tuple[list[str], list[str], list[str]]:
+    """The (id, role, kind) labels of a thread's messages as three columns, for building block rows
+    in C-level maps (`labels`: a replayer's per-thread table, the same list on every replay)."""
+    return remembered(counter, "label_columns", labels, lambda: (
+        list(map(itemgetter(0), labels)), list(map(itemgetter(1), labels)), list(map(itemgetter(2), labels))))

@@ -24,7 +24,6 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import repeat
-from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from inspector.model import Kind, Role, Summary, Thread, assign_turns, effective_requests
@@ -38,7 +37,7 @@ from inspector.pipeline.audit import (
     RequestError,
 )
 from inspector.pipeline.calibration import Calibration
-from inspector.pipeline.thread_memo import remembered
+from inspector.pipeline.thread_memo import label_columns
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
 if TYPE_CHECKING:
@@ -306,13 +305,6 @@ class AgentReplayer:
             return None
         return _Kept(start, hi, trunc, prefix, tokens)
 
-    def _columns(self) -> tuple[list[str], list[str], list[str]]:
-        """The messages' ids, roles and kinds as columns (per thread and profile, with the tables)."""
-        t = self.t
-        return remembered(self.ctx.counter, "agent_columns", t,
-                          lambda: (list(map(itemgetter(0), t.labels)), list(map(itemgetter(1), t.labels)),
-                                   list(map(itemgetter(2), t.labels))))
-
     def _kept_map(self, kept: _Kept | None) -> dict[int, int]:
         """index -> tokens sent, for one request's blocks."""
         if kept is None:
@@ -543,7 +535,7 @@ class AgentReplayer:
         pre_pos = 0
         kept_seen = 0
         placeholder_sent = self.placeholder_cost
-        mids, roles, kinds = self._columns()
+        mids, roles, kinds = label_columns(self.ctx.counter, t.labels)
         kept_sorted = sorted(kept)
         covered_hi = min(st.covered_upto, st.end)
         link = 0  # bisect_left(ends, i), walked forward with i

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import replace
+from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 from inspector.model import Summary, Thread
@@ -36,6 +37,7 @@ from inspector.pipeline.profiles.iris.stages import (
     summarize_span,
     thread_tables,
 )
+from inspector.pipeline.thread_memo import label_columns
 from inspector.tokens import TokenCounter, text_cost, tools_cost
 
 if TYPE_CHECKING:
@@ -363,8 +365,22 @@ class IrisReplayer:
         kept, pruned, excluded, summarized = (
             BlockStatus.KEPT, BlockStatus.PRUNED, BlockStatus.EXCLUDED, BlockStatus.SUMMARIZED)
         # Positional BlockAudit(message_id, role, kind, turn, status, protected, reason, tokens, tokens_sent,
-        # position, summary_id): one per message, so the loop keeps to locals.
-        for i in range(st.end + 1):
+        # position, summary_id): one per message, so the loop keeps to locals. The summarized blocks
+        # (messages first_turn_index..covered_upto: the turn messages before them have no turn) are
+        # made in one C-level map: the last request of a long thread summarizes thousands.
+        summarized_lo = self.first_turn_index
+        summarized_hi = min(covered_upto, st.end) + 1
+        mids, roles, kinds = label_columns(self.ctx.counter, labels)
+        i = 0
+        while i <= st.end:
+            if i == summarized_lo and i < summarized_hi:
+                a, b = i, summarized_hi
+                n = b - a
+                blocks.extend(map(BlockAudit, mids[a:b], roles[a:b], kinds[a:b], turn_of[a:b], repeat(summarized, n),
+                                  repeat(False, n), repeat(Reason.SUMMARIZED, n), costs[a:b], repeat(0, n),
+                                  repeat(None, n), map(covering.get, range(a, b))))
+                i = b
+                continue
             mid, role, kind = labels[i]
             t = turn_of[i]
             if t is None:
@@ -393,6 +409,7 @@ class IrisReplayer:
                 else:
                     status, reason = excluded, Reason.BUDGET_EXHAUSTED
                 blocks.append(BlockAudit(mid, role, kind, t, status, is_protected, reason, costs[i], 0, None))
+            i += 1
         for s in chain:
             is_injected = s.id in injected_ids
             sent = is_injected and not failed

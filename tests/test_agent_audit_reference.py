@@ -1,6 +1,7 @@
 """`AgentReplayer.audit` (runs of summarized blocks made at once) against the block-by-block
 audit as first written (`tests/reference/agents_audit.py`), on every request of generated threads
-that compact, keep user messages (codex), prune (opencode) and clear tool results (context editing)."""
+that compact, keep user messages (codex), prune (opencode) and clear tool results (context editing);
+and the timeline's block counts against those blocks."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def test_every_request_audit_equals_the_block_by_block_audit(profile, window, mo
     for k in range(len(result.timeline)):
         got = fast.audit(k)
         assert got == reference_audit(fast, k)
+        # the timeline's counts per status (computed without blocks) are those of the blocks
+        assert result.timeline[k].stats["block_counts"] == got.block_counts()
         summarized += sum(1 for b in got.blocks if b.status == BlockStatus.SUMMARIZED)
         pruned += sum(1 for b in got.blocks if b.status == BlockStatus.PRUNED)
     if mode == "decide" and window == 12_000:

@@ -471,24 +471,35 @@ class AgentReplayer:
                                     summary_id=f"replay-{req.id}", before_request_id=req.id)
 
     def _counts(self, st: _State) -> dict[str, int]:
+        """Message blocks per status, the non-zero ones in the order kept, summarized, pruned,
+        truncated (once per request of every edit: plain arithmetic, one dict)."""
         t = self.t
         end1 = st.end + 1
         first_turn = t.turn_start[1] if len(t.turn_start) > 1 else len(t.msgs)
         kept_n = t.npre[end1]
         truncated = 0
-        summarized = max(0, min(st.covered_upto + 1, end1) - first_turn)
+        covered1 = st.covered_upto + 1
+        summarized = (covered1 if covered1 < end1 else end1) - first_turn
+        if summarized < 0:
+            summarized = 0
         if st.kept:
             truncated = 1 if st.kept.truncated is not None else 0
             kept_n += st.kept.count - truncated
             summarized -= st.kept.count
-        lo = max(st.covered_upto + 1, first_turn)
-        history_n = max(0, end1 - lo)
+        lo = covered1 if covered1 > first_turn else first_turn
+        history_n = end1 - lo if end1 > lo else 0
         pruned = self.ntool[st.cleared_upto] - self.ntool[lo] if st.cleared_upto > lo else 0
-        counts = {"kept": kept_n + history_n - pruned}
-        for name, n in (("summarized", summarized), ("pruned", pruned), ("truncated", truncated)):
-            if n:
-                counts[name] = n
-        return {k: v for k, v in counts.items() if v}
+        counts: dict[str, int] = {}
+        kept = kept_n + history_n - pruned
+        if kept:
+            counts["kept"] = kept
+        if summarized:
+            counts["summarized"] = summarized
+        if pruned:
+            counts["pruned"] = pruned
+        if truncated:
+            counts["truncated"] = truncated
+        return counts
 
     def _aggregate(self, k, req, st: _State, estimate, calibrated, reading, source, compaction, threshold,
                    saving, diagnostics) -> RequestAudit:

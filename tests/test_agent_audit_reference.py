@@ -41,3 +41,17 @@ def test_every_request_audit_equals_the_block_by_block_audit(profile, window, mo
             assert pruned > 1_000
         else:  # the runs were exercised, under several summaries
             assert len(fast.chain) > 2 and summarized > 1_000
+
+
+@pytest.mark.parametrize("profile", AGENT_PROFILES)
+def test_replays_on_one_counter_equal_replays_on_fresh_ones(profile):
+    """What the replayer remembers per thread on the counter (tables, Codex's user messages, label
+    columns) serves every config edit: each replay on a shared counter equals one on a new counter."""
+    shared = TokenCounter(Chars4Tokenizer())
+    for window in (12_000, 30_000, 12_000):
+        config = Config.for_profile(profile, {"context.window": window})
+        on_shared = replay(THREAD, config, counter=shared, summarizer=ExtractiveSummarizer())
+        fresh = replay(THREAD, config, counter=TokenCounter(Chars4Tokenizer()), summarizer=ExtractiveSummarizer())
+        assert on_shared.timeline == fresh.timeline
+        assert [on_shared._fast.audit(k) for k in range(0, len(fresh.timeline), 17)] == \
+            [fresh._fast.audit(k) for k in range(0, len(fresh.timeline), 17)]

@@ -37,7 +37,7 @@ from inspector.pipeline.audit import (
     RequestError,
 )
 from inspector.pipeline.calibration import Calibration
-from inspector.pipeline.thread_memo import label_columns
+from inspector.pipeline.thread_memo import label_columns, remembered
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
 if TYPE_CHECKING:
@@ -193,16 +193,22 @@ class AgentReplayer:
         self._timeline: list[RequestAudit] | None = None
         n = len(self.t.msgs)
         self._prunable_prefix(n)
-        self.session_prefix = (frozenset(i for i, m in enumerate(self.t.msgs)
-                                         if m.role is Role.USER and is_session_prefix(m))
-                               if rules.keep == "user_messages" else frozenset())
-        self.session_prefix_sorted = tuple(sorted(self.session_prefix))
-        self.user_indices = [i for i, m in enumerate(self.t.msgs) if m.role is Role.USER
-                             and m.kind is Kind.MESSAGE and i not in self.session_prefix] if rules.keep == "user_messages" else []
-        self.user_approx, self.user_cost = [0], [0]  # prefix sums over user_indices
-        for i in self.user_indices:
-            self.user_approx.append(self.user_approx[-1] + self.t.approx[i])
-            self.user_cost.append(self.user_cost[-1] + self.t.costs[i])
+        (self.session_prefix, self.session_prefix_sorted, self.user_indices, self.user_approx,
+         self.user_cost) = (remembered(counter, "agent_user_messages", self.t, self._user_messages)
+                            if rules.keep == "user_messages" else (frozenset(), (), [], [0], [0]))
+
+    def _user_messages(self) -> tuple:
+        """What Codex keeps from (the session prefix and the user messages, with prefix sums over
+        the latter's rough and counted tokens): the thread's alone, remembered with its tables."""
+        t = self.t
+        session_prefix = frozenset(i for i, m in enumerate(t.msgs) if m.role is Role.USER and is_session_prefix(m))
+        user_indices = [i for i, m in enumerate(t.msgs) if m.role is Role.USER
+                        and m.kind is Kind.MESSAGE and i not in session_prefix]
+        user_approx, user_cost = [0], [0]  # prefix sums over user_indices
+        for i in user_indices:
+            user_approx.append(user_approx[-1] + t.approx[i])
+            user_cost.append(user_cost[-1] + t.costs[i])
+        return session_prefix, tuple(sorted(session_prefix)), user_indices, user_approx, user_cost
 
     # -- tool-output tables ----------------------------------------------------------------
     def _prunable_prefix(self, n: int) -> None:

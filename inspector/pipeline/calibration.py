@@ -27,27 +27,37 @@ recorded history (the thread's own profile, its baseline config, recorded compac
   `web_search_call`: 2-6k billed tokens each on the real rollout); the term is fitted only when
   a recorded increment holds one.
 
-`calibrated(k, estimate)` for a replay whose request k estimates `estimate` tokens:
-- k has a recorded count: `recorded(k) + ratio x (estimate - reference(k))`, so where the
-  replayed history is the recorded one the recorded count comes back unchanged, and a what-if
-  moves it by the scaled difference;
-- else anchored on the nearest recorded request j of the same segment (the earlier one
-  first): `recorded(j) + growth(k) - growth(j) + ratio x (estimate - reference(k))`, `growth`
-  being `step_ratio x reference + per_block x blocks + per_server_call x server_calls`
-  (without blocks: `recorded(j) + ratio x (estimate - reference(j))`);
-- else, after a compaction whose segment has recorded requests (the per-block fit present):
-  restarted from that segment's level, `restart + growth(k) + ratio x (estimate -
-  reference(k))`, `restart` being the median of `recorded - growth` over its first recorded
-  requests (what the agent re-attaches after a compaction, which no earlier request shows);
-- else predicted: `unaccounted(segment) + ratio x estimate`, the segment's own figure, else the
-  latest post-compaction segment's, else the first segment's.
+`calibrated(k, estimate, blocks)` for a replay whose request k estimates `estimate` tokens in
+`blocks` sent message blocks. `move` is what the replay's history changes against the
+reference: `step_ratio x (estimate - reference(k)) + per_block x (blocks - blocks(k))` with the
+per-block fit and the blocks given, else `ratio x (estimate - reference(k))`. `growth(k)` is
+`step_ratio x reference + per_block x blocks + per_server_call x server_calls`. The basis
+(`basis(k)`, one of `BASES`, in the simulate JSON and the Budget pane):
+- "recorded", k has a recorded count: `recorded(k) + move`, so where the replayed history is
+  the recorded one the recorded count comes back unchanged;
+- "compaction", a recorded compaction's own count of what it compacted (`CompactionCount`,
+  Claude Code's `preTokens`) ends k's segment: the level (`billed - growth`) moves from a start
+  level (the nearest earlier recorded request of the segment, else the restart level below,
+  else the thread's first level) to the one the count gives at the segment's last request, in
+  proportion to the growth; `level + growth(k) + move`;
+- "carried", a recorded request j in k's segment (the earlier one first):
+  `recorded(j) + growth(k) - growth(j) + move` (without the per-block fit:
+  `recorded(j) + ratio x (estimate - reference(j))`);
+- "restarted", nothing recorded in k's segment: `restart + growth(k) + move`, `restart` being
+  the level the latest earlier post-compaction segment started at (the median of `recorded -
+  growth` over its first recorded requests, or the level its compaction count gave), else the
+  thread's first level: a guess, since what the agent re-attached after the compaction is in no
+  record (`guesses`);
+- "predicted" (no per-block fit): `unaccounted(segment) + ratio x estimate`, the segment's own
+  figure, else the latest post-compaction segment's, else the first segment's; a guess too.
 With no recorded count at all the model is the identity (ratio 1, nothing unaccounted) and
 says so (`fit.source == "identity"`): calibrated equals the estimate. A fit whose median error
 exceeds `MAX_MEDIAN_ERROR`, or whose ratio is outside `PLAUSIBLE_RATIO` (recorded counts that
 do not follow the transcript, e.g. made-up ones) is `source == "poor fit"`: the recorded count is given back where the history is the
 recorded one, elsewhere the replayed estimate, and the description says why.
 
-Pure: no I/O; the figures are plain numbers the layers above show.
+Pure: no I/O; the figures are plain numbers the layers above show. One module over 400 lines:
+the fit and its use share every level and anchor, and split they would pass them all across.
 """
 
 from __future__ import annotations
@@ -63,8 +73,8 @@ MAX_PAIRS = 20_000  # Theil-Sen pairs sampled on long threads (evenly spaced, de
 MIN_SEGMENT_POINTS = 8  # a segment with this many recorded requests gets its own ratio
 MIN_STEP_POINTS = 8  # increments needed before the per-block overhead is fitted
 RESTART_POINTS = 3  # recorded requests after a compaction that give the level the next one restarts from
-MAX_PER_BLOCK = 500
-MAX_PER_SERVER_CALL = 50_000  # a web search's results the transcript does not hold: a few thousand tokens  # a fitted per-block overhead above this (or below 0) is not used
+MAX_PER_BLOCK = 500  # a fitted per-block overhead above this (or below 0) is not used
+MAX_PER_SERVER_CALL = 50_000  # a web search's results the transcript does not hold: a few thousand tokens
 MAX_MEDIAN_ERROR = 0.05  # a fit worse than this (median, no anchoring) is not used off the recorded history
 # Providers bill 1.0-2.0 tokens per configured-tokenizer token on the real sessions: a ratio outside
 # this range says the recorded counts do not follow the transcript (made-up or another thread's).

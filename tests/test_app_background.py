@@ -64,3 +64,29 @@ async def test_the_app_scans_a_shown_thread_for_summaries_in_the_background(tmp_
         await settle(app, pilot)
         summarizer = make_summarizer(app.view.config)
         assert all(summarizer._by_object.get(id(m), (None,))[0] is m for m in app.view.thread.messages)
+
+
+async def test_an_edit_frees_the_previous_view_without_waiting_for_a_full_collection(tmp_path):
+    """The views handed to workers are taken out of them (`controllers.handoff`): Textual keeps a
+    finished worker in a reference cycle, and a view in its arguments waited for a full collection."""
+    import weakref
+
+    from inspector.screens.source import MemorySource
+    from tests.test_app_support import coding_thread, make_app, settle
+
+    app = make_app(tmp_path, MemorySource([coding_thread()]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.set_config_value("context.window", 150_000)
+        await settle(app, pilot)
+        gc.collect()
+        gc.disable()
+        try:
+            shown = weakref.ref(app.view)
+            replay = weakref.ref(app.view.replay)
+            app.set_config_value("context.window", 140_000)
+            await settle(app, pilot)
+            assert app.view is not None and app.view.config["context.window"] == 140_000
+            assert shown() is None and replay() is None  # freed by their last reference, no collection ran
+        finally:
+            gc.enable()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from textual.widgets import TabbedContent
 from textual.worker import get_current_worker
 
+from inspector.controllers.handoff import Handoff
 from inspector.diff import LossChange, diff_loss, edit_label
 from inspector.pipeline.facts import prepare
 from inspector.pipeline.probe import ProbeResult, probe
@@ -49,10 +50,11 @@ class LossTracker:
     # losses -------------------------------------------------------------------------------------------
 
     def compute(self, view: ViewState) -> None:
-        self.app.run_worker(partial(self._work, view), thread=True, exclusive=True, group="loss",
+        self.app.run_worker(partial(self._work, Handoff(view)), thread=True, exclusive=True, group="loss",
                             exit_on_error=False, description="what compactions lost")
 
-    def _work(self, view: ViewState) -> None:
+    def _work(self, handoff: Handoff) -> None:
+        view = handoff.take()
         worker = get_current_worker()
         if view.simulation.summaries:  # the facts of every message, a chunk at a time (a newer view cancels)
             messages = view.thread.messages

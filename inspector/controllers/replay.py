@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from textual.worker import get_current_worker
 
 from inspector.config import Config, ConfigError
+from inspector.controllers.handoff import Handoff
 from inspector.model import Thread
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DIFF_BLOCKS_SHOWN
@@ -189,10 +190,11 @@ class ReplayController:
 
     def replay(self, view: ViewState, config: Config, request_index: int) -> None:
         """Replay `view`'s thread under `config` against its baseline (worker; a newer call cancels this one)."""
-        self._run(partial(self._replay_work, view, config, request_index), description="replay")
+        self._run(partial(self._replay_work, Handoff(view), config, request_index), description="replay")
 
-    def _replay_work(self, view: ViewState, config: Config, request_index: int) -> None:
+    def _replay_work(self, handoff: Handoff, config: Config, request_index: int) -> None:
         app = self.app
+        view = handoff.take()
         worker = get_current_worker()
         summarizer = self._watch_llm_summarizer(config)
         try:
@@ -219,10 +221,11 @@ class ReplayController:
         """Replay `view` (its baseline and its what-if) in the other compaction mode (worker)."""
         mode = "decide" if view.compactions == "recorded" else "recorded"
         self.compactions = mode
-        self._run(partial(self._mode_work, view, mode, request_index), description="compaction mode")
+        self._run(partial(self._mode_work, Handoff(view), mode, request_index), description="compaction mode")
 
-    def _mode_work(self, view: ViewState, mode: str, request_index: int) -> None:
+    def _mode_work(self, handoff: Handoff, mode: str, request_index: int) -> None:
         app = self.app
+        view = handoff.take()
         worker = get_current_worker()
         try:
             new = build_view(view.thread, view.baseline_config, view.config, self.simulator,

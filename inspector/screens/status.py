@@ -50,14 +50,17 @@ class StatusLine(Static):
         line.append(f"{failures} failed", style="bold #ff5f5f" if failures else "")
         line.append(f"  · profile {view.config.profile} · {sim.tokenizer}"
                     f" ({'approximate' if sim.approximate else 'exact'})")
-        line.append(f" · compactions {view.compactions}", style="#87afd7")
-        if view.reproduction is not None:
-            done, total = view.reproduction
-            line.append(f" · {view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
-                        f"{'' if total == 1 else 's'}", style="#87d787" if done == total else "#ffaf5f")
         if live:
             line.append("  ● live", style="#87d787")
         line.append("\n")
+        # the third line starts with the compaction mode (and, at the baseline, how well the profile
+        # reproduces the recorded compactions): the second is full on a narrow terminal
+        line.append(f"compactions {view.compactions}", style="#87afd7")
+        if view.reproduction is not None and view.diff is None:
+            done, total = view.reproduction
+            line.append(f" · {view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
+                        f"{'' if total == 1 else 's'}", style="#87d787" if done == total else "#ffaf5f")
+        line.append(" · ")
         if view.file_overrides:
             line.append("config file: ", style="bold #ffaf5f")
             line.append(", ".join(f"{k} {view.baseline_config.values.get(k)}" for k in view.file_overrides))

@@ -327,7 +327,9 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
                     bound = round(other.tokens * ratio)
                     if bound <= best or size <= best:
                         continue
-                    if is_prefix(other, prompt, table):
+                    # a whole prefix is never larger (a prompt's tokens are its segments', each >= 0):
+                    # most earlier prompts are, once pruning or a compaction shrank this one
+                    if other.tokens <= tokens and is_prefix(other, prompt, table):
                         got = cached_length(rules, bound)
                     elif openai:
                         got = _readable(rules, match(other, prompt, table), ratio)

@@ -6,6 +6,9 @@ Sources: seeds/iris-context-management.txt and seeds/iris-summarization.txt; whe
 they are silent, DESIGN.md's "Semantics" section. `IrisReplayer` replays in time linear
 in the thread; the seed-literal reference it is checked against (every request rebuilt from
 scratch) is `tests/reference/iris.py`.
+
+A little over 400 lines: the timeline pass and `audit(k)`, the block builder, read the same
+per-request state and per-thread tables, and are read together.
 """
 
 from __future__ import annotations

@@ -92,8 +92,8 @@ class RunTable:
 
 
 class Prompt(NamedTuple):
-    """A request's prompt: its segments and their tokens (a NamedTuple: one is made per request
-    on every config edit)."""
+    """A request's prompt: its segments and their tokens, the sum of the segments' (a NamedTuple:
+    one is made per request on every config edit; `simulate_cache` relies on the sum)."""
 
     segments: tuple
     tokens: int

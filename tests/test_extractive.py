@@ -347,3 +347,20 @@ def test_error_line_shortcut_and_whitespace_and_url_fast_paths_change_nothing(te
     assert _first_error_line(text * 80) == _first_error_line_by_definition(text * 80)  # head and tail
     assert _clip(text, 10_000) == _SPACE_RE.sub(" ", text).strip()
     assert find_paths(text) == [m.rstrip(".") for m in _PATH_RE.findall(_URL_RE.sub(" ", text))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([f"s{i}" for i in range(12)]), max_size=30), st.integers(0, 14), st.booleans())
+def test_recent_built_from_items_equals_adding_them_one_by_one(items, limit, as_tuple):
+    from inspector.summarizers.extractive_scan import Recent
+
+    by_one = Recent(limit)
+    for item in items:
+        by_one.add(item)
+    built = Recent(limit, tuple(items) if as_tuple else iter(items))
+    assert built.tuple() == by_one.tuple()
+    distinct = list(dict.fromkeys(items))  # a previous summary's field: no repeats (the fast path)
+    fast, slow = Recent(limit, tuple(distinct)), Recent(limit)
+    for item in distinct:
+        slow.add(item)
+    assert fast.tuple() == slow.tuple() and len(fast) == min(limit, len(distinct))

@@ -126,7 +126,12 @@ class Recent:
     def __init__(self, limit: int, items: Iterable[str] = ()) -> None:
         self.limit = limit
         self.items: dict[str, None] = {}
-        for item in items:
+        seq = items if isinstance(items, (tuple, list)) else tuple(items)
+        start = dict.fromkeys(seq)
+        if len(start) == len(seq):  # distinct (a previous summary's field): adding each keeps the last `limit`
+            self.items = start if len(start) <= limit else dict.fromkeys(seq[len(seq) - limit:])
+            return
+        for item in seq:
             self.add(item)
 
     def add(self, item: str) -> None:

@@ -21,17 +21,6 @@ def blocks_of(rec: Mapping[str, Any], kind: str, key: str) -> list[str]:
     return [str(b.get(key)) for b in content if isinstance(b, Mapping) and b.get("type") == kind and b.get(key)]
 
 
-def held_calls(records: Sequence[Record]) -> dict[str, int]:
-    """message.id -> line of each model call the records hold (usage given, not `<synthetic>`)."""
-    out: dict[str, int] = {}
-    for number, rec in records:
-        message = rec.get("message")
-        if (rec.get("type") == "assistant" and isinstance(message, Mapping) and isinstance(message.get("id"), str)
-                and message.get("model") != SYNTHETIC_MODEL and isinstance(message.get("usage"), Mapping)):
-            out.setdefault(message["id"], number)
-    return out
-
-
 def _call_id(rec: Mapping[str, Any]) -> str | None:
     """The message.id of an assistant record that is a model call (not `<synthetic>`), or None."""
     message = rec.get("message")
@@ -39,6 +28,16 @@ def _call_id(rec: Mapping[str, Any]) -> str | None:
             and message.get("model") != SYNTHETIC_MODEL:
         return message["id"]
     return None
+
+
+def held_calls(records: Sequence[Record]) -> dict[str, int]:
+    """message.id -> line of each model call the records hold (usage given, not `<synthetic>`)."""
+    out: dict[str, int] = {}
+    for number, rec in records:
+        mid = _call_id(rec)
+        if mid is not None and isinstance(rec["message"].get("usage"), Mapping):
+            out.setdefault(mid, number)
+    return out
 
 
 def count(cov: Coverage, name: str, records: Sequence[Record], threads: Sequence[Thread | None],

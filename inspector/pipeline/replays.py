@@ -6,6 +6,7 @@ request's blocks on `audit(k)`; `simulate` is every request with its blocks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from inspector.model import Role, Summary, Thread
@@ -229,7 +230,7 @@ def _compaction_counts(thread: Thread, timeline, counter: TokenCounter) -> list[
     its output, within a few tokens where the streamed output count is whole). Linear: one pass,
     the messages' counts remembered by the counter."""
     summaries = {s.id: s for s in thread.summaries}
-    if not any(isinstance(s.meta, dict) and isinstance(s.meta.get("preTokens"), int) for s in summaries.values()):
+    if not any(isinstance(s.meta, Mapping) and isinstance(s.meta.get("preTokens"), int) for s in summaries.values()):
         return []
     position = thread.message_index()
     costs: list[int] | None = None

@@ -42,7 +42,7 @@ class ConfigForm(VerticalScroll):
     ConfigForm { height: 1fr; padding: 0 1; }
     ConfigForm .cfg-row { height: auto; margin-bottom: 1; }
     ConfigForm .cfg-line { height: auto; }
-    ConfigForm .cfg-label { width: 30; }
+    ConfigForm .cfg-label { width: 30; padding-right: 1; }  /* a long key wraps clear of its value */
     ConfigForm .cfg-field { width: 1fr; max-width: 30; }
     ConfigForm .cfg-help { color: $text-muted; padding-left: 30; height: auto; }
     ConfigForm .cfg-error { color: $error; padding-left: 30; height: auto; display: none; }

@@ -24,12 +24,13 @@ from inspector.pipeline.cache import (
     Prompt,
     Run,
     RunTable,
+    lead_tokens,
     parse_time,
     prompt_from_audit,
     simulate_cache,
-    with_lead_extra,
+    with_lead,
 )
-from inspector.pipeline.cache_rules import CacheRules, rules_for
+from inspector.pipeline.cache_rules import CacheRules, rules_for, system_prefixes
 from inspector.pipeline.pricing import CostSplit, PriceTable, request_cost
 
 
@@ -242,12 +243,29 @@ def _count_outputs(thread: Thread, requests: Sequence[Request], counter) -> list
     return out
 
 
-def _lead_extra(budget: BudgetAudit, replayed: int, billed: int) -> int:
-    """The unaccounted tokens in replayed units (billed = unaccounted + ratio x replayed)."""
-    extra = unaccounted_tokens(budget)
-    if not extra or not replayed or billed <= extra:
-        return 0
-    return round(extra * replayed / (billed - extra))
+def _leads(timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None], billed: Sequence[int],
+           prefixes: dict[str, int]) -> tuple[list[int], list[int]]:
+    """Each sent request's leading block and cached system prefix, in billed tokens.
+
+    The lead: the prompt's own leading block (the system prompt and tools the transcript holds) plus
+    what the provider billed beyond the transcript at the thread's first request (the agent's own
+    system prompt, tools and injected files; the same in every replay, as nothing compacts before
+    the first request). The system prefix, what a request whose messages changed still reads: what
+    the thread's recorded usage shows (`cache_rules.system_prefixes`), else the whole lead."""
+    gap = next((max(0, b - p.tokens) for p, b in zip(prompts, billed, strict=True) if p is not None), 0)
+    leads: list[int] = []
+    floors: list[int] = []
+    for a, p, b in zip(timeline, prompts, billed, strict=True):
+        if p is None:
+            leads.append(0)
+            floors.append(0)
+            continue
+        lead = lead_tokens(p) + gap
+        floor = prefixes.get(a.request_id, lead)
+        lead = max(lead, floor)
+        leads.append(lead if lead < b else b)
+        floors.append(floor if floor < b else b)
+    return leads, floors
 
 
 def _recorded_cost(r: Request, price, rules: CacheRules) -> float | None:
@@ -270,6 +288,7 @@ class _ThreadFacts:
     requests: dict[str, Request]
     times: dict[str, float | None]
     order: dict[str, int]
+    prefixes: dict[str, int]  # request id -> the cached system prefix its recorded usage shows
 
 
 def _thread_facts(thread: Thread, counter) -> _ThreadFacts:
@@ -280,7 +299,7 @@ def _thread_facts(thread: Thread, counter) -> _ThreadFacts:
         return hit[2]
     requests = {r.id: r for r in effective_requests(thread)}
     facts = _ThreadFacts(rules_for(thread), requests, {r.id: parse_time(r.created_at) for r in requests.values()},
-                         thread.message_index())
+                         thread.message_index(), system_prefixes(thread))
     if len(memo) >= 4:
         memo.clear()
     memo[key] = (thread.messages, thread.requests, facts)
@@ -298,10 +317,10 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
     times = [facts.times.get(r.id) for r in requests]
     order = facts.order
     billed = [billed_prompt_tokens(a.budget) for a in timeline]
-    # The agent's own prefix (system prompt, tools) sits in the leading block, in replayed units.
-    prompts = [p if p is None else with_lead_extra(p, _lead_extra(a.budget, p.tokens, b))
-               for a, p, b in zip(timeline, prompts, billed, strict=True)]
-    results = simulate_cache(timeline, prompts, times, rules, table, order, billed)
+    # The leading block holds the cached system prefix in billed tokens (cache.py, "Units").
+    leads, floors = _leads(timeline, prompts, billed, facts.prefixes)
+    prompts = [p if p is None else with_lead(p, lead) for p, lead in zip(prompts, leads, strict=True)]
+    results = simulate_cache(timeline, prompts, times, rules, table, order, billed, floors)
     outputs = _output_tokens(thread, requests, counter)
     out: list[RequestCost] = []
     price_of: dict[str | None, object] = {}  # one lookup per model name, not per request

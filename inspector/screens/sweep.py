@@ -21,7 +21,8 @@ from inspector.config import KEY_SPECS, PROFILE_KEYS, Config, ConfigError
 from inspector.model import Thread
 from widgets.safe import safe_line
 
-COLUMNS = ("value", "compactions", "failures", "prompt tokens", "cache read", "breaks", "cost", "facts lost")
+COLUMNS = ("value", "compactions", "back-to-back", "failures", "prompt tokens", "cache read", "breaks", "cost",
+           "summarization", "facts lost")
 
 
 def numeric_keys(profile: str) -> list[str]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative, positive
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative, positive
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
@@ -74,4 +74,8 @@ PROFILE = Profile(
     message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
+    summarization=SummarizationCall(
+        "history", cached=True, model="thread",
+        source="Anthropic docs, \"Compaction\": the summary is an extra sampling step of the same model over "
+               "the request's input, billed in `usage.iterations` (with its own cache reads)"),
 )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
@@ -97,4 +97,9 @@ PROFILE = Profile(
     agent=True,
     default_for=("claude-code",),
     thread_values=_thread_values,
+    summarization=SummarizationCall(
+        "history", cached=True, model="thread",
+        source="Claude Code's compaction forks the conversation with its cache-safe parameters (system prompt, "
+               "tools, model, messages) so the summarization call reads the conversation's cached prompt and "
+               "writes none (`compact.ts`, as described in public write-ups of its prompt caching)"),
 )

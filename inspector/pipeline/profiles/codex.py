@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
@@ -68,4 +68,8 @@ PROFILE = Profile(
     replayer=replayer,
     agent=True,
     default_for=("codex",),
+    summarization=SummarizationCall(
+        "history", cached=True, model="thread",
+        source="openai/codex `codex-rs/core/src/compact.rs` (`run_compact_task`: the history and the "
+               "summarization prompt sent as a turn of the same model, on OpenAI's automatic prefix cache)"),
 )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
@@ -75,4 +75,9 @@ PROFILE = Profile(
     message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
+    summarization=SummarizationCall(
+        "history", cached=False, model="thread",
+        source="sst/opencode `session/compaction.ts` (`process`: the compaction agent, with no system prompt "
+               "and no tools, sends the history again; it shares no prefix with the chat's cached prompt, "
+               "anomalyco/opencode#25120)"),
 )

@@ -299,3 +299,29 @@ def test_loss_all_reports_the_threads_it_could_not_replay_and_the_others(real_db
     assert sum(1 for line in result.stderr.splitlines() if line.startswith("error: thread ")) == len(data["errors"])
     text = CliRunner().invoke(main, args).stdout
     assert f"{len(data['errors'])} of them could not be replayed" in text
+
+
+def test_loss_and_probe_number_requests_from_one_as_simulate_and_the_tui_do(real_db):
+    """Issue 22 item 6: `loss` said "before request 50" where `simulate` and the TUI say 51. The places
+    are counted here from the JSONL: 1 + the model calls (usage once per message.id) before each
+    `compact_boundary`."""
+    name = "claude-code-session-with-compaction.jsonl" if len(FILES) == 1 else \
+        "claude-code-2.1.7-parallel-tools-3-compactions.jsonl"
+    calls: set[str] = set()
+    places: list[int] = []
+    for line in _lines(_real(name)):
+        rec = json.loads(line)
+        if rec.get("isSidechain"):
+            continue
+        if rec.get("subtype") == "compact_boundary":
+            places.append(len(calls) + 1)
+        msg = rec.get("message") if rec.get("type") == "assistant" else None
+        if isinstance(msg, dict) and isinstance(msg.get("usage"), dict) and msg.get("model") != "<synthetic>":
+            calls.add(msg["id"])
+    thread = _thread_of(real_db, name)
+    text = CliRunner().invoke(main, ["loss", "--thread", thread, "--db", real_db]).stdout
+    said = [int(m.group(1)) for m in re.finditer(r"compaction before request (\d+) \(index (\d+),", text)]
+    assert said == places
+    assert all(f"before request {n} (index {n - 1}," in text for n in places)
+    probe = CliRunner().invoke(main, ["probe", "--thread", thread, "--db", real_db, "zzz-never-said"]).stdout
+    assert f"  requests 1-{len(calls)}: absent" in probe.splitlines()

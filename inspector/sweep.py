@@ -195,6 +195,25 @@ METRICS: dict[str, str] = {
 }
 
 
+def value_label(key: str, value: Any) -> str:
+    """A swept value as the table says it: `0 (unset)` where the value means the key is not set."""
+    from inspector.config import KEY_SPECS
+
+    spec = KEY_SPECS.get(key)
+    return f"{value} (unset)" if spec is not None and spec.unset is not None and value == spec.unset else str(value)
+
+
+def plot_x(key: str, value: Any) -> float | None:
+    """Where a swept value goes on the plot's x axis: the value itself; an unset value where it behaves
+    (a percentage override's 0 at 100), or None (drawn apart from the line) where nothing behaves so."""
+    from inspector.config import KEY_SPECS
+
+    spec = KEY_SPECS.get(key)
+    if spec is not None and spec.unset is not None and value == spec.unset:
+        return None if spec.unset_behaves_as is None else float(spec.unset_behaves_as)
+    return float(value)
+
+
 def metric(row: SweepRow, name: str) -> float | None:
     """The value of one of `METRICS` in a row (None where unknown)."""
     value = row.cache_read_share if name == "cache_read_share" else getattr(row, name)
@@ -237,7 +256,7 @@ def iter_table(rows: Sequence[SweepRow]) -> Iterator[tuple[str, ...]]:
     """The text table's cells, one tuple per row (keys first, then `HEADER`, then the baseline mark)."""
     for row in rows:
         share = row.cache_read_share
-        yield (*(str(v) for v in row.config.values()), str(row.compactions), str(row.back_to_back),
+        yield (*(value_label(k, v) for k, v in row.config.items()), str(row.compactions), str(row.back_to_back),
                str(row.failures), f"{row.prompt_tokens:,}", "-" if share is None else f"{share:.1%}",
                str(row.cache_breaks), _money(row.cost), _money(row.summarization_cost),
                "-" if row.facts_lost is None else str(row.facts_lost), "*" if row.baseline else "")

@@ -49,3 +49,170 @@ async def test_the_prompt_ceiling_is_the_window_in_billed_units(tmp_path):
             await pilot.pause()
             assert chart.scale.budget == window, k
         assert "prompt ceiling 200k" in plain(app.query_one(TimelineLabel))
+
+
+def test_a_derived_request_count_reads_tilde_n_also_where_the_import_left_something_out():
+    """Item 17: the thread list showed `0!` where the README says `~N`."""
+    from dataclasses import replace
+
+    from inspector.model import ThreadInfo
+    from widgets.threads import request_count
+
+    info = ThreadInfo("t", "", "codex", 40, 0, 0, derived_requests=20, import_gaps={"calls": 3})
+    assert request_count(info).plain == "~20!"
+    assert request_count(replace(info, import_gaps=None)).plain == "~20"
+    assert request_count(replace(info, requests=288)).plain == "288!"
+    assert request_count(replace(info, requests=288, import_gaps=None)).plain == "288"
+
+
+async def test_ctrl_o_makes_the_saved_values_the_running_baseline(tmp_path):
+    """Item 17: ctrl+o saved, but the baseline stayed the old value until a restart."""
+    from textual.widgets import Static
+
+    from inspector.examples import WALKTHROUGH_ID
+
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.view.baseline_config["context.prune_protect_turns"] == 2
+        app.set_config_value("context.prune_protect_turns", 3)
+        await settle(app, pilot)
+        assert app.view.is_what_if
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        assert app.view.baseline_config["context.prune_protect_turns"] == 3
+        assert app.view.config["context.prune_protect_turns"] == 3 and not app.view.is_what_if
+        assert "config file: context.prune_protect_turns 3" in plain(app.query_one("#status", Static))
+
+
+async def test_a_profile_switch_keeps_the_thread_s_tokenizer(tmp_path):
+    """Item 16: switching a Claude Code session to iris recounted it with chars4 (calibration x1.46 ->
+    x1.69) without asking; the tokenizer is the user's to change."""
+    thread = _session()
+    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.view.config.profile == "claude-code" and app.view.config["context.tokenizer"] == "o200k_base"
+        ratio = app.view.calibration.fit.ratio
+        app.set_profile("iris")
+        await settle(app, pilot)
+        assert app.view.config.profile == "iris"
+        assert app.view.config["context.tokenizer"] == "o200k_base"
+        assert app.view.calibration.fit.ratio == ratio
+        app.set_config_value("context.tokenizer", "chars4")  # the user's own change stays theirs
+        await settle(app, pilot)
+        app.set_profile("harness")
+        await settle(app, pilot)
+        assert app.view.config["context.tokenizer"] == "chars4"
+
+
+async def test_the_anthropic_summarizer_without_a_key_says_why_under_the_field_and_the_status_line_returns(
+        tmp_path, monkeypatch):
+    """Item 15: a 5-second toast, the select silently reverted, and the status line stayed the
+    summarizer's progress until another request was selected."""
+    from textual.widgets import Select, Static
+
+    from inspector import service
+    from inspector.examples import WALKTHROUGH_ID
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setattr(service, "_SUMMARIZERS", {})
+    app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        before = plain(app.query_one("#status", Static))
+        app.set_config_value("summarization.summarizer", "anthropic")
+        await settle(app, pilot)
+        assert app.view.config["summarization.summarizer"] == "extractive"
+        assert app.query_one("#cfg-summarization-summarizer", Select).value == "extractive"
+        error = plain(app.query_one("#cfg-summarization-summarizer-error", Static))
+        assert error.startswith("not applied: ") and "ANTHROPIC_API_KEY" in error
+        assert plain(app.query_one("#status", Static)) == before  # the header is back, unbroken
+        app.jump_to_request(0)
+        await settle(app, pilot)
+        assert "ANTHROPIC_API_KEY" in plain(app.query_one("#cfg-summarization-summarizer-error", Static))
+
+
+def _usage_by_call() -> list[int]:
+    """The billed prompt of each model call of the session, in file order (usage once per message.id)."""
+    seen: dict[str, int] = {}
+    for line in SESSION.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line) if line.strip() else {}
+        msg = rec.get("message") if rec.get("type") == "assistant" else None
+        usage = msg.get("usage") if isinstance(msg, dict) else None
+        if isinstance(usage, dict) and msg.get("model") != "<synthetic>" and msg.get("id") not in seen:
+            seen[msg["id"]] = (usage["input_tokens"] + usage["cache_creation_input_tokens"]
+                               + usage["cache_read_input_tokens"])
+    return list(seen.values())
+
+
+def _reads() -> dict[str, str]:
+    """tool_result id -> the file_path its Read call read, from the JSONL."""
+    calls: dict[str, str] = {}
+    for line in SESSION.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line) if line.strip() else {}
+        content = rec.get("message", {}).get("content") if isinstance(rec.get("message"), dict) else None
+        for block in content if isinstance(content, list) else ():
+            if block.get("type") == "tool_use" and block.get("name") == "Read":
+                calls[block["id"]] = block["input"]["file_path"]
+    return calls
+
+
+async def test_since_n_1_says_the_billed_delta_and_names_blocks_by_tool(tmp_path):
+    """Items 11 and 13 at the real compaction: the billed row (the provider's figures, read from the JSONL)
+    beside the replayed one, and blocks named by tool and turn, the UUID in its own column."""
+    from inspector.request_step import request_step
+    from widgets.request_step import RequestStepView
+
+    thread = _session()
+    billed = _usage_by_call()
+    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        k = next(r.index for r in app.view.requests if r.compaction is not None)
+        app.jump_to_request(k)
+        await pilot.press("5")
+        await settle(app, pilot)
+        text = plain(app.query_one(RequestStepView))
+        step = request_step(app.view.audit(k - 1), app.view.audit(k))
+        assert step.billed_delta == billed[k] - billed[k - 1] < step.prompt_delta < 0
+        assert f"Prompt tokens (billed)           {billed[k] - billed[k - 1]:+,}" in text
+        assert f"Prompt tokens (replayed)          {step.prompt_delta:+,}" in text
+        assert " result " in text and "Read(" in text and " id" in text
+
+
+async def test_blocks_name_tool_results_by_their_call_and_s_and_clicks_move_the_cursor(tmp_path):
+    """Item 13 in the Blocks pane: `Read(…/file.go) result` (the file read from the JSONL), the reason of a
+    summarized row said, `s` to the top, a largest block's click scrolled into view."""
+    from widgets.blocks import BlocksView
+
+    thread = _session()
+    reads = _reads()
+    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        k = next(r.index for r in app.view.requests if r.compaction is not None)
+        app.jump_to_request(k)
+        await pilot.press("2")
+        await settle(app, pilot)
+        view = app.query_one(BlocksView)
+        table = view.table
+        blocks = view.request.blocks
+        row = next(i for i, b in enumerate(blocks) if b.message_id
+                   and app.view.messages[b.message_id].tool_call_id in reads)
+        name = table.plain_row(row)[-1]
+        path = reads[app.view.messages[blocks[row].message_id].tool_call_id]
+        assert name.startswith("Read(") and ") result" in name and path.rsplit("/", 1)[-1][:12] in name
+        assert blocks[row].message_id not in name
+        assert table.plain_row(row)[7].strip() == "summarized"  # said, as the CLI says it
+        await pilot.press("s")
+        await pilot.pause()
+        assert table.cursor_row == 0 and blocks[view.block_index(0)].tokens == max(b.tokens for b in blocks)
+        await pilot.press("s")
+        await pilot.pause()
+        far = len(blocks) - 2
+        app.action_open_block(far)
+        await settle(app, pilot)
+        top = round(table.scroll_offset.y)
+        height = table.scrollable_content_region.height - 1
+        assert far > height and top <= far < top + height

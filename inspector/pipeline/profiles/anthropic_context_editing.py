@@ -61,7 +61,7 @@ PROFILE = Profile(
         KeySpec("context_editing.clear_tool_inputs", str, "false", "also clear the cleared calls' inputs",
                 choices=("false", "true")),
         KeySpec("context_editing.compact_trigger", int, 150_000, "`compact_20260112` trigger, input tokens (0: off)",
-                non_negative),
+                non_negative, unset=0),
     ),
     reasons=(
         SHARED[Reason.SYSTEM],

@@ -25,6 +25,11 @@ class KeySpec:
     help: str
     check: Callable[[Any], str | None] = lambda v: None
     choices: tuple[str, ...] = ()
+    # A value that means "not set" (the agent's own default applies: 0 for an override), and the value
+    # that behaves the same where there is one (a percentage override of 100 lowers nothing): a sweep
+    # plots the unset value there, or apart from the line, never as if it were a very low setting.
+    unset: Any = None
+    unset_behaves_as: Any = None
 
 
 @dataclass(frozen=True, slots=True)

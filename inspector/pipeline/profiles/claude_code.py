@@ -80,7 +80,8 @@ PROFILE = Profile(
     # (`python -m bench.bench_calibration`).
     defaults={"context.token_budget_ratio": 1.0, "context.tokenizer": "o200k_base"},
     keys=(
-        KeySpec("claude_code.autocompact_pct_override", int, 0, "`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`: compact at this percentage of `window - output_reserve` (0: unset; it only lowers the threshold)", _percent),
+        KeySpec("claude_code.autocompact_pct_override", int, 0, "`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`: compact at this percentage of `window - output_reserve` (0: unset; it only lowers the threshold)", _percent,
+                unset=0, unset_behaves_as=100),
         KeySpec("claude_code.output_reserve", int, 20_000, "tokens Claude Code keeps for the summary's output: `32000` for threads of CLI 2.1.20 and older (set from the thread's version)",
                 non_negative),
         KeySpec("claude_code.autocompact_buffer", int, 13_000, "the auto-compact buffer below `window - output_reserve`", non_negative),

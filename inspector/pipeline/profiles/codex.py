@@ -50,7 +50,7 @@ PROFILE = Profile(
     defaults={"context.token_budget_ratio": 1.0, "context.tokenizer": "o200k_base"},
     keys=(
         KeySpec("codex.auto_compact_token_limit", int, 0, "`model_auto_compact_token_limit` (0: unset); never above 90% of the window",
-                non_negative),
+                non_negative, unset=0),
         KeySpec("codex.compact_user_tokens", int, 20_000, "recent user-message tokens a compaction keeps (`COMPACT_USER_MESSAGE_MAX_TOKENS`)",
                 non_negative),
     ),

@@ -59,9 +59,9 @@ PROFILE = Profile(
                 non_negative),
         KeySpec("opencode.max_output_tokens", int, 32_000, "output tokens opencode reserves (`OUTPUT_TOKEN_MAX`)",
                 non_negative),
-        KeySpec("opencode.reserved", int, 0, "`compaction.reserved` (0: min(20000, max_output_tokens))", non_negative),
+        KeySpec("opencode.reserved", int, 0, "`compaction.reserved` (0: min(20000, max_output_tokens))", non_negative, unset=0),
         KeySpec("opencode.preserve_recent_tokens", int, 0, "recent tokens a compaction keeps (0: min(15000, max(2000, usable / 4)))",
-                non_negative),
+                non_negative, unset=0),
     ),
     reasons=(
         SHARED[Reason.SYSTEM],

@@ -270,6 +270,5 @@ def footnotes(rows: Sequence[SweepRow]) -> list[str]:
         out.append(f"{unpriced} thread{'s' if unpriced != 1 else ''} without a price (a model the price table "
                    f"does not list, or no cache model): not in COST")
     if any(r.back_to_back for r in rows):
-        out.append("BACK-TO-BACK: compactions right after the previous one (what is kept is over the threshold "
-                   "again): each pays its summarization call")
+        out.append("BACK-TO-BACK: compactions right after the previous one, each paying its summarization call")
     return out

@@ -139,6 +139,7 @@ async def test_the_sweep_screen_is_readable_at_80x24_and_plots_unset_where_it_be
         await settle(app, pilot)
         app.action_sweep()
         await pilot.pause()
+        await app.workers.wait_for_complete()  # the default values' run, before it is replaced
         screen = app.screen
         assert screen.key == "claude_code.autocompact_pct_override"
         values = screen.query_one("#sweep-values", Input)

@@ -260,9 +260,6 @@ class BudgetView(Static):
         facts = Table(box=None, padding=(0, 1), show_header=False)
         facts.add_column(style="dim")
         facts.add_column()
-        exactness = "approximate" if self.approximate else "exact"
-        facts.add_row("Tokenizer", f"{self.tokenizer} ({exactness})")
-        facts.add_row("Profile", self.profile)
         if request.failed and b.needed_tokens is not None:  # not sent: what it needed, not "0"
             facts.add_row("Prompt (replayed)", Text(f"not sent (needs {b.needed_tokens:,})", style="#ff5f5f"))
         else:
@@ -285,6 +282,9 @@ class BudgetView(Static):
             # Agent transcripts (Claude Code, Codex) keep the conversation, not the agent's own prompt.
             facts.add_row("", Text("the thread holds no system prompt or tool definitions; the recorded "
                                    "count includes the agent's own", style="dim"))
+        exactness = "approximate" if self.approximate else "exact"
+        facts.add_row("Tokenizer", f"{self.tokenizer} ({exactness})")
+        facts.add_row("Profile", self.profile)
         facts.add_row("History budget", f"{b.available:,}")
         facts.add_row("History sent", f"{b.history_tokens:,}")
         if self.threshold is not None:
@@ -329,10 +329,10 @@ class BudgetView(Static):
             body.add_column()
             body.add_column()
             body.add_row(legend, facts)
-        else:  # a narrow pane: the facts under the legend, so neither wraps its labels
+        else:  # a narrow pane: the facts (the bill first) above the legend, so neither wraps its labels
             body.add_column()
-            body.add_row(legend)
             body.add_row(facts)
+            body.add_row(legend)
         grid.add_row(body)
         grid.add_row(Text(""))
         grid.add_row(largest_blocks(request, names=self.names))

@@ -146,8 +146,8 @@ class SummariesView(Horizontal):
     DEFAULT_CSS = """
     SummariesView { height: 1fr; }
     SummariesView > #summaries-left { width: 74; height: 1fr; }
-    SummariesView #summaries-table { height: 1fr; }
-    SummariesView #lost-facts { height: 1fr; border-top: solid $primary-darken-2; }
+    SummariesView #summaries-table { height: auto; max-height: 50%; }
+    SummariesView #lost-facts { height: 1fr; min-height: 4; border-top: solid $primary-darken-2; }
     SummariesView > #summary-detail-scroll { width: 1fr; min-width: 36; height: 1fr; border-left: solid $primary-darken-2; padding: 0 1; }
     """
 

@@ -253,15 +253,19 @@ def _billed(common: int, lead_a: int, lead_b: int, ratio: float) -> int:
     return shared + round((common - lead_a) * ratio)
 
 
-def _readable(rules: CacheRules, m: _Match, lead_b: int, ratio: float, whole: int, floor: int) -> int:
+def _readable(rules: CacheRules, m: _Match, lead_b: int, ratio: float, whole: int, floor: int,
+              compacted: bool = False) -> int:
     """Billed tokens a request can read from one entry: all of it (`whole` billed tokens) where the
     entry's prompt is a prefix of the request's; else, for OpenAI, the shared prefix (the lead as
-    billed, `lead_b` the request's own, the rest scaled by `ratio`), for Anthropic the system prefix
-    both share (`floor`)."""
+    billed, `lead_b` the request's own, the rest scaled by `ratio`; at most the system prefix both
+    share, `floor`, where the request `compacted`: everything past it is new), for Anthropic the
+    system prefix."""
     if m.a_done:
         return _cached_length(rules, whole)
     if rules.provider == "openai":
         got = _billed(m.common, m.lead, lead_b, ratio)
+        if compacted and got > floor:
+            got = floor
         return _cached_length(rules, got if got < whole else whole)
     return _cached_length(rules, floor if m.lead else 0)
 
@@ -358,7 +362,8 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
             if whole:
                 got = cached_length(rules, previous[2])
             else:
-                got = _readable(rules, m, lead_b, ratio, previous[2], previous[3] if previous[3] < floor else floor)
+                got = _readable(rules, m, lead_b, ratio, previous[2], previous[3] if previous[3] < floor else floor,
+                                audit.compaction is not None)
             got = size if got > size else got
             if alive and got > 0:
                 best, best_entry = got, previous
@@ -375,7 +380,8 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
                     if other.tokens <= tokens and is_prefix(other, prompt, table):
                         got = cached_length(rules, entry[2])
                     elif openai:
-                        got = _readable(rules, match(other, prompt, table), lead_b, ratio, entry[2], 0)
+                        got = _readable(rules, match(other, prompt, table), lead_b, ratio, entry[2],
+                                        entry[3] if entry[3] < floor else floor, audit.compaction is not None)
                     else:
                         first = other.segments[0] if other.segments else None
                         same_lead = type(first) is Block and type(lead) is Block and first.kind == "lead" and \

@@ -32,7 +32,7 @@ COLUMNS = ("value", "compactions", "back-to-back", "failures", "prompt tokens", 
            "summarization", "facts lost")
 SHORT_COLUMNS = ("value", "comp", "b2b", "fail", "prompt", "read", "brk", "cost", "summ.", "lost")
 WIDE = 110  # screen width from which the table's columns have their whole names
-SHORT_NOTE = "comp compactions · b2b back-to-back · brk cache breaks · summ. summarization calls (in cost)"
+SHORT_NOTE = "b2b back-to-back · brk cache breaks · summ. summarization calls (in cost)"
 KEY_WIDTH = 38  # characters of a key the select shows before it abbreviates the section
 
 
@@ -69,7 +69,7 @@ class SweepScreen(Screen[None]):
     SweepScreen #sweep-metric { width: 28; }
     SweepScreen #sweep-mode { width: 26; margin-left: 1; }
     SweepScreen #sweep-run { min-width: 7; width: 9; height: 1; border: none; margin-left: 1; }
-    SweepScreen #sweep-status { height: auto; max-height: 3; padding: 0 1; }
+    SweepScreen #sweep-status { height: auto; max-height: 4; padding: 0 1; }
     SweepScreen #sweep-rows { height: auto; max-height: 40%; }
     SweepScreen #sweep-plot { height: 1fr; min-height: 8; }
     """

@@ -133,11 +133,15 @@ def _to_billed(common: int, lead_a: int, lead_b: int, ratio: float) -> int:
     return min(lead_a, lead_b) + round((common - lead_a) * ratio)
 
 
-def _readable(rules: CacheRules, m: _Match, lead_b: int, ratio: float, whole: int, floor: int) -> int:
+def _readable(rules: CacheRules, m: _Match, lead_b: int, ratio: float, whole: int, floor: int,
+              compacted: bool = False) -> int:
     if m.a_done:
         return _cached_length(rules, whole)
     if rules.provider == "openai":
-        return _cached_length(rules, min(_to_billed(m.common, m.lead, lead_b, ratio), whole))
+        got = _to_billed(m.common, m.lead, lead_b, ratio)
+        if compacted:
+            got = min(got, floor)
+        return _cached_length(rules, min(got, whole))
     return _cached_length(rules, floor) if m.lead else 0
 
 
@@ -174,7 +178,8 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
             if whole:
                 got = _cached_length(rules, previous[2])
             else:
-                got = _readable(rules, m, lead_b, ratio, previous[2], min(previous[3], floor))
+                got = _readable(rules, m, lead_b, ratio, previous[2], min(previous[3], floor),
+                                audit.compaction is not None)
             got = min(got, size)
             if alive and got > 0:
                 best, best_entry = got, previous
@@ -186,7 +191,8 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
                 if is_prefix(entry[0], prompt, table):
                     got = _cached_length(rules, entry[2])
                 elif openai:
-                    got = _readable(rules, match(entry[0], prompt, table), lead_b, ratio, entry[2], 0)
+                    got = _readable(rules, match(entry[0], prompt, table), lead_b, ratio, entry[2],
+                                    min(entry[3], floor), audit.compaction is not None)
                 else:
                     lead = entry[0].segments[0] if entry[0].segments else None
                     mine = prompt.segments[0] if prompt.segments else None

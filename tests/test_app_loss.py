@@ -68,7 +68,7 @@ async def test_the_summaries_pane_lists_what_the_compaction_lost_and_jumps_to_it
         assert "instruction 1/1" in detail
         lost_table = app.query_one("#lost-facts")
         # named by turn and kind, not by message id (issue 22 item 13)
-        assert [c.strip() for c in lost_table.plain_row(2)] == ["instruction", CORRECTION06, "turn 1 user"]
+        assert [c.strip() for c in lost_table.plain_row(2)] == ["instruction", CORRECTION06, "req 1 turn 1 user"]
         lost_table.focus()
         lost_table.move_cursor(row=2)
         await pilot.press("enter")

@@ -437,7 +437,7 @@ def test_an_import_reports_the_thread_the_database_refused(tmp_path: Path, monke
     db = tmp_path / "s.sqlite"
     result = run("import", str(source), "--db", str(db))
     assert result.exit_code == 0
-    assert "imported 1 thread(s) from 1 file(s); 0 skipped; 1 thread(s) not saved" in result.stdout
+    assert "imported 1 thread(s) from 1 file(s); 0 warning(s); 1 thread(s) not saved" in result.stdout
     [line] = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
     assert line.startswith(f"error: {source}: thread huge: cannot be saved (") and "thread skipped" in line
     listing = run("threads", "--db", str(db), "--json")

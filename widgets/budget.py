@@ -15,7 +15,7 @@ from textual.widgets import Static
 from inspector.config import AGENT_PROFILES
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
-from widgets.cost import cost_rows
+from widgets.cost import bill_line, cost_rows
 from widgets.names import MessageNames
 from widgets.rendered import RenderedOnce
 from widgets.safe import safe_line
@@ -234,6 +234,9 @@ class BudgetView(Static):
         grid.add_row(self._ruler(self.threshold, "compaction", b.window, width))
         if self.pruning_threshold:
             grid.add_row(self._ruler(self.pruning_threshold, "hard pruning", b.window, width))
+        bill = bill_line(request)
+        if bill is not None:  # the bill at a glance, at every size (its parts are in the facts below)
+            grid.add_row(bill)
         legend = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim")
         legend.add_column("")
         legend.add_column("Category")
@@ -329,10 +332,10 @@ class BudgetView(Static):
             body.add_column()
             body.add_column()
             body.add_row(legend, facts)
-        else:  # a narrow pane: the facts (the bill first) above the legend, so neither wraps its labels
+        else:  # a narrow pane: the facts under the legend, so neither wraps its labels
             body.add_column()
-            body.add_row(facts)
             body.add_row(legend)
+            body.add_row(facts)
         grid.add_row(body)
         grid.add_row(Text(""))
         grid.add_row(largest_blocks(request, names=self.names))

@@ -24,6 +24,26 @@ def _dollars(value: float | None) -> str:
     return f"${value:,.4f}" if abs(value) < 1 else f"${value:,.2f}"
 
 
+def bill_line(request: RequestAudit) -> Text | None:
+    """One line: what the provider bills for the request, the cost with its compaction's summarization
+    call, the share read from the cache, and the recorded cost beside (None where there is no bill)."""
+    b = request.budget
+    if b.cache_read_tokens is None or request.failed:
+        return None
+    billed = billed_prompt_tokens(b)
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append("Bill ", style="bold")
+    line.append(f"{billed:,} tokens · ")
+    line.append(_dollars(b.cost) if b.cost is not None else "no price", style="bold #ffd75f")
+    if b.summarization is not None and b.summarization.cost is not None:
+        line.append(f" (summarization {_dollars(b.summarization.cost.total)})")
+    if billed:
+        line.append(f" · {b.cache_read_tokens / billed:.0%} read from the cache")
+    if b.recorded_cost is not None:
+        line.append(f" · recorded {_dollars(b.recorded_cost)}", style="#ffd75f")
+    return line
+
+
 def cost_rows(request: RequestAudit, names: MessageNames | None = None) -> list[tuple[str, Text]]:
     """The Budget pane's facts about the request's bill: the replayed cost and its split, the
     recorded cost, the compaction's summarization call and the cache break (the changed block named

@@ -6,10 +6,11 @@ name blocks with them; the UUID stays in the block's detail (and Since N-1's id 
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any
 
-from inspector.model import Message, Role, Thread, ToolCall, assign_turns, tool_link_id
+from inspector.model import Message, Role, Thread, ToolCall, assign_turns, effective_requests, tool_link_id
 from widgets.safe import safe_line
 
 # The argument that says what a call is about, in the order tried (Claude Code's Read / Edit / Bash /
@@ -82,6 +83,8 @@ class MessageNames:
         self.cwd = cwd if isinstance(cwd, str) else None
         self._thread = thread
         self._turns: dict[str, int | None] | None = None
+        self._request_ends: list[int] | None = None  # each request's last message, in thread order
+        self._positions: dict[str, int] = {}
 
     def turn(self, message_id: str | None) -> int | None:
         """The turn the message belongs to (None before the user's first message)."""
@@ -89,6 +92,19 @@ class MessageNames:
             messages = self._thread.messages
             self._turns = {m.id: t for m, t in zip(messages, assign_turns(messages), strict=True)}
         return self._turns.get(message_id) if message_id else None
+
+    def first_request(self, message_id: str | None) -> int | None:
+        """The request (from 1) that first sends the message: the first whose history reaches it."""
+        if self._request_ends is None:
+            index = self._thread.message_index()
+            self._positions = index
+            self._request_ends = [index[r.after_message_id] for r in effective_requests(self._thread)
+                                  if r.after_message_id in index]
+        at = self._positions.get(message_id) if message_id else None
+        if at is None:
+            return None
+        k = bisect_left(self._request_ends, at)
+        return k + 1 if k < len(self._request_ends) else None
 
     def kind(self, message_id: str | None) -> str:
         """What the message is, in a word or two: the tool (`Read`, `Read result`) or the role."""

@@ -118,18 +118,20 @@ def lost_rows(loss: CompactionLoss | None) -> list[Fact]:
     return [f for kind in KINDS for f in lost if f.kind is kind]
 
 
-LOST_COLUMNS = [Column("lost", 10), Column("fact", 40), Column("from", 22)]
-FACT_WIDTH = 40
+LOST_COLUMNS = [Column("lost", 10), Column("fact", 36), Column("from", 26)]
+FACT_WIDTH = 36
 
 
 def lost_cells(fact: Fact, names: MessageNames | None) -> tuple[Text, Text, Text]:
     """A lost fact's row: its kind, its text (a path shortened from the left, so its file name shows),
-    and where it came from (`turn 12 Read result`; the message's id without names)."""
+    and where it came from: the request that first sent it, its turn and its tool or role
+    (`req 5 turn 3 Read result`; the message's id without names)."""
     text = safe_line(fact.text, 400)
     text = short_path(text, FACT_WIDTH) if fact.kind is FactKind.PATH else text
     if names is not None and names.kind(fact.message_id):
-        turn = names.turn(fact.message_id)
-        where = f"turn {turn} {names.kind(fact.message_id)}" if turn is not None else names.kind(fact.message_id)
+        request, turn = names.first_request(fact.message_id), names.turn(fact.message_id)
+        where = " ".join(part for part in (f"req {request}" if request else "", f"turn {turn}" if turn else "",
+                                           names.kind(fact.message_id)) if part)
     else:
         where = fact.message_id
     return Text(str(fact.kind), style="#ff875f"), Text(text), Text(safe_line(where, 40), style="dim")

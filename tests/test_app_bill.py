@@ -22,6 +22,11 @@ def _session():
     return max(result.threads, key=lambda t: len(t.requests))
 
 
+def _session_app(tmp_path):
+    thread = _session()
+    return make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+
+
 def _largest_billed_prompt() -> int:
     """The largest prompt the provider billed in the file (usage once per message.id)."""
     seen: dict[str, int] = {}
@@ -37,8 +42,7 @@ def _largest_billed_prompt() -> int:
 
 async def test_the_prompt_ceiling_is_the_window_in_billed_units(tmp_path):
     """Item 5: main drew the ceiling at the window plus the calibrated gap (241k on a 200k window)."""
-    thread = _session()
-    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+    app = _session_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         chart = app.query_one(TimelineChart)
@@ -88,8 +92,7 @@ async def test_ctrl_o_makes_the_saved_values_the_running_baseline(tmp_path):
 async def test_a_profile_switch_keeps_the_thread_s_tokenizer(tmp_path):
     """Item 16: switching a Claude Code session to iris recounted it with chars4 (calibration x1.46 ->
     x1.69) without asking; the tokenizer is the user's to change."""
-    thread = _session()
-    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+    app = _session_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert app.view.config.profile == "claude-code" and app.view.config["context.tokenizer"] == "o200k_base"
@@ -158,21 +161,26 @@ def _reads() -> dict[str, str]:
     return calls
 
 
+async def _at_the_compaction(app, pilot, tab: str) -> int:
+    """Settle, select the session's compaction request and open pane `tab`; its index."""
+    await settle(app, pilot)
+    k = next(r.index for r in app.view.requests if r.compaction is not None)
+    app.jump_to_request(k)
+    await pilot.press(tab)
+    await settle(app, pilot)
+    return k
+
+
 async def test_since_n_1_says_the_billed_delta_and_names_blocks_by_tool(tmp_path):
     """Items 11 and 13 at the real compaction: the billed row (the provider's figures, read from the JSONL)
     beside the replayed one, and blocks named by tool and turn, the UUID in its own column."""
     from inspector.request_step import request_step
     from widgets.request_step import RequestStepView
 
-    thread = _session()
     billed = _usage_by_call()
-    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+    app = _session_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await settle(app, pilot)
-        k = next(r.index for r in app.view.requests if r.compaction is not None)
-        app.jump_to_request(k)
-        await pilot.press("5")
-        await settle(app, pilot)
+        k = await _at_the_compaction(app, pilot, "5")
         text = plain(app.query_one(RequestStepView))
         step = request_step(app.view.audit(k - 1), app.view.audit(k))
         assert step.billed_delta == billed[k] - billed[k - 1] < step.prompt_delta < 0
@@ -186,15 +194,10 @@ async def test_blocks_name_tool_results_by_their_call_and_s_and_clicks_move_the_
     summarized row said, `s` to the top, a largest block's click scrolled into view."""
     from widgets.blocks import BlocksView
 
-    thread = _session()
     reads = _reads()
-    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+    app = _session_app(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await settle(app, pilot)
-        k = next(r.index for r in app.view.requests if r.compaction is not None)
-        app.jump_to_request(k)
-        await pilot.press("2")
-        await settle(app, pilot)
+        await _at_the_compaction(app, pilot, "2")
         view = app.query_one(BlocksView)
         table = view.table
         blocks = view.request.blocks

@@ -250,7 +250,13 @@ def _valid_threads(threads: list[Any], name: str, skipped: list[str]) -> list[An
             skipped.append(f"{name}: thread {thread.id}: the same thread id appears twice in the file")
             continue
         seen.add(thread.id)
-        fixed, warnings = sanitize_thread(thread, name)
+        try:
+            fixed, warnings = sanitize_thread(thread, name)
+        except Exception as exc:  # noqa: BLE001 - a repair bug must not lose the file's other threads
+            detail = " ".join(str(exc).split())[:200]
+            skipped.append(f"{name}: thread {thread.id}: internal error while repairing it ({type(exc).__name__}: "
+                           f"{detail}); thread skipped, please report it")
+            continue
         skipped.extend(warnings)
         out.append(fixed)
     return out

@@ -169,7 +169,7 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 
     for line in report.skipped:
         click.echo(f"warning: {safe_line(line)}", err=True)
-    for line in [*getattr(report, "errors", []), *getattr(report, "thread_errors", [])]:
+    for line in [*report.folder_errors, *report.errors, *report.thread_errors]:
         click.echo(f"error: {safe_line(line)}", err=True)
     for line in report.coverage_lines():
         click.echo(safe_line(line))

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from inspector.store import Store
-from tests.test_bad_input import BAD_DIR, run
+from tests.test_bad_input import BAD_DIR, run, snapshot
 
 SESSION = "cc-session"
 
@@ -91,3 +91,214 @@ def test_single_block_content_and_surrogates_keep_every_message(tmp_path: Path):
     assert native_bad.messages[1].tool_calls[0].arguments == {"t": "\ufffd lone"}
     assert [m.content for m in native_clean.messages] == ["fine", "yes"]
     assert [s.summary for s in codex.summaries] == ["The user asked q1.", '{"kind": "opaque", "n": 3}']
+
+
+# ---- walked folders --------------------------------------------------------------------------------
+
+def chat(text: str) -> str:
+    return json.dumps([{"role": "user", "content": text}, {"role": "assistant", "content": "ok"}])
+
+
+def listed(db: Path) -> dict[str, int]:
+    listing = run("threads", "--db", str(db), "--json")
+    assert listing.exit_code == 0, listing.stderr
+    return {t["id"]: t["messages"] for t in json.loads(listing.stdout)}
+
+
+def test_a_symlinked_sub_folder_is_walked_once_and_a_loop_is_said(tmp_path: Path):
+    root = tmp_path / "sessions"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "one.json").write_text(chat("one"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "two.json").write_text(chat("two"))
+    (root / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (root / "real" / "loop").symlink_to(root, target_is_directory=True)
+    before = snapshot(tmp_path)
+    db = tmp_path / "out" / "store.sqlite"
+    result = run("import", str(root), "--db", str(db))
+    assert result.exit_code == 0, result.stderr
+    assert "imported 2 thread(s) from 2 file(s); 1 skipped" in result.stdout
+    assert result.stderr.splitlines() == [f"warning: {root / 'real' / 'loop'}: a link to a folder already walked; "
+                                          "not walked again"]
+    assert listed(db) == {"one": 2, "two": 2}
+    assert {k: v for k, v in snapshot(tmp_path).items() if not k.startswith("out")} == before
+
+
+def test_a_folder_that_cannot_be_read_is_said(tmp_path: Path, monkeypatch):
+    """Root reads any folder, so the refusal is injected where the walk lists it (as os.scandir raises it)."""
+    import os
+
+    root = tmp_path / "sessions"
+    (root / "closed").mkdir(parents=True)
+    (root / "closed" / "hidden.json").write_text(chat("hidden"))
+    (root / "open.json").write_text(chat("open"))
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if Path(path) == root / "closed":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    db = tmp_path / "store.sqlite"
+    result = run("import", str(root), "--db", str(db))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [f"error: {root / 'closed'}: folder cannot be read (Permission denied); "
+                                          "nothing under it imported"]
+    assert "imported 1 thread(s) from 1 file(s); 0 skipped; 1 file(s) failed" not in result.stdout
+    assert "1 folder(s) not read" in result.stdout
+    assert listed(db) == {"open": 2}
+
+
+def test_a_1100_folder_deep_tree_imports(tmp_path: Path):
+    import os
+
+    deep = tmp_path / "tree"
+    levels = [deep]
+    for _ in range(1100):  # made and removed level by level (pathlib's and shutil's own recursion would fail)
+        levels.append(levels[-1] / "d")
+    for level in levels:
+        os.mkdir(level)
+    (levels[-1] / "bottom.json").write_text(chat("bottom"))
+    db = tmp_path / "store.sqlite"
+    try:
+        result = run("import", str(deep), "--db", str(db))
+        assert result.exit_code == 0, result.stderr
+        assert "imported 1 thread(s) from 1 file(s); 0 skipped" in result.stdout
+        assert listed(db) == {"bottom": 2}
+    finally:
+        os.unlink(levels[-1] / "bottom.json")
+        for level in reversed(levels):
+            os.rmdir(level)
+
+
+def test_a_file_name_that_is_not_utf8_imports_alone_and_in_a_folder(tmp_path: Path):
+    import os
+
+    folder = tmp_path / "src"
+    folder.mkdir()
+    raw = os.fsencode(folder) + b"/caf\xe9.json"
+    with open(raw, "w") as fh:
+        fh.write(chat("accented"))
+    db = tmp_path / "store.sqlite"
+    for target in (str(folder), os.fsdecode(raw)):
+        result = run("import", target, "--db", str(db))
+        assert result.exit_code == 0, result.stderr
+        assert result.stderr == "" and "file(s) failed" not in result.stdout, result.stdout
+        assert "imported 1 thread(s) from 1 file(s)" in result.stdout
+    assert listed(db) == {"caf\\xe9": 2}
+    with Store.open(str(db)) as store:
+        paths = [r["path"] for r in store.import_records()]
+    assert paths == [f"{folder}/caf\\xe9.json"] * 2  # the same file: the second run replaced its thread
+
+
+def test_one_file_named_three_ways_is_imported_once(tmp_path: Path):
+    import os
+
+    folder = tmp_path / "src"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.json").write_text(chat("only once"))
+    (folder / "b.json").symlink_to(folder / "a.json")
+    os.link(folder / "a.json", folder / "sub" / "c.json")
+    db = tmp_path / "store.sqlite"
+    result = run("import", str(folder / "a.json"), str(folder / "sub" / ".." / "a.json"), str(folder), "--db", str(db))
+    assert result.exit_code == 0, result.stderr
+    assert "imported 1 thread(s) from 1 file(s); 2 skipped" in result.stdout
+    assert sorted(result.stderr.splitlines()) == [  # the same path twice is simply read once; links are said
+        f"warning: {folder / 'b.json'}: the same file as {folder / 'a.json'}; imported once",
+        f"warning: {folder / 'sub' / 'c.json'}: the same file as {folder / 'a.json'}; imported once"]
+    assert listed(db) == {"a": 2}
+
+
+def test_the_database_inside_the_walked_folder_is_not_imported(tmp_path: Path):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "chat.json").write_text(chat("hello"))
+    db = folder / "threads.json"  # a SQLite file whose name the walk would take for a transcript
+    for _ in range(2):
+        result = run("import", str(folder), "--db", str(db))
+        assert result.exit_code == 0, result.stderr
+        assert result.stderr.splitlines() == [f"warning: {db}: the database being written; not imported"]
+        assert "file(s) failed" not in result.stdout
+    assert listed(db) == {"chat": 2}
+
+
+# ---- a full disk mid-import --------------------------------------------------------------------------
+
+def session_lines(session: str, text: str, agent: str | None = None) -> str:
+    """A Claude Code session (or, with `agent`, one of its sub-agent files) of one call."""
+    side = {"isSidechain": True, "agentId": agent} if agent else {"isSidechain": False}
+    user = {"type": "user", "uuid": f"{session}-{agent}-u", "parentUuid": None, "sessionId": session,
+            "timestamp": "2026-01-01T00:00:00Z", **side, "message": {"role": "user", "content": text}}
+    reply = {"type": "assistant", "uuid": f"{session}-{agent}-a", "parentUuid": user["uuid"], "sessionId": session,
+             "timestamp": "2026-01-01T00:00:01Z", **side,
+             "message": {"role": "assistant", "id": f"{session}-{agent}-m", "model": "claude-sonnet-4-5",
+                         "content": [{"type": "text", "text": "ok"}],
+                         "usage": {"input_tokens": 5, "output_tokens": 1}}}
+    return json.dumps(user) + "\n" + json.dumps(reply) + "\n"
+
+
+def test_a_full_disk_mid_import_commits_whole_files_only(tmp_path: Path, monkeypatch):
+    """SQLite's own "database or disk is full" (max_page_count caps the file): the file it happens in
+    is saved not at all (neither its main thread, nor its sub-agents, nor its import record), the files
+    before it are saved whole, the run stops with one line for the rest; no traceback."""
+    from inspector.store import engine
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "a-first.jsonl").write_text(session_lines("first", "small"))
+    (folder / "b-big.jsonl").write_text(session_lines("big", "x" * 400_000))
+    for agent in ("one", "two"):
+        agents = folder / "b-big" / "subagents"
+        agents.mkdir(parents=True, exist_ok=True)
+        (agents / f"agent-{agent}.jsonl").write_text(session_lines("big", f"agent {agent}", agent))
+    (folder / "c-last.jsonl").write_text(session_lines("last", "small too"))
+    db = tmp_path / "store.sqlite"
+    assert run("import", str(BAD_DIR / "only-system.json"), "--db", str(db)).exit_code == 0
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.close()
+    monkeypatch.setattr(engine, "SQLITE_PRAGMAS", [f"PRAGMA max_page_count={pages + 30}"])
+    before = snapshot(folder)
+    result = run("import", str(folder), "--db", str(db))
+    assert snapshot(folder) == before
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        f"error: {folder / 'b-big.jsonl'}: not saved (sqlite:///{db}: cannot save threads (database or disk is full));"
+        " nothing of it imported",
+        # c-last.jsonl and b-big's two sub-agent files (they would have come in with it)
+        "error: 3 more file(s) not imported: the database stopped accepting writes"], result.stderr
+    assert "imported 1 thread(s) from 1 file(s)" in result.stdout
+    with Store.open(str(db)) as store:
+        assert sorted(store.thread_ids()) == ["first", "sys"]
+        assert [r["thread_ids"] for r in store.import_records()] == [["sys"], ["first"]]
+    monkeypatch.setattr(engine, "SQLITE_PRAGMAS", [])  # space again: the same run imports everything
+    again = run("import", str(folder), "--db", str(db))
+    assert again.exit_code == 0, again.stderr
+    assert listed(db) == {"sys": 2, "first": 2, "big": 2, "big/agent-one": 2, "big/agent-two": 2, "last": 2}
+
+
+def test_many_sessions_in_one_folder_list_it_once(tmp_path: Path, monkeypatch):
+    """Each Claude Code session looks for its sub-agent files beside it: the folder is listed once per
+    run, not once per session (3,000 sessions took 222 s; bench/RESULTS.md has the figure)."""
+    from inspector.importers import _sources
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for i in range(60):
+        (folder / f"s{i:03d}.jsonl").write_text(session_lines(f"s{i:03d}", f"question {i}"))
+    listings: list[Path] = []
+    real_iterdir = Path.iterdir
+
+    def iterdir(self):
+        listings.append(self)
+        return real_iterdir(self)
+
+    monkeypatch.setattr(_sources.Path, "iterdir", iterdir)
+    db = tmp_path / "store.sqlite"
+    result = run("import", str(folder), "--db", str(db))
+    assert result.exit_code == 0 and "imported 60 thread(s) from 60 file(s)" in result.stdout, result.stderr
+    assert listings.count(folder) == 1, len(listings)

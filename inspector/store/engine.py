@@ -99,17 +99,31 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
+SQLITE_PRAGMAS: list[str] = []
+"""Extra PRAGMAs run on every write connection (tests use `max_page_count` to fill the disk)."""
+
+
 def _sqlite_write_engine(path: Path, wal: bool) -> Engine:
+    """A write engine whose transactions are SQLAlchemy's own, begun `BEGIN IMMEDIATE`: the write lock
+    is taken (or waited for) at the start, so two imports never interleave, and SAVEPOINTs work (an
+    import commits each file in a savepoint of its own; pysqlite's implicit transactions break them)."""
     engine = create_engine("sqlite:///" + str(path), connect_args={"check_same_thread": False})
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=5000")
         if wal:
             cursor.execute("PRAGMA journal_mode=WAL")
+        for pragma in SQLITE_PRAGMAS:
+            cursor.execute(pragma)
         cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 

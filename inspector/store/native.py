@@ -14,13 +14,16 @@ version checks, reads, imports, the live-append API); split, its SQL would be sc
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import time
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from sqlalchemy import Engine, delete, func, insert, inspect, select, update
 from sqlalchemy import text as sql_text
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
+from sqlalchemy.exc import DataError, IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 
 from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall
 from inspector.store import convert
@@ -382,6 +385,10 @@ class Store:
         if self.read_only:
             raise StoreError(f"{mask_url(self.url)}: opened read-only")
 
+    def import_batch(self) -> ImportBatch:
+        """The write transaction of an import run (see `ImportBatch`)."""
+        return ImportBatch(self)
+
     def save_thread(self, thread: Thread, *, now: str | None = None) -> bool:
         """Write `thread`, replacing a thread with the same id. Returns True when one was replaced."""
         return self.save_threads([thread], now=now)[0]
@@ -495,30 +502,135 @@ class Store:
                 )
 
 
-def _create_tables(engine: Engine, stamp: str) -> None:
-    """The tables and the version row in one transaction. SQLite's DDL would otherwise commit table by
-    table, and a second import starting meanwhile would find half a schema: BEGIN IMMEDIATE makes it
-    wait, then find the whole schema (and its version row: a unique-key error the caller expects)."""
-    if engine.dialect.name != "sqlite":
-        with engine.begin() as conn:
-            Base.metadata.create_all(conn)
-            conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
-        return
-    with engine.connect() as conn:
-        raw = conn.connection.driver_connection
-        level = raw.isolation_level
-        raw.isolation_level = None  # the transaction below is ours, not pysqlite's
-        try:
-            raw.execute("BEGIN IMMEDIATE")
+class ThreadsRefused(StoreError):
+    """The database refused every thread of a file (their data, not the database itself)."""
+
+
+DATA_ERRORS = (IntegrityError, DataError, OverflowError, sqlite3.IntegrityError, sqlite3.DataError)
+"""What the database says of one thread it cannot hold (a value past a column's limit): that thread is
+skipped, the others saved. Anything else (a full disk, an I/O error, a lock) stops the import."""
+
+COMMIT_SECONDS = 1.0
+"""An import commits its batch of files at least this often (5,000 tiny files are a few commits, not
+5,000 fsyncs); each file is a savepoint of the batch."""
+
+
+class ImportBatch:
+    """One write transaction over the files of an import run, committed every `COMMIT_SECONDS`.
+
+    Each file's threads and its import record are written in a savepoint of their own
+    (`save_file`): together, or not at all. `save_file` returns per thread whether it replaced one
+    (None: the database refused that thread, `errors` says why). A failure that is not about one
+    thread's data raises StoreError; the caller then `rollback`s what was not committed."""
+
+    def __init__(self, store: Store, *, seconds: float = COMMIT_SECONDS) -> None:
+        store._require_writable()
+        self.store = store
+        self.seconds = seconds
+        self.conn = store.engine.connect()
+        self.trans = self.conn.begin()
+        self.started = time.monotonic()
+        self.errors: list[str] = []
+
+    def save_file(self, threads: list[Thread], *, path: str, sha256: str, fmt: str, skipped: list[str],
+                  now: str | None = None) -> list[bool | None]:
+        stamp = now or now_iso()
+        self.errors = []
+        url = self.store.url
+        with database_errors(url, "save threads"):
+            point = self.conn.begin_nested()
             try:
-                Base.metadata.create_all(conn)
-                conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
-                raw.execute("COMMIT")
+                flags = self._threads(threads, stamp)
+                if threads and all(flag is None for flag in flags):
+                    raise ThreadsRefused(f"{mask_url(url)}: cannot save threads ({self.errors[0]})")
+                saved = [t.id for t, flag in zip(threads, flags, strict=True) if flag is not None]
+                self.conn.execute(insert(ImportRecordRow).values(
+                    path=path, sha256=sha256, format=fmt, thread_ids=saved,
+                    replaced_thread_ids=[t.id for t, flag in zip(threads, flags, strict=True) if flag],
+                    skipped=list(skipped), imported_at=stamp))
             except BaseException:
-                raw.execute("ROLLBACK")
+                _quietly_undo(point)
                 raise
-        finally:
-            raw.isolation_level = level
+            point.commit()
+        return flags
+
+    def _threads(self, threads: list[Thread], stamp: str) -> list[bool | None]:
+        """All threads in one savepoint; where the database refuses one, each in a savepoint of its own."""
+        point = self.conn.begin_nested()
+        try:
+            flags: list[bool | None] = [_write_thread(self.conn, thread, stamp) for thread in threads]
+        except DATA_ERRORS as exc:
+            point.rollback()
+            if len(threads) <= 1:
+                self.errors.append(first_line(exc))
+                return [None] * len(threads)
+        except BaseException:
+            _quietly_undo(point)
+            raise
+        else:
+            point.commit()
+            return flags
+        flags = []
+        for thread in threads:
+            point = self.conn.begin_nested()
+            try:
+                flags.append(_write_thread(self.conn, thread, stamp))
+            except DATA_ERRORS as exc:
+                point.rollback()
+                flags.append(None)
+                self.errors.append(f"thread {thread.id}: cannot be saved ({first_line(exc)}); thread skipped")
+            except BaseException:
+                _quietly_undo(point)
+                raise
+            else:
+                point.commit()
+        return flags
+
+    def has_thread(self, thread_id: str) -> bool:
+        """`Store.has_thread` inside the batch (another connection would wait for the batch's write lock)."""
+        with database_errors(self.store.url, "read threads"):
+            return self.conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is not None
+
+    def due(self) -> bool:
+        return time.monotonic() - self.started >= self.seconds
+
+    def commit(self) -> None:
+        """Commit the files saved so far and begin the next batch."""
+        with database_errors(self.store.url, "save threads"):
+            self.trans.commit()
+            self.trans = self.conn.begin()
+        self.started = time.monotonic()
+
+    def rollback(self) -> None:
+        """Undo what was not committed (after a failure, SQLite may have undone it already) and begin anew."""
+        with contextlib.suppress(SQLAlchemyError, sqlite3.Error):
+            if self.trans.is_active:
+                self.trans.rollback()
+        with contextlib.suppress(SQLAlchemyError, sqlite3.Error):
+            self.trans = self.conn.begin()
+        self.started = time.monotonic()
+
+    def close(self) -> None:
+        with contextlib.suppress(SQLAlchemyError, sqlite3.Error):
+            if self.trans.is_active:
+                self.trans.rollback()
+        self.conn.close()
+
+
+def _quietly_undo(point: Any) -> None:
+    """Roll a savepoint back after a failure; SQLite may have undone the whole transaction already."""
+    with warnings.catch_warnings(), contextlib.suppress(SQLAlchemyError, sqlite3.Error):
+        warnings.simplefilter("ignore")
+        point.rollback()
+
+
+def _create_tables(engine: Engine, stamp: str) -> None:
+    """The tables and the version row in one transaction. SQLite's write transactions begin
+    IMMEDIATE (`engine._sqlite_write_engine`): a second import starting meanwhile waits, then finds
+    the whole schema (and its version row: a unique-key error the caller expects)."""
+    with engine.begin() as conn:
+        Base.metadata.create_all(conn)
+        conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
 
 
 def _write_thread(conn: Any, thread: Thread, stamp: str) -> bool:

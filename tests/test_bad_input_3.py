@@ -302,3 +302,68 @@ def test_many_sessions_in_one_folder_list_it_once(tmp_path: Path, monkeypatch):
     result = run("import", str(folder), "--db", str(db))
     assert result.exit_code == 0 and "imported 60 thread(s) from 60 file(s)" in result.stdout, result.stderr
     assert listings.count(folder) == 1, len(listings)
+
+
+# ---- loss over many compactions ------------------------------------------------------------------
+
+REAL = Path("/work/shared/fixtures/real")
+
+
+def many_compactions(n: int) -> str:
+    """A Claude Code session compacted `n` times, one call between compactions."""
+    out: list[dict] = []
+
+    def add(record: dict) -> None:
+        record.setdefault("parentUuid", out[-1]["uuid"] if out else None)
+        out.append({**record, "sessionId": "many", "timestamp": f"2026-01-01T00:00:{len(out) % 60:02d}Z"})
+
+    for i in range(n + 1):
+        if i:
+            add({"type": "system", "subtype": "compact_boundary", "uuid": f"b{i}", "parentUuid": None,
+                 "logicalParentUuid": out[-1]["uuid"], "compactMetadata": {"trigger": "auto", "preTokens": 150_000}})
+            add({"type": "user", "uuid": f"s{i}", "isCompactSummary": True,
+                 "message": {"role": "user", "content": f"Summary {i}: edited /src/f{i - 1}.py"}})
+        add({"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": f"fix /src/f{i}.py"}})
+        add({"type": "assistant", "uuid": f"a{i}", "message": {
+            "role": "assistant", "id": f"m{i}", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": f"fixed /src/f{i}.py"}], "usage": {"input_tokens": 1000 + i}}})
+    return "".join(json.dumps(r) + "\n" for r in out)
+
+
+def test_loss_reads_each_compaction_s_span_without_building_its_blocks(tmp_path: Path, monkeypatch):
+    """`loss` on 300 compactions builds no request's block list (it built one per compaction: 10,000
+    compactions never finished); the spans are the ones the blocks say (checked on real files)."""
+    from inspector.importers import parse_text
+    from inspector.pipeline import replays
+    from inspector.pipeline.survival import compaction_losses, covered_ids
+    from inspector.service import load_config, run_replay
+
+    for name in ("claude-code-2.1.7-parallel-tools-3-compactions.jsonl", "codex-0.140-remote-compactions.jsonl",
+                 "claude-code-2.1.19-auto-and-manual-compaction.jsonl"):
+        _, parsed = parse_text((REAL / name).read_text(), name)
+        thread = parsed.threads[0]
+        for mode in ("recorded", "decide"):
+            replay = run_replay(thread, load_config(None, {}, thread=thread), compactions=mode)
+            spans = replay.summary_spans()
+            compactions = [r for r in replay.timeline if r.compaction is not None]
+            assert compactions and spans is not None, (name, mode)
+            for request in compactions:
+                summary = next(s for s in replay.simulation(blocks=False).summaries
+                               if s.id == request.compaction.summary_id)
+                assert spans[summary.id] == covered_ids(replay.audit(request.index), summary, thread), (name, mode)
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "many.jsonl").write_text(many_compactions(300))
+    db = tmp_path / "store.sqlite"
+    assert run("import", str(folder / "many.jsonl"), "--db", str(db)).exit_code == 0
+    with Store.open(str(db)) as store:
+        thread = store.load_thread("many")
+    replay = run_replay(thread, load_config(None, {}, thread=thread), compactions="recorded")
+    built: list[int] = []
+    real_audit = replays.Replay.audit
+    monkeypatch.setattr(replays.Replay, "audit", lambda self, k: built.append(k) or real_audit(self, k))
+    losses = compaction_losses(thread, replay)
+    assert len(losses) == 300 and built == []
+    assert all(len(loss.message_ids) == 2 for loss in losses[1:])  # its summary line and the call before it
+    result = run("loss", "--thread", "many", "--db", str(db), "--json")
+    assert result.exit_code == 0 and len(json.loads(result.stdout)["compactions"]) == 300

@@ -162,6 +162,7 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
         raise _fail(exc) from None
     finally:
         progress.close()
+        _flush(store)
         store.close()
         if new_file is not None and (report is None or not report.threads):
             _remove_new_database(new_file)  # a failed import leaves no empty database behind

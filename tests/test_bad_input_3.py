@@ -367,3 +367,93 @@ def test_loss_reads_each_compaction_s_span_without_building_its_blocks(tmp_path:
     assert all(len(loss.message_ids) == 2 for loss in losses[1:])  # its summary line and the call before it
     result = run("loss", "--thread", "many", "--db", str(db), "--json")
     assert result.exit_code == 0 and len(json.loads(result.stdout)["compactions"]) == 300
+
+
+# ---- the store's own damage, app databases, paths that look like URLs -------------------------------
+
+def test_a_deleted_schema_version_row_is_read_from_the_tables_and_written_back(tmp_path: Path):
+    import sqlite3
+
+    db = imported(tmp_path, "only-system.json")
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM ci_schema_version")
+    conn.close()
+    before = snapshot(tmp_path)
+    listing = run("threads", "--db", str(db), "--json")
+    assert listing.exit_code == 0, listing.stderr
+    assert [t["id"] for t in json.loads(listing.stdout)] == ["sys"]
+    assert listing.stderr.splitlines() == [f"warning: sqlite:///{db}: ci_schema_version holds no version; read as "
+                                           "version 3 (the version its tables have)"]
+    assert snapshot(tmp_path) == before  # viewing wrote nothing
+    again = run("import", str(tmp_path / "only-system.json"), "--db", str(db))
+    assert again.exit_code == 0, again.stderr
+    assert f"warning: sqlite:///{db}: ci_schema_version held no version; version 3 (the version its tables have) " \
+           "written back" in again.stderr.splitlines()
+    clean = run("threads", "--db", str(db))
+    assert clean.exit_code == 0 and clean.stderr == ""
+
+
+def test_an_iris_database_whose_conversations_are_views(tmp_path: Path):
+    import sqlite3
+
+    from tests.test_bad_input_db import build_iris
+
+    source = tmp_path / "base.sqlite"
+    build_iris(source, "INTEGER", "INTEGER")
+    db = tmp_path / "views.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute(f"ATTACH DATABASE '{source}' AS base")
+    for table in ("threads", "conversations", "conversation_summaries"):
+        conn.execute(f"CREATE TABLE app_{table} AS SELECT * FROM base.{table}")
+        conn.execute(f"CREATE VIEW {table} AS SELECT * FROM app_{table}")
+    conn.commit()
+    conn.close()
+    before = snapshot(tmp_path)
+    listing = run("threads", "--db", str(db), "--json")
+    assert listing.exit_code == 0, listing.stderr
+    assert [(t["id"], t["messages"], t["summaries"]) for t in json.loads(listing.stdout)] == [("1", 3, 1)]
+    sim = run("simulate", "--thread", "1", "--db", str(db), "--json")
+    assert sim.exit_code == 0 and json.loads(sim.stdout)["thread_id"] == "1", sim.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_a_db_path_that_looks_like_a_url_is_that_file(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(BAD_DIR / "only-system.json", tmp_path / "sys.json")
+    for name in ("a?b.sqlite", "%41.sqlite", "c#d.sqlite"):
+        result = run("import", "sys.json", "--db", name)
+        assert result.exit_code == 0, result.stderr
+        listing = run("threads", "--db", name, "--json")
+        assert [t["id"] for t in json.loads(listing.stdout)] == ["sys"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["%41.sqlite", "a?b.sqlite", "c#d.sqlite", "sys.json"]
+
+
+def test_a_snapshot_that_does_not_fit_in_tmpdir_says_so(tmp_path: Path):
+    """A WAL store with a -wal beside it is read through a snapshot in $TMPDIR: a 64 KiB tmpfs (a private
+    mount namespace, util-linux `unshare`, as the read-only media test) cannot hold it."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    db = imported(tmp_path / "data", "only-system.json")
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE padding (x BLOB)")
+    conn.execute("INSERT INTO padding VALUES (zeroblob(400000))")
+    conn.commit()
+    keeper = sqlite3.connect(db)  # a reader keeps the -wal and -shm beside it
+    keeper.execute("SELECT count(*) FROM padding").fetchone()
+    small = tmp_path / "small-tmp"
+    small.mkdir()
+    try:
+        shell = (f"mount -t tmpfs -o size=64k tmpfs {small} && TMPDIR={small} "
+                 f"exec {sys.executable} -m inspector threads --db {db}")
+        proc = subprocess.run(["unshare", "-m", "sh", "-c", shell], cwd=Path(__file__).resolve().parent.parent,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        keeper.close()
+        conn.close()
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith(f"context-inspector: error: {db}: no room for a private snapshot in {small} "), line
+    assert "set TMPDIR to a folder with room" in line and "Traceback" not in proc.stderr

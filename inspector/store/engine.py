@@ -85,7 +85,14 @@ def resolve_db_url(arg: str | None) -> str | None:
         return None
     if "://" in value:
         return value
-    return "sqlite:///" + str(Path(value).expanduser().resolve())
+    return sqlite_url(Path(value).expanduser().resolve())
+
+
+def sqlite_url(path: Path | str) -> str:
+    """The SQLite URL of a file path, `%`, `?` and `#` percent-encoded: SQLAlchemy reads a URL's path
+    percent-decoded and cut at `?` (`--db 'a?b.sqlite'` would open `./a`, `%41.sqlite` `./A.sqlite`)."""
+    text = str(path).replace("%", "%25").replace("?", "%3F").replace("#", "%23")
+    return "sqlite:///" + text
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -107,7 +114,7 @@ def _sqlite_write_engine(path: Path, wal: bool) -> Engine:
     """A write engine whose transactions are SQLAlchemy's own, begun `BEGIN IMMEDIATE`: the write lock
     is taken (or waited for) at the start, so two imports never interleave, and SAVEPOINTs work (an
     import commits each file in a savepoint of its own; pysqlite's implicit transactions break them)."""
-    engine = create_engine("sqlite:///" + str(path), connect_args={"check_same_thread": False})
+    engine = create_engine(sqlite_url(path), connect_args={"check_same_thread": False})
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn: Any, _record: Any) -> None:

@@ -131,7 +131,8 @@ class Store:
         engine, source = open_engine(url, read_only=read_only, create=create, wal=wal)
         try:
             try:
-                tables = set(inspect(engine).get_table_names())
+                inspector = inspect(engine)
+                tables = {*inspector.get_table_names(), *inspector.get_view_names()}  # an app's tables may be VIEWs
             except SQLAlchemyError as exc:
                 raise StoreError(f"{mask_url(url)}: cannot open database ({first_line(exc)})") from None
             store = cls._open_with(engine, url, tables, read_only=read_only, create=create, now=now)
@@ -183,8 +184,10 @@ class Store:
 
     def _check_version(self) -> None:
         with self.engine.connect() as conn:
-            versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version))]
+            versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version)) if isinstance(v, int)]
         found = max(versions) if versions else None
+        if found is None:
+            found = self._restore_version()
         self.schema_version = found if found is not None else 0
         if found is not None and found < SCHEMA_VERSION and not self.read_only and all(
             v in UPGRADES for v in range(found, SCHEMA_VERSION)
@@ -216,6 +219,27 @@ class Store:
                 f"this context-inspector reads version {SCHEMA_VERSION}"
                 + (" (importing into it once upgrades it)" if age == "older" and found in UPGRADES else "")
             )
+
+    def _restore_version(self) -> int:
+        """The version of a store whose version row is gone (deleted by hand, a damaged table): read from
+        the columns its tables have (each upgrade added request columns), said in `warnings`, and written
+        back when the store is open for writing."""
+        columns = {c["name"] for c in inspect(self.engine).get_columns(RequestRow.__tablename__)}
+        version = 1
+        for step in sorted(UPGRADES):
+            added = {stmt.split("ADD COLUMN", 1)[1].split()[0] for stmt in UPGRADES[step] if "ADD COLUMN" in stmt}
+            if added <= columns:
+                version = step + 1
+        where = mask_url(self.url)
+        if self.read_only:
+            self.warnings.append(f"{where}: ci_schema_version holds no version; read as version {version} (the "
+                                 "version its tables have)")
+            return version
+        with self.engine.begin() as conn:
+            conn.execute(insert(SchemaVersionRow).values(version=version, created_at=now_iso()))
+        self.warnings.append(f"{where}: ci_schema_version held no version; version {version} (the version its "
+                             "tables have) written back")
+        return version
 
     def close(self) -> None:
         self.engine.dispose()

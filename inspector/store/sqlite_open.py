@@ -18,6 +18,8 @@ picks one of three ways, and says which (`SqliteSource.access`):
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import sqlite3
 import stat
@@ -144,12 +146,16 @@ class SqliteSource:
         copy_companion = _sibling(target, "-wal" if with_wal else "-journal")
         for _ in range(SNAPSHOT_TRIES):
             before = _head(companion, 32)
-            shutil.copyfile(self.path, target)
-            if companion.exists():
-                try:
-                    shutil.copyfile(companion, copy_companion)
-                except FileNotFoundError:  # checkpointed and removed meanwhile: the file alone is whole
-                    copy_companion.unlink(missing_ok=True)
+            try:
+                self._copy(self.path, target)
+                if companion.exists():
+                    try:
+                        self._copy(companion, copy_companion)
+                    except FileNotFoundError:  # checkpointed and removed meanwhile: the file alone is whole
+                        copy_companion.unlink(missing_ok=True)
+            except OSError:
+                shutil.rmtree(target.parent, ignore_errors=True)
+                raise
             if _head(companion, 32) == before:
                 break
         else:
@@ -164,6 +170,20 @@ class SqliteSource:
         except sqlite3.Error as exc:
             raise SqliteOpenError(f"{self.path}: cannot read a snapshot copy ({exc})") from None
         return _engine(_uri(target, "mode=ro"))
+
+    def _copy(self, source: Path, target: Path) -> None:
+        """Copy into the snapshot folder; a failure to write there is the temporary folder's, said as such."""
+        with source.open("rb") as src:
+            size = os.fstat(src.fileno()).st_size
+            try:
+                with target.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            except OSError as exc:
+                folder = target.parent.parent.parent
+                what = "no room for" if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) else "cannot write"
+                raise SqliteOpenError(
+                    f"{self.path}: {what} a private snapshot in {folder} ({exc.strerror or exc}; {source.name} needs "
+                    f"{size / (1 << 20):.1f} MiB); set TMPDIR to a folder with room") from None
 
     def refresh(self) -> Engine | None:
         """A new engine when the file (or its -wal / -journal) changed since it was opened; else None."""

@@ -6,14 +6,13 @@ as one list (the work of each command is in the service layer and `cli_output`).
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from dataclasses import replace
 from typing import Any
 
 import click
 
-from inspector.cli_output import OutputRefused, check_output, json_text, terminal_json
+from inspector.cli_output import OutputRefused, check_output, json_dumps, json_text, write_output
 from inspector.config import COMPACTION_MODES, PROFILES, ConfigError, parse_set
 from inspector.textsafe import safe_line
 
@@ -183,36 +182,36 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 @click.argument("thread_ids", nargs=-1)
 @db_option
 @click.option("-o", "--output", type=click.Path(), help="File to write (default stdout).")
-@click.option("--force", is_flag=True, help="Overwrite an existing output file that is not JSON.")
+@click.option("--force", is_flag=True,
+              help="Overwrite an existing file that is not one of this tool's exports (never the database or an "
+                   "import's source).")
 def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None, force: bool) -> None:
     """Export threads in the native format (all threads when none are named)."""
     from inspector.importers.native import export_native
     from inspector.store import StoreError
 
     store = _open_store(db)
-    if output:
-        try:
-            check_output(output, store.url, force)
-        except OutputRefused as exc:
-            store.close()
-            raise UserError(str(exc)) from None
+    target = None
     try:
+        if output:
+            target = check_output(output, store, force)
         ids = list(thread_ids) or [i.id for i in store.list_threads()]
         threads = [store.load_thread(i) for i in ids]
+    except OutputRefused as exc:
+        raise UserError(str(exc)) from None
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
         _flush(store)
         store.close()
-    text = json.dumps(export_native(threads), indent=2, ensure_ascii=False)
-    if output:
+    text = json_dumps(export_native(threads))
+    if target is not None:
         try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
+            write_output(target, text + "\n")
         except OSError as exc:
-            raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
+            raise UserError(f"{output}: cannot write ({exc.strerror or exc}); nothing written") from None
     else:
-        click.echo(terminal_json(text))
+        click.echo(text)
 
 
 @main.command("simulate")

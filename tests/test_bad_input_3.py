@@ -457,3 +457,85 @@ def test_a_snapshot_that_does_not_fit_in_tmpdir_says_so(tmp_path: Path):
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith(f"context-inspector: error: {db}: no room for a private snapshot in {small} "), line
     assert "set TMPDIR to a folder with room" in line and "Traceback" not in proc.stderr
+
+
+# ---- exports: the CLI's and the TUI's ---------------------------------------------------------------
+
+INVISIBLE = "\x9b31m \x9d0;t\x9c \u202eevil\u202c \u2066iso\u2069 \u200fmark \u200bzero\u200d \ufeffbom \u2028sep"
+RAW_ANYWHERE = ("\x9b", "\x9d", "\x9c", "\u202e", "\u202c", "\u2066", "\u2069", "\u200f", "\u200b", "\u200d",
+                "\ufeff", "\u2028", "\x1b", "\x07")
+
+
+def test_exported_json_holds_no_raw_control_or_bidi_character(tmp_path: Path):
+    from inspector.importers import export_native
+    from inspector.model import Message, Role, Thread
+
+    thread = Thread(id="inv", title=f"title {INVISIBLE}", messages=(Message("u1", Role.USER, INVISIBLE),
+                                                                    Message("a1", Role.ASSISTANT, "ok")))
+    source = tmp_path / "inv.json"
+    source.write_text(json.dumps(export_native([thread]), ensure_ascii=False), encoding="utf-8")
+    db = tmp_path / "store.sqlite"
+    assert run("import", str(source), "--db", str(db)).exit_code == 0
+    out = tmp_path / "out.json"
+    result = run("export", "--db", str(db), "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    assert not any(c in text for c in RAW_ANYWHERE), [c for c in RAW_ANYWHERE if c in text]
+    assert json.loads(text)["threads"][0]["messages"][0]["content"] == INVISIBLE  # the same value, escaped
+    stdout = run("export", "--db", str(db)).stdout
+    assert not any(c in stdout for c in RAW_ANYWHERE) and json.loads(stdout) == json.loads(text)
+    table = run("threads", "--db", str(db)).stdout
+    assert not any(c in table for c in RAW_ANYWHERE if c != "\u200d"), repr(table)  # the joiner is emoji's
+
+
+async def test_the_tui_export_never_writes_over_a_file_or_through_a_link(tmp_path: Path):
+    from inspector.model import Message, Role, Thread
+    from inspector.screens.source import MemorySource
+    from tests.test_app_support import SIZE, make_app, settle
+
+    thread = Thread(id="t", title=f"hostile {INVISIBLE}", messages=(Message("u1", Role.USER, INVISIBLE),
+                                                                    Message("a1", Role.ASSISTANT, "ok")))
+    victim = tmp_path / "victim.sqlite"
+    victim.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
+    name = "audit-t-request-1.json"
+    (tmp_path / name).symlink_to(victim)  # the fixed name, a link to a database
+    (tmp_path / "audit-t-request-1-2.json").write_text("a file of the user's\n")
+    before = victim.read_bytes()
+    app = make_app(tmp_path, source=MemorySource([thread]), thread_id="t")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert app.last_export == tmp_path / "audit-t-request-1-3.json"
+        assert any(str(app.last_export) in n.message for n in app._notifications)
+    assert victim.read_bytes() == before and (tmp_path / name).is_symlink()
+    assert (tmp_path / "audit-t-request-1-2.json").read_text() == "a file of the user's\n"
+    text = app.last_export.read_text(encoding="utf-8")
+    assert not any(c in text for c in RAW_ANYWHERE)
+    assert json.loads(text)["thread_title"] == f"hostile {INVISIBLE}"
+
+
+def test_json_output_is_always_json(tmp_path: Path, isolated_dirs: Path):
+    """A price of 1e308 is refused naming the key (it made costs infinite and `Infinity` is not JSON);
+    whatever is not finite anyway prints as null."""
+    import math
+
+    from inspector.cli_output import json_text
+
+    assert json.loads(json_text({"cost": math.inf, "rows": [{"rate": math.nan}, 1.5]})) == {
+        "cost": None, "rows": [{"rate": None}, 1.5]}
+    db = imported(tmp_path, "cc-huge-output-tokens.jsonl")
+    config = isolated_dirs / "config" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[prices."claude-sonnet-4-5"]\ninput = 1e308\ncache_write = 1e308\ncache_read = 1e308\n'
+                      'output = 1e308\n')
+    result = run("simulate", "--thread", SESSION, "--db", str(db), "--json")
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert f"{config}: prices.claude-sonnet-4-5.input must be a number of dollars per million tokens from 0 to " \
+           "1,000,000: got 1e+308" in line, line
+    config.write_text('[prices."claude-sonnet-4-5"]\ninput = 999999\ncache_write = 999999\ncache_read = 999999\n'
+                      'output = 999999\n')
+    result = run("simulate", "--thread", SESSION, "--db", str(db), "--json")
+    assert result.exit_code == 0, result.stderr
+    json.loads(result.stdout, parse_constant=lambda c: (_ for _ in ()).throw(AssertionError(c)))

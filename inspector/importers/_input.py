@@ -93,15 +93,4 @@ def _chunks(stream, limit: int, *, compressed: bool, already: int = 0) -> list[b
         parts.append(chunk)
 
 
-def looks_like_json(path: Path) -> bool:
-    """Whether an existing file is empty or starts like JSON (export may overwrite it)."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return not text or text[:1] in (b"{", b"[")
-
-
-__all__ = ["InputError", "MAX_INPUT_BYTES", "input_limit", "looks_like_json", "read_input"]
+__all__ = ["InputError", "MAX_INPUT_BYTES", "input_limit", "read_input"]

@@ -539,3 +539,73 @@ def test_json_output_is_always_json(tmp_path: Path, isolated_dirs: Path):
     result = run("simulate", "--thread", SESSION, "--db", str(db), "--json")
     assert result.exit_code == 0, result.stderr
     json.loads(result.stdout, parse_constant=lambda c: (_ for _ in ()).throw(AssertionError(c)))
+
+
+# ---- ctrl+o: the config file edited in place --------------------------------------------------------
+
+HAND_WRITTEN = """\
+# My context-inspector settings (kept with my dotfiles).
+# Do not lose these comments.
+
+[context]        # what every replay starts from
+window = 150000  # our proxy's limit
+prune_protect_turns = 2
+
+# prices negotiated with the vendor
+[prices."claude-sonnet-4-5"]
+input = 2.5
+cache_write = 3.0
+cache_read = 0.25
+output = 12.0
+"""
+
+
+async def save_an_edit(config_file: Path) -> list[str]:
+    """Edit two keys in the TUI and press ctrl+o (the app's config file: `config_file`); the notifications."""
+    from tests.test_app_support import SIZE, make_app, settle
+
+    assert config_file.name == "config.toml"
+    app = make_app(config_file.parent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.set_config_value("context.prune_protect_turns", 3)
+        await settle(app, pilot)
+        app.set_config_value("summarization.max_injected", 2)
+        await settle(app, pilot)
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        return [n.message for n in app._notifications]
+
+
+async def test_ctrl_o_keeps_every_comment_and_the_layout(tmp_path: Path):
+    config = tmp_path / "config.toml"
+    config.write_text(HAND_WRITTEN, encoding="utf-8")
+    notes = await save_an_edit(config)
+    assert any(n.startswith(f"config saved to {config}: ") for n in notes), notes
+    expected = HAND_WRITTEN.replace("prune_protect_turns = 2", "prune_protect_turns = 3") + \
+        "\n[summarization]\nmax_injected = 2\n"
+    assert config.read_text(encoding="utf-8") == expected
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+async def test_ctrl_o_follows_a_symlinked_config_and_never_writes_through_a_temp_link(tmp_path: Path):
+    import os
+
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "context-inspector.toml"
+    real.write_text(HAND_WRITTEN, encoding="utf-8")
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    config = config_dir / "config.toml"
+    config.symlink_to(real)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not a config\n")
+    (config_dir / "config.toml.tmp").symlink_to(victim)  # the temporary name an older version used
+    for n in range(3):  # and the names this one tries first, beside the file it writes
+        (dotfiles / f".{real.name}.{os.getpid()}.{n}.tmp").symlink_to(victim)
+    notes = await save_an_edit(config)
+    assert any(n.startswith(f"config saved to {real}: ") for n in notes), notes
+    assert config.is_symlink() and os.readlink(config) == str(real)
+    assert "prune_protect_turns = 3" in real.read_text() and "# Do not lose these comments." in real.read_text()
+    assert victim.read_text() == "not a config\n"

@@ -6,6 +6,7 @@ as one list (the work of each command is in the service layer and `cli_output`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from dataclasses import replace
 from typing import Any
@@ -26,6 +27,21 @@ class UserError(click.ClickException):
 
     def show(self, file=None) -> None:  # noqa: D102
         click.echo(f"context-inspector: error: {safe_line(self.format_message())}", err=True)
+
+
+def _end_on_signals(ctx: click.Context) -> None:
+    """SIGTERM and SIGHUP end a command as an error would: its `finally` blocks run, so the store is
+    closed and its snapshot copy in $TMPDIR removed (the TUI installs its own handlers once it runs).
+    The handlers before are back when the command ends (the CLI also runs inside other programs)."""
+    import signal
+
+    def end(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            previous = signal.signal(signum, end)
+            ctx.call_on_close(functools.partial(signal.signal, signum, previous))
 
 
 def _say(prefix: str, line: object) -> None:
@@ -86,6 +102,7 @@ def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str
     With no command, opens the full-screen inspector (on the demo database when no
     database is configured).
     """
+    _end_on_signals(ctx)
     if ctx.invoked_subcommand is not None:
         return
     overrides = _overrides(sets)
@@ -105,8 +122,13 @@ def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str
         app = create_app(db_url=url, thread_id=thread_id, profile=profile, overrides=overrides)
     except (StoreError, ConfigError) as exc:
         raise _fail(exc) from None
-    app.run()
-    if getattr(app, "startup_error", None):
+    try:
+        app.run()
+    finally:
+        app.replayer.close()  # the snapshot copies, whatever ended the app
+    if app.signalled is not None:
+        sys.exit(128 + app.signalled)
+    if app.startup_error:
         raise UserError(app.startup_error)
 
 

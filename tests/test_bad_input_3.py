@@ -609,3 +609,103 @@ async def test_ctrl_o_follows_a_symlinked_config_and_never_writes_through_a_temp
     assert config.is_symlink() and os.readlink(config) == str(real)
     assert "prune_protect_turns = 3" in real.read_text() and "# Do not lose these comments." in real.read_text()
     assert victim.read_text() == "not a config\n"
+
+
+# ---- live mode: the database changing under the view --------------------------------------------------
+
+def native_file(path: Path, thread_id: str, messages: int) -> Path:
+    from inspector.importers import export_native
+    from inspector.model import Message, Role, Thread
+
+    thread = Thread(id=thread_id, title=f"thread {thread_id}", messages=tuple(
+        Message(f"m{i}", Role.USER if i % 2 == 0 else Role.ASSISTANT, f"text {i}") for i in range(messages)))
+    path.write_text(json.dumps(export_native([thread])))
+    return path
+
+
+async def watch(app, pilot, until) -> bool:
+    """Let the live tail run until `until()` holds (bounded by progress: a poll every 0.05 s, 400 at most)."""
+    for _ in range(400):
+        if until():
+            return True
+        await pilot.pause(0.05)
+    return until()
+
+
+async def test_live_mode_says_a_replaced_deleted_or_truncated_database(tmp_path: Path):
+    from inspector.app import create_app
+    from inspector.screens.status import StatusLine
+    from tests.test_app_support import SIZE, plain
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    db = folder / "store.sqlite"
+    assert run("import", str(native_file(tmp_path / "a.json", "t", 4)), "--db", str(db)).exit_code == 0
+    other = tmp_path / "other.sqlite"
+    assert run("import", str(native_file(tmp_path / "b.json", "t", 6)), "--db", str(other)).exit_code == 0
+    app = create_app(db_url=str(db), thread_id="t", config_file=tmp_path / "config.toml", export_dir=tmp_path,
+                     screenshot_dir=tmp_path, live=True, poll_interval=0.05, pane_throttle=0)
+
+    def notes() -> str:
+        return " ".join(n.message for n in app._notifications)
+
+    async with app.run_test(size=SIZE) as pilot:
+        assert await watch(app, pilot, lambda: app.view is not None and len(app.view.thread.messages) == 4)
+        shutil.copyfile(other, tmp_path / "swap.sqlite")
+        (tmp_path / "swap.sqlite").replace(db)  # another file at the path (a restore, a sync tool)
+        assert await watch(app, pilot, lambda: len(app.view.thread.messages) == 6), notes()
+        assert f"{db}: the database file was replaced by another; reading the new one" in notes()
+        assert "● live" in plain(app.query_one(StatusLine)) and "file deleted" not in plain(app.query_one(StatusLine))
+        db.unlink()
+        assert await watch(app, pilot, lambda: "file deleted" in plain(app.query_one(StatusLine))), notes()
+        assert f"{db}: the database file was deleted; showing what was read before it" in notes()
+        assert len(app.view.thread.messages) == 6  # what was read stays
+        shutil.copyfile(other, db)  # back again: reopened, the notice cleared
+        assert await watch(app, pilot, lambda: "file deleted" not in plain(app.query_one(StatusLine)))
+        db.write_bytes(b"")  # truncated in place
+        assert await watch(app, pilot, lambda: "file damaged" in plain(app.query_one(StatusLine))), notes()
+        assert f"{db}: the database file was truncated; showing what was read before it" in notes()
+        await pilot.press("q")
+
+
+def test_live_mode_copies_only_the_wal_of_a_store_a_writer_appends_to(tmp_path: Path):
+    """A WAL store read through a snapshot: each change copies the -wal again, not the whole store
+    (a 290 MB store was copied again at every change)."""
+    import sqlite3
+
+    db = imported(tmp_path / "data", "only-system.json")
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")  # the WAL only grows, as between a writer's checkpoints
+    writer.execute("CREATE TABLE padding (x BLOB)")
+    writer.execute("INSERT INTO padding VALUES (zeroblob(3000000))")
+    writer.commit()
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the 3 MB are in the main file, the WAL is empty
+    size = db.stat().st_size
+    before = snapshot(db.parent)
+    with Store.open(str(db)) as store:
+        assert store.access == "snapshot"
+        source = store.sqlite_source
+        assert source.copied_bytes >= size
+        copied = []
+        for i in range(12):
+            writer.execute("INSERT INTO ci_messages (thread_id, seq, id, role, kind, content, pinned, required, "
+                           "meta) VALUES ('sys', ?, ?, 'user', 'message', 'more', 0, 0, '{}')", (100 + i, f"w{i}"))
+            writer.commit()
+            start = source.copied_bytes
+            store.data_version("sys")
+            copied.append(source.copied_bytes - start)
+            assert len(store.load_thread("sys").messages) == 3 + i, i
+        wal = (db.parent / (db.name + "-wal")).stat().st_size
+        # The second of the two snapshot slots is filled once; after that, each change copies the WAL only.
+        assert copied[0] >= size and all(c <= wal < size for c in copied[1:]), (copied, wal, size)
+        writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # a checkpoint changes the main file: copied again
+        writer.execute("INSERT INTO ci_messages (thread_id, seq, id, role, kind, content, pinned, required, meta) "
+                       "VALUES ('sys', 200, 'after', 'user', 'message', 'x', 0, 0, '{}')")
+        writer.commit()
+        again = source.copied_bytes
+        store.data_version("sys")
+        assert source.copied_bytes - again >= size
+        assert [m.id for m in store.load_thread("sys").messages][-1] == "after"
+    writer.close()
+    assert set(snapshot(db.parent)) <= set(before) | {db.name + "-wal", db.name + "-shm"}  # nothing else beside it

@@ -26,7 +26,7 @@ DIFF_MOVES_SHOWN = 20  # compaction moves listed in the diff panel (the rest are
 class StatusLine(Static):
     """Thread, counts, profile and tokenizer; baseline or the what-if's changed keys and what moved."""
 
-    def show(self, view: ViewState, *, live: bool) -> None:
+    def show(self, view: ViewState, *, live: bool, problem: str | None = None) -> None:
         sim = view.simulation
         compactions = sum(1 for r in sim.requests if r.compaction is not None)
         failures = sum(1 for r in sim.requests if r.failed)
@@ -50,7 +50,10 @@ class StatusLine(Static):
         line.append(f"{failures} failed", style="bold #ff5f5f" if failures else "")
         line.append(f"  · profile {view.config.profile} · {sim.tokenizer}"
                     f" ({'approximate' if sim.approximate else 'exact'})")
-        if live:
+        if live and problem is not None:  # the file was deleted or truncated: what is shown is what was read
+            line.append("  ● live: " + ("file deleted" if "deleted" in problem else "file damaged"),
+                        style="bold #ffaf5f")
+        elif live:
             line.append("  ● live", style="#87d787")
         line.append("\n")
         # the third line starts with the compaction mode (and, at the baseline, how well the profile

@@ -94,14 +94,27 @@ class Store:
         return self.sqlite_source.note if self.sqlite_source is not None else None
 
     def refresh(self) -> None:
-        """Reopen a snapshot or immutable SQLite view when its files changed (live tailing)."""
-        if self.sqlite_source is not None:
-            try:
-                engine = self.sqlite_source.refresh()
-            except (SqliteOpenError, OSError) as exc:
-                raise StoreError(str(exc)) from None
-            if engine is not None:
-                self.engine = engine
+        """Reopen a snapshot or immutable SQLite view when its files changed (live tailing). A file replaced
+        under the view (another file at its path) is reopened and said in `warnings`; a file deleted or
+        truncated is a StoreError saying so (what was read stays on screen)."""
+        source = self.sqlite_source
+        if source is None:
+            return
+        problem = source.file_problem()
+        try:
+            if problem == "replaced":
+                self.engine = source.reopen()
+                self.warnings.append(f"{source.path}: the database file was replaced by another; reading the new one")
+                return
+            if problem == "deleted":
+                raise StoreError(f"{source.path}: the database file was deleted; showing what was read before it")
+            if problem == "truncated":
+                raise StoreError(f"{source.path}: the database file was truncated; showing what was read before it")
+            engine = source.refresh()
+        except (SqliteOpenError, OSError) as exc:
+            raise StoreError(str(exc)) from None
+        if engine is not None:
+            self.engine = engine
 
 
     # ---- opening -------------------------------------------------------------------------

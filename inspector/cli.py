@@ -6,7 +6,9 @@ as one list (the work of each command is in the service layer and `cli_output`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
+import os
 import sys
 from dataclasses import replace
 from typing import Any
@@ -89,7 +91,39 @@ def _overrides(items: tuple[str, ...]) -> dict[str, Any]:
 db_option = click.option("--db", metavar="URL", help="SQLAlchemy URL or file path (env CONTEXT_INSPECTOR_DB).")
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE)
+
+
+class InspectorGroup(click.Group):
+    """The commands, with what no command can catch itself made one line: standard output that cannot
+    be written (a full disk, a closed pipe) and memory running out."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno not in OUTPUT_ERRNOS or exc.filename is not None:
+                raise
+            _quiet_stdout()
+            if exc.errno == errno.EPIPE:  # the reader went away (`| head`): nothing to say
+                raise SystemExit(1) from None
+            raise UserError(f"cannot write to standard output ({exc.strerror or exc}); the output is incomplete") \
+                from None
+        except MemoryError:
+            raise UserError("out of memory: the input needs more memory than this process may use (a smaller "
+                            "file, fewer threads, or a higher memory limit)") from None
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush of what could not be written
+    raises nothing more."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+@click.group(cls=InspectorGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @db_option
 @click.option("--thread", "thread_id", metavar="ID", help="Open this thread.")
 @click.option("--profile", type=click.Choice(PROFILES), help="Pipeline to replay (default: the thread's source's).")
@@ -168,8 +202,13 @@ def threads_command(db: str | None, as_json: bool) -> None:
 def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     """Import transcripts into a database (created when missing)."""
     from inspector.importers import ImportError_, import_paths
+    from inspector.importers._input import InputError, input_limit
     from inspector.store import StoreError, resolve_db_url, sqlite_path
 
+    try:
+        input_limit()  # a bad $CONTEXT_INSPECTOR_MAX_INPUT_MB is one line before anything is read
+    except InputError as exc:
+        raise UserError(str(exc)) from None
     url = resolve_db_url(db)
     new_file = sqlite_path(url) if url is not None else None
     if new_file is not None and new_file.exists():
@@ -433,9 +472,12 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
 @click.option("--compactions", type=click.Choice(["recorded", "decide"]), default="decide", show_default=True,
               help="Follow the recorded compactions, or let each config decide them.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes (--all).")
+@click.option("--max-combinations", "limit", type=click.IntRange(min=1), default=1_000, show_default=True,
+              help="Refuse to replay more combinations than this (each is a whole replay).")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"rows\": [...]}.")
 def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, profile: str | None,
-                  sets: tuple[str, ...], keys: tuple[str, ...], compactions: str, jobs: int, as_json: bool) -> None:
+                  sets: tuple[str, ...], keys: tuple[str, ...], compactions: str, jobs: int, limit: int,
+                  as_json: bool) -> None:
     """Replay every combination of config values; one row per config (cost, cache, compactions)."""
     from inspector import sweep
     from inspector.service import load_config
@@ -445,9 +487,12 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
         raise UserError("give --thread ID or --all")
     overrides = _overrides(sets)
     try:
-        combos = sweep.combinations([sweep.parse_key(k) for k in keys])
+        combos = sweep.combinations([sweep.parse_key(k) for k in keys], limit)
     except ConfigError as exc:
         raise _fail(exc) from None
+    if len(combos) >= sweep.MANY_COMBINATIONS:
+        _say("note: ", f"{len(combos):,} combinations to replay, each a whole replay of "
+                       f"{'every thread' if all_threads else 'the thread'}; a progress bar follows on a terminal")
     store = _open_store(db)
     try:
         ids = [i.id for i in store.list_threads()] if all_threads else [thread_id]
@@ -464,7 +509,8 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
             for key in sweep.unread_keys(base.profile, combos):
                 click.echo(f"warning: the {base.profile} profile does not read {key}: its values change nothing",
                            err=True)
-            rows = sweep.sweep_thread(thread, base, combos, compactions=compactions)
+            with _sweep_bar(len(combos)) as step:
+                rows = sweep.sweep_thread(thread, base, combos, compactions=compactions, on_row=step)
         else:
             bar = click.progressbar(length=len(ids), label="sweeping", file=sys.stderr) if sys.stderr.isatty() \
                 else None
@@ -488,6 +534,16 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
     _print_table(header, [tuple(safe_line(c) for c in r) for r in sweep.iter_table(rows)])
     if any(r.baseline for r in rows):
         click.echo("* the thread's own config")
+
+
+@contextlib.contextmanager
+def _sweep_bar(total: int):
+    """A step function for each combination replayed: a progress bar on a terminal's stderr."""
+    if total < 2 or not sys.stderr.isatty():
+        yield lambda _row: None
+        return
+    with click.progressbar(length=total, label="sweeping", file=sys.stderr) as bar:
+        yield lambda _row: bar.update(1)
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:

@@ -11,6 +11,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from inspector.store import Store
 from tests.test_bad_input import BAD_DIR, run, snapshot
 
@@ -709,3 +711,97 @@ def test_live_mode_copies_only_the_wal_of_a_store_a_writer_appends_to(tmp_path: 
         assert [m.id for m in store.load_thread("sys").messages][-1] == "after"
     writer.close()
     assert set(snapshot(db.parent)) <= set(before) | {db.name + "-wal", db.name + "-shm"}  # nothing else beside it
+
+
+# ---- the CLI's output, environment and limits --------------------------------------------------------
+
+def test_stdout_on_a_full_disk_is_one_line(tmp_path: Path):
+    import subprocess
+    import sys
+
+    db = imported(tmp_path, "cc-leaf-first.jsonl")
+    root = Path(__file__).resolve().parent.parent
+    for args in (["threads"], ["threads", "--json"], ["simulate", "--thread", SESSION, "--json"],
+                 ["simulate", "--thread", SESSION], ["export"], ["loss", "--thread", SESSION]):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "inspector", *args, "--db", str(db)], cwd=root, stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr.splitlines() == ["context-inspector: error: cannot write to standard output (No space "
+                                            "left on device); the output is incomplete"], (args, proc.stderr)
+
+
+def test_running_out_of_memory_is_said_as_such(tmp_path: Path, monkeypatch):
+    """Under a 220 MiB address-space limit an 80 MiB transcript cannot be imported: one line that says
+    memory (it was a traceback, or "internal error ... please report it"), the small file beside it
+    imported; a command that runs out of memory anywhere else says so too."""
+    import resource
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a-small.json").write_text(chat("small"))
+    (src / "b-big.jsonl").write_text(json.dumps({"role": "user", "content": "x" * (80 << 20)}) + "\n")
+    limit = 220 << 20
+    proc = subprocess.run([sys.executable, "-m", "inspector", "import", str(src), "--db", str(tmp_path / "s.sqlite")],
+                          cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    assert proc.returncode == 0, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"error: {src / 'b-big.jsonl'}: out of memory ") and "nothing of it imported" in line, line
+    assert "imported 1 thread(s) from 1 file(s)" in proc.stdout
+    assert listed(tmp_path / "s.sqlite") == {"a-small": 2}
+    from inspector.store import Store as StoreClass
+
+    def exhausted(self):
+        raise MemoryError
+
+    monkeypatch.setattr(StoreClass, "list_threads", exhausted)
+    result = run("threads", "--db", str(tmp_path / "s.sqlite"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("context-inspector: error: out of memory: ") and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("value", "command", "message"), [
+    ("-1", "import", "CONTEXT_INSPECTOR_MAX_INPUT_MB must be a positive number of MiB (e.g. 2048): got '-1'"),
+    ("abc", "import", "CONTEXT_INSPECTOR_MAX_INPUT_MB must be a positive number of MiB (e.g. 2048): got 'abc'"),
+    ("nan", "import", "CONTEXT_INSPECTOR_MAX_INPUT_MB must be a positive number of MiB (e.g. 2048): got 'nan'"),
+    ("abc", "threads", "CONTEXT_INSPECTOR_CONNECT_TIMEOUT must be a whole number of seconds (1 or more): got 'abc'"),
+    ("0", "threads", "CONTEXT_INSPECTOR_CONNECT_TIMEOUT must be a whole number of seconds (1 or more): got '0'"),
+], ids=["limit-negative", "limit-text", "limit-nan", "timeout-text", "timeout-zero"])
+def test_a_bad_environment_variable_is_one_line_naming_it(value: str, command: str, message: str, tmp_path: Path,
+                                                          monkeypatch):
+    variable = message.split(" ", 1)[0]
+    monkeypatch.setenv(variable, value)
+    shutil.copyfile(BAD_DIR / "only-system.json", tmp_path / "sys.json")
+    args = ["import", str(tmp_path / "sys.json"), "--db", str(tmp_path / "s.sqlite")] if command == "import" else \
+        ["threads", "--db", "postgresql+psycopg://u:p@127.0.0.1:9/db"]
+    before = snapshot(tmp_path)
+    result = run(*args)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"context-inspector: error: {message}"]
+    assert snapshot(tmp_path) == before
+
+
+def test_a_sweep_is_capped_before_anything_is_built_and_says_how_many(tmp_path: Path, monkeypatch):
+    from inspector import sweep
+
+    db = imported(tmp_path, "cc-leaf-first.jsonl")
+    values = ",".join(str(v) for v in range(1, 1001))
+    built: list[int] = []
+    monkeypatch.setattr(sweep.itertools, "product", lambda *a: built.append(1) or iter(()))
+    result = run("sweep", "--thread", SESSION, "--db", str(db), "--key", f"context.prune_protect_turns={values}",
+                 "--key", f"summarization.max_injected={values}", "--key", "context.window=100000,200000")
+    assert result.exit_code == 2 and built == []
+    assert result.stderr.splitlines() == [
+        "context-inspector: error: --key values make 2,000,000 combinations (1,000 x 1,000 x 2); at most 1,000 are "
+        "replayed (give fewer values, or raise --max-combinations)"]
+    monkeypatch.undo()
+    many = ",".join(str(v) for v in range(1, 121))
+    result = run("sweep", "--thread", SESSION, "--db", str(db), "--key", f"context.prune_protect_turns={many}",
+                 "--json")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines()[0] == ("note: 120 combinations to replay, each a whole replay of the thread; a "
+                                             "progress bar follows on a terminal")
+    assert len(json.loads(result.stdout)["rows"]) == 120

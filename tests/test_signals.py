@@ -161,3 +161,17 @@ def test_what_a_killed_process_left_is_removed_by_the_next_one(wal_store: Path, 
     assert result.returncode == 0 and "system only" in result.stdout, result.stderr
     assert snapshots(child.tmpdir) == []
     shutil.rmtree(child.tmpdir)
+
+
+def test_the_tui_on_a_database_it_cannot_open_exits_non_zero_after_q(tmp_path: Path):
+    bad = tmp_path / "notes.sqlite"
+    bad.write_text("these are my notes, not a database\n")
+    child = start_tui(bad, tmp_path / "tmp")
+    try:
+        assert child.read_until(b"cannot open the database"), child.output[-2000:]
+        os.write(child.fd, b"q")
+        assert child.wait() == 2
+    finally:
+        os.close(child.fd)
+    assert b"context-inspector: error: cannot open the database: " in child.output
+    assert bad.read_text() == "these are my notes, not a database\n"

@@ -141,10 +141,18 @@ DEFAULT_CONNECT_TIMEOUT = 10
 
 
 def connect_timeout() -> int:
-    try:
-        return max(2, int(os.environ.get(CONNECT_TIMEOUT_ENV) or DEFAULT_CONNECT_TIMEOUT))
-    except ValueError:
+    """`$CONTEXT_INSPECTOR_CONNECT_TIMEOUT` (whole seconds, at least 2) or 10; StoreError naming the variable
+    when it is set to anything else."""
+    value = os.environ.get(CONNECT_TIMEOUT_ENV)
+    if value is None or not value.strip():
         return DEFAULT_CONNECT_TIMEOUT
+    try:
+        seconds = int(value)
+    except ValueError:
+        seconds = 0
+    if seconds < 1:
+        raise StoreError(f"{CONNECT_TIMEOUT_ENV} must be a whole number of seconds (1 or more): got {value!r}")
+    return max(2, seconds)
 
 
 def make_engine(url: str, *, read_only: bool, create: bool, wal: bool = False) -> Engine:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -478,7 +479,9 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
     result.skipped[:0] = decode_warnings
     result.threads = keep_apart(result.threads, path, sha, run.known, run.batch or store, result.skipped)
     result.skipped, omitted = cap_warnings(result.skipped, name)
-    saved = _Saved(name, result.threads, {"path": name, "sha256": sha, "fmt": used, "skipped": result.skipped},
+    # The record names the file by its absolute path: what it says holds wherever the next command runs.
+    record = {"path": shown(os.path.abspath(path)), "sha256": sha, "fmt": used, "skipped": result.skipped}
+    saved = _Saved(name, result.threads, record,
                    [shown(p) for p, _ in companions], result.skipped, omitted, result.coverage)
     try:
         run.save(saved)

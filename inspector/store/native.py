@@ -239,27 +239,32 @@ class Store:
                 )
 
             m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
+            # the user's own compactions (Claude Code's /compact), which `threads` names
+            manual = (select(SummaryRow.thread_id, func.count().label("n"))
+                      .where(SummaryRow.meta["trigger"].as_string() == "manual")
+                      .group_by(SummaryRow.thread_id).subquery())
 
-            def query(gaps: Any) -> Any:
+            def query(gaps: Any, by_hand: Any) -> Any:
                 return (
                     select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n,
-                           s.c.n, gaps)
+                           s.c.n, gaps, by_hand)
                     .outerjoin(m, m.c.thread_id == ThreadRow.id)
                     .outerjoin(r, r.c.thread_id == ThreadRow.id)
                     .outerjoin(s, s.c.thread_id == ThreadRow.id)
+                    .outerjoin(manual, manual.c.thread_id == ThreadRow.id)
                     .order_by(ThreadRow.created_at, ThreadRow.id)
                 )
 
             with self.engine.connect() as conn:
                 try:
-                    rows = list(conn.execute(query(ThreadRow.meta["import_gaps"])))
+                    rows = list(conn.execute(query(ThreadRow.meta["import_gaps"], manual.c.n)))
                 except OperationalError as exc:  # a damaged meta cell (text that is not JSON)
                     if "JSON" not in str(exc):
                         raise
                     conn.rollback()
-                    self.warnings.append(f"{mask_url(self.url)}: ci_threads column meta: a row holds text that is "
-                                         "not JSON; import gaps not listed")
-                    rows = list(conn.execute(query(sql_text("NULL"))))
+                    self.warnings.append(f"{mask_url(self.url)}: a meta column holds text that is not JSON; import "
+                                         "gaps and manual compactions not listed")
+                    rows = list(conn.execute(query(sql_text("NULL"), sql_text("NULL"))))
                 derived = self._derived_request_counts(conn, [r[0] for r in rows if not r[5] and r[4]])
                 return [
                     ThreadInfo(
@@ -268,8 +273,9 @@ class Store:
                         updated_at=cell_text(updated, tid, "updated_at", self) or None,
                         derived_requests=derived.get(tid, 0),
                         import_gaps=gaps if isinstance(gaps, dict) and gaps else None,
+                        manual_summaries=nmanual if isinstance(nmanual, int) else 0,
                     )
-                    for tid, title, source, updated, nm, nr, ns, gaps in rows
+                    for tid, title, source, updated, nm, nr, ns, gaps, nmanual in rows
                 ]
 
     @staticmethod

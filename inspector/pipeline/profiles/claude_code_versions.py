@@ -1,8 +1,9 @@
 """Claude Code's auto-compaction rules by CLI version, as its own code has them.
 
 Read from the published packages (`npm pack @anthropic-ai/claude-code@VERSION`: `cli.js` up to
-2.1.100; from 2.1.110 the JS embedded in `@anthropic-ai/claude-code-linux-x64@VERSION`), at the
-versions named below; each field's README entry says where. A version between two that were read
+2.1.100; from 2.1.110 the JS embedded in `@anthropic-ai/claude-code-linux-x64@VERSION`), from
+1.0.98 to 2.1.332, each change bisected to the first version that has it; the README's "Claude
+Code" section lists the versions read and where in the code each rule is. A version between two that were read
 takes the rules of the range it falls in; a thread that recorded no version takes the newest.
 
 - The threshold: `window - output_reserve - 13,000`, the reserve being `min(32,000, the model's
@@ -30,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-BUFFER = 13_000  # below `window - output_reserve`, every version read (1.0.98-2.1.205)
+BUFFER = 13_000  # below `window - output_reserve`, every version read (1.0.98-2.1.332)
 MAX_OUTPUT_DEFAULT = 32_000  # CLAUDE_CODE_MAX_OUTPUT_TOKENS unset, up to 2.1.20
 RESERVE_CAP = 20_000  # from 2.1.21: min(the model's largest output, 20,000)
 IMAGE_TOKENS = 1_334

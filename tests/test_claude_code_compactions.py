@@ -227,3 +227,50 @@ def test_with_the_later_half_hidden_no_figure_over_10_percent_off_is_called_anyt
                 assert replay.basis(a.index) in GUESSES, (name, a.index, replay.basis(a.index), error)
     # the five compacted sessions alone (bench/bench_calibration.py adds the sidechains and Codex ones)
     assert within3 >= 0.68 * hidden_count and within10 >= 0.94 * hidden_count, (within3, within10, hidden_count)
+
+
+# -- what the user sees ---------------------------------------------------------------------------
+
+def test_threads_and_the_report_say_manual_compact(tmp_path):
+    from click.testing import CliRunner
+
+    from inspector.cli import main
+
+    name = "claude-code-2.1.19-auto-and-manual-compaction.jsonl"
+    _, boundaries = calls_and_boundaries(records(name))
+    manual = [b["before"] for b in boundaries if b["trigger"] == "manual"]
+    db = str(tmp_path / "cc.sqlite")
+    runner = CliRunner()
+    assert runner.invoke(main, ["import", str(REAL / name), "--db", db]).exit_code == 0
+    listed = runner.invoke(main, ["threads", "--db", db]).output
+    assert f"{len(boundaries)} ({len(manual)} manual (/compact))" in listed
+    [info] = json.loads(runner.invoke(main, ["threads", "--db", db, "--json"]).output)
+    assert info["manual_compactions"] == len(manual) and info["summaries"] == len(boundaries)
+    report = runner.invoke(main, ["simulate", "--thread", info["id"], "--db", db, "--timeline",
+                                  "--compactions", "decide"]).output
+    assert "rules: claude-code 2.1.8+" in report
+    assert report.count("compaction (manual (/compact))") == len(manual)
+
+
+async def test_the_app_names_a_manual_compaction_and_the_rules(tmp_path):
+    from inspector.screens.source import MemorySource
+    from inspector.screens.status import StatusLine, TimelineLabel
+    from tests.test_app_support import SIZE, make_app, plain, settle
+    from widgets.budget import BudgetView
+
+    name = "claude-code-2.1.19-auto-and-manual-compaction.jsonl"
+    _, boundaries = calls_and_boundaries(records(name))
+    [manual] = [b["before"] for b in boundaries if b["trigger"] == "manual"]
+    thread = main_thread(name)
+    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "rules claude-code 2.1.8+" in plain(app.query_one(StatusLine))
+        app.jump_to_request(manual)
+        await settle(app, pilot)
+        assert "◆ manual (/compact)" in plain(app.query_one(TimelineLabel))
+        assert "manual (/compact), the user's own" in plain(app.query_one(BudgetView))
+        app.jump_to_request(boundaries[0]["before"])  # the automatic one: the threshold's
+        await settle(app, pilot)
+        assert "◆ compaction" in plain(app.query_one(TimelineLabel))
+        assert "manual (/compact)" not in plain(app.query_one(BudgetView))

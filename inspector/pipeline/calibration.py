@@ -119,7 +119,8 @@ BASIS_NOTES = {
     "modelled": "modelled: the agent's own part plus what it re-attaches after the compaction (recent files, "
                 "todo list, plan, skills; Claude Code 2.1.105+ records its own count)",
     "restarted": "a guess: nothing is recorded since the last compaction, and what the agent re-attached "
-                 "then (Claude Code: recently read files, 0-20k tokens) is in no record",
+                 "then (Claude Code: recently read files, 0-20k tokens) is known only within a wide range, "
+                 "or not at all",
     "predicted": "a guess: fitted levels only, no recorded request to anchor on",
 }
 """What the Budget pane and `simulate` say of a basis; the uncertain ones are shown as guesses."""

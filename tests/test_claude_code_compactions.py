@@ -274,3 +274,26 @@ async def test_the_app_names_a_manual_compaction_and_the_rules(tmp_path):
         await settle(app, pilot)
         assert "◆ compaction" in plain(app.query_one(TimelineLabel))
         assert "manual (/compact)" not in plain(app.query_one(BudgetView))
+
+
+def test_a_damaged_summary_meta_costs_only_the_manual_count(tmp_path):
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from inspector.cli import main
+
+    name = "claude-code-2.1.19-auto-and-manual-compaction.jsonl"
+    db = tmp_path / "cc.sqlite"
+    runner = CliRunner()
+    assert runner.invoke(main, ["import", str(REAL / name), "--db", str(db)]).exit_code == 0
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE ci_summaries SET meta = '{broken' WHERE seq = 0")
+    conn.commit()
+    conn.close()
+    result = runner.invoke(main, ["threads", "--db", str(db), "--json"])
+    assert result.exit_code == 0
+    [info] = json.loads(result.stdout)
+    assert info["summaries"] == 2 and "manual_compactions" not in info
+    assert (f"warning: sqlite:///{db}: ci_summaries column meta: a row holds text that is not JSON; manual "
+            "compactions not counted") in result.stderr

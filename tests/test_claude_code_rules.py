@@ -8,7 +8,6 @@ import pytest
 from inspector.config import Config, thread_values
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 from inspector.pipeline import replay
-from inspector.pipeline.profiles import claude_code
 from inspector.pipeline.profiles.claude_code_versions import RULES, chars_per_token, model_family, rules_for
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 from tests.helpers import CountingSummarizer
@@ -116,7 +115,7 @@ def test_the_trigger_reads_what_that_version_reads(version, adds_output, adds_ap
         a, prev = r.timeline[k], r.timeline[k - 1]
         response = thread.messages[2 * k - 1]
         size = -(-len(response.text_for_count()) // 4)  # its rough size (bytes / 4): the final output's estimate
-        output = 3 if adds_output == "recorded" else max(size, 3) if 2 * 3 < size else 3
+        output = 3 if adds_output == "recorded" else max(size, 3) if size > 2 * 3 else 3
         expected = prev.budget.prompt_tokens + output + ((402 + 2) // 4 if adds_appended else 0)  # Math.round
         assert a.budget.trigger_tokens == expected == prev.budget.prompt_tokens + steps.added[k], (version, k)
         assert a.budget.trigger_source == "estimated"

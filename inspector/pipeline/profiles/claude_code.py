@@ -140,9 +140,13 @@ def step_rules(replayer: AgentReplayer) -> StepRules:
     by_version = cfg["claude_code.output_reserve"] == _implied_reserve(replayer.thread)
     thresholds, added = [], []
     preserving = any(isinstance(s.meta, Mapping) and s.meta.get("preserved") for s in replayer.thread.summaries)
+    known: dict[tuple, int | None] = {}  # (rules, model) -> threshold: a few per thread, computed once
     for k, (req, r) in enumerate(zip(replayer.requests, rules, strict=True)):
-        config = cfg.updated({"claude_code.output_reserve": r.output_reserve}) if by_version else cfg
-        thresholds.append(threshold(config, r, req.model))
+        key = (r.name, req.model)
+        if key not in known:
+            config = cfg.updated({"claude_code.output_reserve": r.output_reserve}) if by_version else cfg
+            known[key] = threshold(config, r, req.model)
+        thresholds.append(known[key])
         if k == 0:
             added.append(0)
             continue

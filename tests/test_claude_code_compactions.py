@@ -265,7 +265,7 @@ async def test_the_app_names_a_manual_compaction_and_the_rules(tmp_path):
     app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert "rules claude-code 2.1.8+" in plain(app.query_one(StatusLine))
+        assert "rules 2.1.8+" in plain(app.query_one(StatusLine))
         app.jump_to_request(manual)
         await settle(app, pilot)
         assert "◆ manual (/compact)" in plain(app.query_one(TimelineLabel))

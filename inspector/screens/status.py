@@ -51,7 +51,7 @@ class StatusLine(Static):
         line.append(f"  · profile {view.config.profile} · {sim.tokenizer}"
                     f" ({'approximate' if sim.approximate else 'exact'})")
         if sim.rules:  # the agent versions' rules the replay applied (Claude Code, by CLI version)
-            names = list(dict.fromkeys(sim.rules))
+            names = [n.removeprefix(f"{view.config.profile} ") for n in dict.fromkeys(sim.rules)]
             line.append(f" · rules {safe_line(names[0], 40)}" + (f" → {safe_line(names[-1], 40)}" if len(names) > 1
                                                                    else ""))
         if live:

@@ -97,11 +97,10 @@ def _side(n: int) -> None:
 
 def _compacted(n: int) -> None:
     """`loss` (its replay and every compaction's facts) on a session compacted `n` times."""
-    from tests.test_bad_input_3 import many_compactions
-
     from inspector.pipeline.survival import compaction_losses
     from inspector.service import load_config, run_replay
     from inspector.store import Store
+    from tests.test_bad_input_3 import many_compactions
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "many.jsonl"

@@ -186,9 +186,11 @@ def threads_command(db: str | None, as_json: bool) -> None:
         return
     from inspector.textsafe import safe_line
 
-    rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""), str(i.summaries),
+    rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""),
+             str(i.summaries) + (f" ({i.manual_summaries} manual (/compact))" if i.manual_summaries else ""),
              i.title) for i in infos]
-    # COMP: the compactions (recorded summaries) of the thread, as the TUI's thread list calls them
+    # COMP: the compactions (recorded summaries) of the thread, as the TUI's thread list calls them; those
+    # the user asked for (Claude Code's /compact) are counted apart
     _print_table(("ID", "SOURCE", "MSGS", "REQS", "COMP", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
     if any(i.incomplete for i in infos):
         click.echo("! incomplete import: the source file holds model calls, tool results or compactions this "

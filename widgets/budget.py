@@ -284,10 +284,11 @@ class BudgetView(Static):
         facts.add_row("Summaries injected", ", ".join(safe_line(s, 24) for s in request.summaries_injected) or "none")
         if request.compaction is not None:
             c = request.compaction
+            why = "manual (/compact), the user's own, replayed where it happened" if c.manual else c.trigger
             facts.add_row(
                 "Compaction",
                 Text(
-                    f"{c.trigger}: {safe_line(c.summary_id, 24)} covers "
+                    f"{why}: {safe_line(c.summary_id, 24)} covers "
                     f"{safe_line(c.first_message_id, 24)} .. {safe_line(c.last_message_id, 24)}",
                     style="#d787ff",
                 ),

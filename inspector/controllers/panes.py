@@ -90,7 +90,7 @@ class PaneUpdater:
             threshold=threshold, profile=view.config.profile, request_count=len(view.requests),
             recorded_compaction=recorded,
             calibration=None if calibration is None else calibration.fit.short(),
-            calibration_note=_calibration_note(calibration, request),
+            calibration_note=_calibration_note(view, request),
             **_own_and_ratio(calibration, request),
             pruning_threshold=(float(view.config["harness.pruning_threshold"])
                                if view.config.profile == "harness" else None))
@@ -125,12 +125,12 @@ class PaneUpdater:
                                               losses=app.loss.losses_of(view))
 
 
-def _calibration_note(calibration: Any, request: Any) -> str | None:
+def _calibration_note(view: Any, request: Any) -> str | None:
     """What the Budget pane says of an uncertain calibrated prompt (a guess after a compaction with
     nothing recorded since); None where the calibrated prompt is anchored on a recorded count."""
-    if calibration is None or request is None:
+    if view.calibration is None or request is None:
         return None
-    basis = calibration.basis(request.index)
+    basis = view.basis(request.index)
     return BASIS_NOTES[basis] if basis in UNCERTAIN_BASES else None
 
 

@@ -8,9 +8,14 @@ requests, summaries and events of one thread.
   several), `toolUseResult` kept in its meta.
 - One request per `message.id`, prompt_tokens = input + cache_creation + cache_read (read once
   per `message.id`), cache read/write kept; `<synthetic>` messages are not model calls.
-- `compact_boundary` + the `isCompactSummary` line become a recorded Summary; a
-  `microcompact_boundary` becomes an event (`events`, kind `microcompact`) placed after the last
-  message before it.
+- `compact_boundary` + the `isCompactSummary` line become a recorded Summary, its meta holding
+  what the boundary recorded: `trigger` (`auto` | `manual`), `preTokens`, `postTokens` (CLI
+  2.1.105+), the CLI `version`, and `preserved` (the uuids of the messages a compaction kept
+  verbatim, `preservedMessages` / `preservedSegment`, CLI 2.1.141+: the summary's span stops
+  before them, so they stay in the history after it); a `microcompact_boundary` becomes an event
+  (`events`, kind `microcompact`) placed after the last message before it.
+- `version_changes`: (request id, CLI version) where a request's version differs from the one
+  before it (a session resumed by another CLI), the thread's first request first.
 """
 
 from __future__ import annotations
@@ -57,6 +62,19 @@ def prompt_tokens(usage: Any) -> int | None:
     return sum(counts) if counts else None
 
 
+def preserved_uuids(compact: Mapping[str, Any]) -> list[str]:
+    """The uuids a compaction kept verbatim: `preservedMessages.uuids` (CLI 2.1.141+), else the
+    head and tail of `preservedSegment` (the loader splices head..tail after the summary)."""
+    kept = compact.get("preservedMessages")
+    uuids = kept.get("uuids") if isinstance(kept, Mapping) else None
+    if isinstance(uuids, list) and uuids:
+        return [u for u in uuids if isinstance(u, str)]
+    segment = compact.get("preservedSegment")
+    if isinstance(segment, Mapping):
+        return [u for u in (segment.get("headUuid"), segment.get("tailUuid")) if isinstance(u, str)]
+    return []
+
+
 class Builder:
     """Turns one chain of lines into a Thread."""
 
@@ -73,6 +91,7 @@ class Builder:
         self.summary_waiting_request: int | None = None
         self.event_waiting: list[int] = []
         self.covered_from = 0  # index of the first message not yet in a summary
+        self.version_changes: list[tuple[str, str]] = []
 
     def add(self, number: int, rec: dict) -> None:
         kind = rec.get("type")
@@ -233,6 +252,10 @@ class Builder:
                 )
             )
             self._resolve_before_request()
+            version = rec.get("version")
+            if isinstance(version, str) and version and (
+                    not self.version_changes or self.version_changes[-1][1] != version):
+                self.version_changes.append((str(msg_id), version))
         elif last is None and msg_id is not None:
             self.skipped.append(f"{self.name}:{number}: model call {msg_id} opens the thread (nothing before it "
                                 "to place it after); not a request")
@@ -263,8 +286,11 @@ class Builder:
         self.pending_summary = {
             "boundary_uuid": rec.get("uuid"),
             "boundary_line": number,
-            "preTokens": compact.get("preTokens"),
-            "trigger": compact.get("trigger"),
+            "preTokens": _int(compact.get("preTokens")),
+            "postTokens": _int(compact.get("postTokens")),
+            "trigger": compact.get("trigger") if isinstance(compact.get("trigger"), str) else None,
+            "version": rec.get("version") if isinstance(rec.get("version"), str) else None,
+            "preserved": preserved_uuids(compact) or None,
             "logicalParentUuid": rec.get("logicalParentUuid"),
             "created_at": rec.get("timestamp"),
         }
@@ -290,11 +316,20 @@ class Builder:
         key = pending.get("boundary_uuid") or pending.get("summary_uuid")
         meta = {k: v for k, v in pending.items() if k not in ("text", "created_at") and v is not None}
         previous = self.summaries[-1].id if self.summaries else None
+        # A compaction that kept a tail verbatim (a preserved segment) summarized what came before it;
+        # one that kept a prefix (a partial compaction "from" a message) is read as summarizing it all.
+        end = len(self.messages)
+        kept = set(pending.get("preserved") or ())
+        if kept:
+            first_kept = next((i for i in range(self.covered_from, end)
+                               if self.messages[i].id.split("#", 1)[0] in kept), end)
+            if first_kept > self.covered_from:
+                end = first_kept
         self.summaries.append(
             Summary(
                 id=f"compact-{key}",
                 first_message_id=self.messages[self.covered_from].id,
-                last_message_id=self.messages[-1].id,
+                last_message_id=self.messages[end - 1].id,
                 summary=pending.get("text", ""),
                 previous_summary_id=previous,
                 source="recorded",
@@ -302,7 +337,7 @@ class Builder:
                 meta=meta,
             )
         )
-        self.covered_from = len(self.messages)
+        self.covered_from = end
         self.summary_waiting_request = len(self.summaries) - 1
 
     def _resolve_before_request(self) -> None:

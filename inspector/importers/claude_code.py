@@ -9,6 +9,10 @@ How a file becomes threads (built on the records' links, not on line positions):
   (a damaged line, a boundary whose old chain was not kept), the chain continues with the
   conversation record just before in file order, with a one-line warning: a missing parent is a
   gap to bridge, never the start of the thread.
+- A compaction that kept messages verbatim (`compactMetadata.preservedSegment`, CLI 2.1.x) is
+  spliced as Claude Code's loader splices it: the kept segment's head continues at the
+  segment's anchor (the summary), and the boundary at the head's own parent, so the chain runs
+  new messages -> kept tail..head -> summary -> boundary -> the compacted history.
 - Parallel tool calls make the chain a tree: every sibling line sharing `message.id` with a chain
   assistant record belongs to the message, and every `tool_result` answering one of its calls
   belongs to the thread, whichever sibling carries it. The records kept are then read in file
@@ -60,7 +64,18 @@ class _Group:
                 self.pos.setdefault(uuid, i)
         self.conversation = [i for i, (_, rec) in enumerate(records)
                              if rec.get("type") in CONVERSATION_TYPES and isinstance(rec.get("uuid"), str)]
+        self.relink = _preserved_links(records, self.pos)
         self.descending = self._written_leaf_first()
+
+    def _parent(self, rec: Mapping[str, Any]) -> tuple[Any, str]:
+        """(the link a record continues at, which field gave it), the preserved-segment splice first."""
+        uuid = rec.get("uuid")
+        if isinstance(uuid, str) and uuid in self.relink:
+            return self.relink[uuid], "preservedSegment"
+        parent = rec.get("parentUuid")
+        if isinstance(parent, str) and parent:
+            return parent, "parentUuid"
+        return rec.get("logicalParentUuid"), "logicalParentUuid"
 
     def _written_leaf_first(self) -> bool:
         """Whether most links point to a later line (a file written leaf first): then "before in file
@@ -195,14 +210,10 @@ class _Group:
         """(the record `index` links to or None, which link, the uuid named or None when it names none)."""
         if index in bridged:
             return None, "", None
-        rec = self.records[index][1]
-        parent = rec.get("parentUuid")
-        logical = rec.get("logicalParentUuid")
-        if isinstance(parent, str) and parent:
-            return self.pos.get(parent), "parentUuid", parent
-        if isinstance(logical, str) and logical:
-            return self.pos.get(logical), "logicalParentUuid", logical
-        return None, "", None
+        link, what = self._parent(self.records[index][1])
+        if not isinstance(link, str) or not link:
+            return None, "", None
+        return self.pos.get(link), what, link
 
     def _expand(self, chain: Sequence[int], taken: set[int]) -> set[int]:
         """`chain` plus the sibling lines of its assistant messages and the off-chain lines holding
@@ -228,8 +239,7 @@ class _Group:
         return keep
 
     def _link(self, index: int) -> int | None:
-        rec = self.records[index][1]
-        link = rec.get("parentUuid") or rec.get("logicalParentUuid")
+        link, _ = self._parent(self.records[index][1])
         return self.pos.get(link) if isinstance(link, str) else None
 
     def thread_records(self, skipped: list[str]) -> tuple[list[list[Record]], list[int]]:
@@ -262,6 +272,25 @@ class _Group:
                 abandoned.update(path)
         left = [self.records[i][0] for i in self.conversation if i not in taken]
         return [[self.records[i] for i in sorted(keep, reverse=self.descending)] for keep in conversations], left
+
+
+def _preserved_links(records: Sequence[Record], pos: Mapping[str, int]) -> dict[str, str]:
+    """uuid -> the record it continues at, for the compactions that kept a segment verbatim: the
+    segment's head at its anchor (the summary), the boundary at the head's own parent."""
+    out: dict[str, str] = {}
+    for _, rec in records:
+        compact = rec.get("compactMetadata")
+        segment = compact.get("preservedSegment") if isinstance(compact, Mapping) else None
+        if rec.get("subtype") != "compact_boundary" or not isinstance(segment, Mapping):
+            continue
+        head, anchor, boundary = segment.get("headUuid"), segment.get("anchorUuid"), rec.get("uuid")
+        if not (isinstance(head, str) and isinstance(anchor, str) and isinstance(boundary, str)) or head not in pos:
+            continue
+        before = records[pos[head]][1].get("parentUuid")
+        out[head] = anchor
+        if isinstance(before, str) and before and anchor != boundary:
+            out[boundary] = before
+    return out
 
 
 def _message_id(rec: Mapping[str, Any]) -> str | None:
@@ -466,6 +495,8 @@ def _build(records: list[Record], thread_id: str, name: str, skipped: list[str],
         meta["system_lines"] = builder.system_lines
     if builder.events:
         meta["events"] = builder.events
+    if len({v for _, v in builder.version_changes}) > 1:
+        meta["versions"] = [list(change) for change in builder.version_changes]
     if left:
         meta["off_chain_lines"] = left
     title = ""

@@ -279,27 +279,42 @@ class Store:
                 )
 
             m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
+            # the user's own compactions (Claude Code's /compact), which `threads` names
+            manual = (select(SummaryRow.thread_id, func.count().label("n"))
+                      .where(SummaryRow.meta["trigger"].as_string() == "manual")
+                      .group_by(SummaryRow.thread_id).subquery())
 
-            def query(gaps: Any) -> Any:
-                return (
+            def query(gaps: Any, by_hand: Any) -> Any:
+                q = (
                     select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n,
-                           s.c.n, gaps)
+                           s.c.n, gaps, by_hand)
                     .outerjoin(m, m.c.thread_id == ThreadRow.id)
                     .outerjoin(r, r.c.thread_id == ThreadRow.id)
                     .outerjoin(s, s.c.thread_id == ThreadRow.id)
-                    .order_by(ThreadRow.created_at, ThreadRow.id)
                 )
+                if by_hand is manual.c.n:
+                    q = q.outerjoin(manual, manual.c.thread_id == ThreadRow.id)
+                return q.order_by(ThreadRow.created_at, ThreadRow.id)
 
             with self.engine.connect() as conn:
-                try:
-                    rows = list(conn.execute(query(ThreadRow.meta["import_gaps"])))
-                except OperationalError as exc:  # a damaged meta cell (text that is not JSON)
-                    if "JSON" not in str(exc):
-                        raise
-                    conn.rollback()
-                    self.warnings.append(f"{mask_url(self.url)}: ci_threads column meta: a row holds text that is "
-                                         "not JSON; import gaps not listed")
-                    rows = list(conn.execute(query(sql_text("NULL"))))
+                # a damaged meta cell (text that is not JSON) costs only what it holds, said so
+                damaged = {"ci_threads": "import gaps not listed", "ci_summaries": "manual compactions not counted"}
+                tries = [((ThreadRow.meta["import_gaps"], manual.c.n), ()),
+                         ((ThreadRow.meta["import_gaps"], sql_text("NULL")), ("ci_summaries",)),
+                         ((sql_text("NULL"), manual.c.n), ("ci_threads",)),
+                         ((sql_text("NULL"), sql_text("NULL")), ("ci_threads", "ci_summaries"))]
+                for columns, lost in tries:
+                    try:
+                        rows = list(conn.execute(query(*columns)))
+                    except OperationalError as exc:
+                        if "JSON" not in str(exc) or lost == tries[-1][1]:
+                            raise
+                        conn.rollback()
+                        continue
+                    for table in lost:
+                        self.warnings.append(f"{mask_url(self.url)}: {table} column meta: a row holds text that is "
+                                             f"not JSON; {damaged[table]}")
+                    break
                 derived = self._derived_request_counts(conn, [r[0] for r in rows if not r[5] and r[4]])
                 return [
                     ThreadInfo(
@@ -308,8 +323,9 @@ class Store:
                         updated_at=cell_text(updated, tid, "updated_at", self) or None,
                         derived_requests=derived.get(tid, 0),
                         import_gaps=gaps if isinstance(gaps, dict) and gaps else None,
+                        manual_summaries=nmanual if isinstance(nmanual, int) else 0,
                     )
-                    for tid, title, source, updated, nm, nr, ns, gaps in rows
+                    for tid, title, source, updated, nm, nr, ns, gaps, nmanual in rows
                 ]
 
     @staticmethod

@@ -45,7 +45,7 @@ class PaneUpdater:
         if view is None:
             return
         request = app.current_request
-        app.query_one(StatusLine).show(view, live=app.live)
+        app.query_one(StatusLine).show(view, live=app.live, problem=app.live_tail.problem)
         self.update_timeline_label()
         chart = app.query_one(TimelineChart)
         chart.scale = timeline_scale(view, request)

@@ -26,21 +26,39 @@ from typing import Any
 
 from inspector.content import flatten_blocks
 from inspector.model import Message, Request, Role, Summary, ToolCall
+from inspector.sanitize import MAX_TOKENS
 
 COMMAND_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>")
 SYNTHETIC_MODEL = "<synthetic>"
 
 
+PROMPT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A token count as recorded: an integer from 0 to `MAX_TOKENS` (not a bool, a float or NaN), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS else None
+
+
+def usage_problem(usage: Any, keys: tuple[str, ...] = PROMPT_KEYS) -> str | None:
+    """`usage KEY VALUE` for the first of `keys` present that is not a token count, else None."""
+    if not isinstance(usage, Mapping):
+        return None
+    for key in keys:
+        value = usage.get(key)
+        if value is not None and _int(value) is None:
+            text = repr(value)
+            return f"usage {key} {text if len(text) <= 40 else text[:39] + '…'}"
+    return None
 
 
 def prompt_tokens(usage: Any) -> int | None:
-    """The prompt size billed for one call: input + cache_creation + cache_read tokens."""
-    if not isinstance(usage, Mapping):
+    """The prompt size billed for one call: input + cache_creation + cache_read tokens; None when a
+    count present is not a token count (NaN, a float, a boolean, negative): a prompt of unknown size,
+    never the sum of the others."""
+    if not isinstance(usage, Mapping) or usage_problem(usage) is not None:
         return None
-    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    counts = [c for c in (_int(usage.get(k)) for k in keys) if c is not None]
+    counts = [c for c in (_int(usage.get(k)) for k in PROMPT_KEYS) if c is not None]
     return sum(counts) if counts else None
 
 
@@ -120,6 +138,8 @@ class Builder:
     def _user(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
         uuid = str(rec.get("uuid"))
         content = message.get("content")
+        if isinstance(content, Mapping):  # one block object, not a list of them
+            content = [content]
         if isinstance(content, str) or content is None:
             self._append_user(uuid, content or "", number, rec, {})
             return
@@ -164,6 +184,8 @@ class Builder:
         blocks = message.get("content")
         if isinstance(blocks, str):
             blocks = [{"type": "text", "text": blocks}]
+        elif isinstance(blocks, Mapping):  # one block object, not a list of them
+            blocks = [blocks]
         blocks = [b for b in blocks if isinstance(b, Mapping)] if isinstance(blocks, list) else []
         calls = [
             ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {}))
@@ -213,6 +235,10 @@ class Builder:
         elif last is not None and msg_id is not None and msg_id not in self.request_ids:
             self.request_ids.add(msg_id)
             usage = message.get("usage") if isinstance(message.get("usage"), Mapping) else {}
+            bad_output = usage_problem(usage, ("output_tokens",))
+            if bad_output:
+                self.skipped.append(f"{self.name}:{number}: model call {msg_id}: {bad_output} is not a token count; "
+                                    "output count dropped")
             self.requests.append(
                 Request(
                     id=str(msg_id),
@@ -330,4 +356,3 @@ class Builder:
 
 def _fields(summary: Summary) -> dict[str, Any]:
     return {name: getattr(summary, name) for name in Summary.__slots__}
-

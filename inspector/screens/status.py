@@ -26,7 +26,7 @@ DIFF_MOVES_SHOWN = 20  # compaction moves listed in the diff panel (the rest are
 class StatusLine(Static):
     """Thread, counts, profile and tokenizer; baseline or the what-if's changed keys and what moved."""
 
-    def show(self, view: ViewState, *, live: bool) -> None:
+    def show(self, view: ViewState, *, live: bool, problem: str | None = None) -> None:
         sim = view.simulation
         compactions = sum(1 for r in sim.requests if r.compaction is not None)
         failures = sum(1 for r in sim.requests if r.failed)
@@ -54,7 +54,10 @@ class StatusLine(Static):
             names = [n.removeprefix(f"{view.config.profile} ") for n in dict.fromkeys(sim.rules)]
             line.append(f" · rules {safe_line(names[0], 40)}" + (f" → {safe_line(names[-1], 40)}" if len(names) > 1
                                                                    else ""))
-        if live:
+        if live and problem is not None:  # the file was deleted or truncated: what is shown is what was read
+            line.append("  ● live: " + ("file deleted" if "deleted" in problem else "file damaged"),
+                        style="bold #ffaf5f")
+        elif live:
             line.append("  ● live", style="#87d787")
         line.append("\n")
         # the third line starts with the compaction mode (and, at the baseline, how well the profile

@@ -577,6 +577,37 @@ class AgentReplayer:
         return RequestAudit(k, req.id, req.after_message_id, st.cur, "failed" if st.failed else "completed", error,
                             budget, compaction, injected, None, (), diagnostics, stats)
 
+    def _is_kept(self, kept: _Kept | None, i: int) -> bool:
+        """Whether message `i` is one `kept` sends verbatim (what `_kept_map` holds), without building it."""
+        if kept is None:
+            return False
+        if i in kept.prefix or (kept.truncated is not None and kept.truncated[0] == i):
+            return True
+        at = bisect_left(self.user_indices, i, kept.start, kept.hi)
+        return at < kept.hi and self.user_indices[at] == i
+
+    def summary_spans(self) -> dict[str, tuple[str, ...]]:
+        """Each compaction's summary -> the messages its request marks summarized by it (what `audit(k)`
+        gives), without building the request's blocks: linear in the thread over every compaction
+        (10,000 compactions were 10,000 audits of the whole history)."""
+        timeline = self.timeline()
+        t = self.t
+        ends: list[int] = []  # the running last covered index along the whole chain (audit's `ends`)
+        for link in self.chain:
+            ends.append(max(ends[-1] if ends else -1, t.index.get(link.last_message_id, -1)))
+        out: dict[str, tuple[str, ...]] = {}
+        for k, agg in enumerate(timeline):
+            st = self.states[k]
+            last = st.chain_len - 1
+            if agg.compaction is None or last < 0 or self.chain[last].id != agg.compaction.summary_id:
+                continue
+            start = ends[last - 1] + 1 if last > 0 else 0
+            stop = min(st.covered_upto, st.end)
+            out[agg.compaction.summary_id] = tuple(
+                t.labels[i][0] for i in range(start, stop + 1)
+                if t.turn_of[i] is not None and not self._is_kept(st.kept, i))
+        return out
+
     def audit(self, k: int) -> RequestAudit:
         """Request `k` with every block, in thread order, positions in prompt order."""
         agg = self.timeline()[k]

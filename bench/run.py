@@ -177,6 +177,12 @@ def bench_repairs() -> None:
     run()
 
 
+def bench_reliability() -> None:
+    from bench.bench_reliability import bench_reliability as run
+
+    run()
+
+
 def bench_agents() -> None:
     from bench.bench_agents import bench_agents as run
 
@@ -205,6 +211,7 @@ BENCHES: dict[str, Callable[[], None]] = {
     "memory": bench_memory,
     "tui": bench_tui,
     "repairs": bench_repairs,
+    "reliability": bench_reliability,
     "agents": bench_agents,
     "calibration": bench_calibration,
     "cache": bench_cache,

@@ -11,6 +11,8 @@ fill the panes. (Slightly over 400 lines: what is left is one short method per b
 """
 from __future__ import annotations
 
+import asyncio
+import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -91,6 +93,9 @@ class InspectorApp(App[None]):
         self.request_index = 0
         self.follow_latest = True
         self.loading_error: str | None = None
+        self.startup_error: str | None = None
+        """Why the database could not be opened at all (the CLI exits non-zero with it after `q`)."""
+        self.signalled: int | None = None
         self.llm_progress_text = ""
         self.panes = PaneUpdater(self, throttle=pane_throttle)
         self.loss = LossTracker(self)
@@ -131,6 +136,20 @@ class InspectorApp(App[None]):
     def compose(self) -> ComposeResult:
         yield from main_layout()
         yield Footer()
+
+    def on_load(self) -> None:
+        """SIGTERM and SIGHUP end the app as `q` does (before the terminal is in application mode): the
+        terminal is given back (main screen, cursor, no mouse tracking) and the snapshot copies removed."""
+        try:
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(signum, self.end_on_signal, signum)
+        except (NotImplementedError, RuntimeError, ValueError, AttributeError):  # not the main thread, Windows
+            pass
+
+    def end_on_signal(self, signum: int) -> None:
+        self.signalled = signum
+        self.exit(return_code=128 + signum)
 
     def on_mount(self) -> None:
         self.query_one("#timeline", TimelineChart).focus()
@@ -389,7 +408,12 @@ class InspectorApp(App[None]):
         self.live = not self.live
         self.notify("live mode on" if self.live else "live mode off", timeout=2)
         if self.view is not None:
-            self.query_one(StatusLine).show(self.view, live=self.live)
+            self.query_one(StatusLine).show(self.view, live=self.live, problem=self.live_tail.problem)
+
+    def show_live_problem(self, problem: str | None) -> None:
+        """The database under live mode was deleted or truncated (None: it is back)."""
+        if self.view is not None:
+            self.query_one(StatusLine).show(self.view, live=self.live, problem=problem)
 
     # config reset / save, export, screenshot ----------------------------------------------------------
 

@@ -6,14 +6,16 @@ as one list (the work of each command is in the service layer and `cli_output`).
 from __future__ import annotations
 
 import contextlib
-import json
+import errno
+import functools
+import os
 import sys
 from dataclasses import replace
 from typing import Any
 
 import click
 
-from inspector.cli_output import OutputRefused, check_output, json_text, terminal_json
+from inspector.cli_output import OutputRefused, check_output, json_dumps, json_text, write_output
 from inspector.config import COMPACTION_MODES, PROFILES, ConfigError, parse_set
 from inspector.textsafe import safe_line
 
@@ -27,6 +29,21 @@ class UserError(click.ClickException):
 
     def show(self, file=None) -> None:  # noqa: D102
         click.echo(f"context-inspector: error: {safe_line(self.format_message())}", err=True)
+
+
+def _end_on_signals(ctx: click.Context) -> None:
+    """SIGTERM and SIGHUP end a command as an error would: its `finally` blocks run, so the store is
+    closed and its snapshot copy in $TMPDIR removed (the TUI installs its own handlers once it runs).
+    The handlers before are back when the command ends (the CLI also runs inside other programs)."""
+    import signal
+
+    def end(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            previous = signal.signal(signum, end)
+            ctx.call_on_close(functools.partial(signal.signal, signum, previous))
 
 
 def _say(prefix: str, line: object) -> None:
@@ -74,7 +91,39 @@ def _overrides(items: tuple[str, ...]) -> dict[str, Any]:
 db_option = click.option("--db", metavar="URL", help="SQLAlchemy URL or file path (env CONTEXT_INSPECTOR_DB).")
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE)
+
+
+class InspectorGroup(click.Group):
+    """The commands, with what no command can catch itself made one line: standard output that cannot
+    be written (a full disk, a closed pipe) and memory running out."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno not in OUTPUT_ERRNOS or exc.filename is not None:
+                raise
+            _quiet_stdout()
+            if exc.errno == errno.EPIPE:  # the reader went away (`| head`): nothing to say
+                raise SystemExit(1) from None
+            raise UserError(f"cannot write to standard output ({exc.strerror or exc}); the output is incomplete") \
+                from None
+        except MemoryError:
+            raise UserError("out of memory: the input needs more memory than this process may use (a smaller "
+                            "file, fewer threads, or a higher memory limit)") from None
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush of what could not be written
+    raises nothing more."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+@click.group(cls=InspectorGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @db_option
 @click.option("--thread", "thread_id", metavar="ID", help="Open this thread.")
 @click.option("--profile", type=click.Choice(PROFILES), help="Pipeline to replay (default: the thread's source's).")
@@ -87,6 +136,7 @@ def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str
     With no command, opens the full-screen inspector (on the demo database when no
     database is configured).
     """
+    _end_on_signals(ctx)
     if ctx.invoked_subcommand is not None:
         return
     overrides = _overrides(sets)
@@ -106,8 +156,13 @@ def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str
         app = create_app(db_url=url, thread_id=thread_id, profile=profile, overrides=overrides)
     except (StoreError, ConfigError) as exc:
         raise _fail(exc) from None
-    app.run()
-    if getattr(app, "startup_error", None):
+    try:
+        app.run()
+    finally:
+        app.replayer.close()  # the snapshot copies, whatever ended the app
+    if app.signalled is not None:
+        sys.exit(128 + app.signalled)
+    if app.startup_error:
         raise UserError(app.startup_error)
 
 
@@ -131,9 +186,11 @@ def threads_command(db: str | None, as_json: bool) -> None:
         return
     from inspector.textsafe import safe_line
 
-    rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""), str(i.summaries),
+    rows = [(i.id, i.source, str(i.messages), str(i.requests) + ("!" if i.incomplete else ""),
+             str(i.summaries) + (f" ({i.manual_summaries} manual (/compact))" if i.manual_summaries else ""),
              i.title) for i in infos]
-    # COMP: the compactions (recorded summaries) of the thread, as the TUI's thread list calls them
+    # COMP: the compactions (recorded summaries) of the thread, as the TUI's thread list calls them; those
+    # the user asked for (Claude Code's /compact) are counted apart
     _print_table(("ID", "SOURCE", "MSGS", "REQS", "COMP", "TITLE"), [tuple(safe_line(c) for c in r) for r in rows])
     if any(i.incomplete for i in infos):
         click.echo("! incomplete import: the source file holds model calls, tool results or compactions this "
@@ -147,8 +204,13 @@ def threads_command(db: str | None, as_json: bool) -> None:
 def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     """Import transcripts into a database (created when missing)."""
     from inspector.importers import ImportError_, import_paths
+    from inspector.importers._input import InputError, input_limit
     from inspector.store import StoreError, resolve_db_url, sqlite_path
 
+    try:
+        input_limit()  # a bad $CONTEXT_INSPECTOR_MAX_INPUT_MB is one line before anything is read
+    except InputError as exc:
+        raise UserError(str(exc)) from None
     url = resolve_db_url(db)
     new_file = sqlite_path(url) if url is not None else None
     if new_file is not None and new_file.exists():
@@ -162,6 +224,7 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
         raise _fail(exc) from None
     finally:
         progress.close()
+        _flush(store)
         store.close()
         if new_file is not None and (report is None or not report.threads):
             _remove_new_database(new_file)  # a failed import leaves no empty database behind
@@ -169,7 +232,7 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 
     for line in report.skipped:
         click.echo(f"warning: {safe_line(line)}", err=True)
-    for line in [*getattr(report, "errors", []), *getattr(report, "thread_errors", [])]:
+    for line in [*report.folder_errors, *report.errors, *report.thread_errors]:
         click.echo(f"error: {safe_line(line)}", err=True)
     for line in report.coverage_lines():
         click.echo(safe_line(line))
@@ -182,36 +245,36 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
 @click.argument("thread_ids", nargs=-1)
 @db_option
 @click.option("-o", "--output", type=click.Path(), help="File to write (default stdout).")
-@click.option("--force", is_flag=True, help="Overwrite an existing output file that is not JSON.")
+@click.option("--force", is_flag=True,
+              help="Overwrite an existing file that is not one of this tool's exports (never the database or an "
+                   "import's source).")
 def export_command(thread_ids: tuple[str, ...], db: str | None, output: str | None, force: bool) -> None:
     """Export threads in the native format (all threads when none are named)."""
     from inspector.importers.native import export_native
     from inspector.store import StoreError
 
     store = _open_store(db)
-    if output:
-        try:
-            check_output(output, store.url, force)
-        except OutputRefused as exc:
-            store.close()
-            raise UserError(str(exc)) from None
+    target = None
     try:
+        if output:
+            target = check_output(output, store, force)
         ids = list(thread_ids) or [i.id for i in store.list_threads()]
         threads = [store.load_thread(i) for i in ids]
+    except OutputRefused as exc:
+        raise UserError(str(exc)) from None
     except (StoreError, KeyError) as exc:
         raise _fail(exc) from None
     finally:
         _flush(store)
         store.close()
-    text = json.dumps(export_native(threads), indent=2, ensure_ascii=False)
-    if output:
+    text = json_dumps(export_native(threads))
+    if target is not None:
         try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
+            write_output(target, text + "\n")
         except OSError as exc:
-            raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
+            raise UserError(f"{output}: cannot write ({exc.strerror or exc}); nothing written") from None
     else:
-        click.echo(terminal_json(text))
+        click.echo(text)
 
 
 @main.command("simulate")
@@ -411,9 +474,12 @@ def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profil
 @click.option("--compactions", type=click.Choice(["recorded", "decide"]), default="decide", show_default=True,
               help="Follow the recorded compactions, or let each config decide them.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes (--all).")
+@click.option("--max-combinations", "limit", type=click.IntRange(min=1), default=1_000, show_default=True,
+              help="Refuse to replay more combinations than this (each is a whole replay).")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"rows\": [...]}.")
 def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, profile: str | None,
-                  sets: tuple[str, ...], keys: tuple[str, ...], compactions: str, jobs: int, as_json: bool) -> None:
+                  sets: tuple[str, ...], keys: tuple[str, ...], compactions: str, jobs: int, limit: int,
+                  as_json: bool) -> None:
     """Replay every combination of config values; one row per config (cost, cache, compactions)."""
     from inspector import sweep
     from inspector.service import load_config
@@ -423,9 +489,12 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
         raise UserError("give --thread ID or --all")
     overrides = _overrides(sets)
     try:
-        combos = sweep.combinations([sweep.parse_key(k) for k in keys])
+        combos = sweep.combinations([sweep.parse_key(k) for k in keys], limit)
     except ConfigError as exc:
         raise _fail(exc) from None
+    if len(combos) >= sweep.MANY_COMBINATIONS:
+        _say("note: ", f"{len(combos):,} combinations to replay, each a whole replay of "
+                       f"{'every thread' if all_threads else 'the thread'}; a progress bar follows on a terminal")
     store = _open_store(db)
     try:
         ids = [i.id for i in store.list_threads()] if all_threads else [thread_id]
@@ -442,7 +511,8 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
             for key in sweep.unread_keys(base.profile, combos):
                 click.echo(f"warning: the {base.profile} profile does not read {key}: its values change nothing",
                            err=True)
-            rows = sweep.sweep_thread(thread, base, combos, compactions=compactions)
+            with _sweep_bar(len(combos)) as step:
+                rows = sweep.sweep_thread(thread, base, combos, compactions=compactions, on_row=step)
         else:
             bar = click.progressbar(length=len(ids), label="sweeping", file=sys.stderr) if sys.stderr.isatty() \
                 else None
@@ -468,6 +538,16 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
         click.echo("* the thread's own config")
     for line in sweep.footnotes(rows):
         click.echo(line)
+
+
+@contextlib.contextmanager
+def _sweep_bar(total: int):
+    """A step function for each combination replayed: a progress bar on a terminal's stderr."""
+    if total < 2 or not sys.stderr.isatty():
+        yield lambda _row: None
+        return
+    with click.progressbar(length=total, label="sweeping", file=sys.stderr) as bar:
+        yield lambda _row: bar.update(1)
 
 
 def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from inspector.model import Thread
 from inspector.paths import default_demo_path
-from inspector.store import SCHEMA_VERSION, Store, StoreError
+from inspector.store import SCHEMA_VERSION, Store, StoreError, sqlite_url
 
 DEMO_VERSION = 3
 DEMO_MARK = f"context-inspector demo v{DEMO_VERSION}"
@@ -91,4 +91,4 @@ def ensure_demo_db(path: Path | str | None = None) -> str:
     target = Path(path) if path is not None else default_demo_path()
     if not (target.is_file() and _is_current(target)):
         build_demo_db(target)
-    return "sqlite:///" + str(target.resolve())
+    return sqlite_url(target.resolve())

@@ -291,6 +291,8 @@ class ThreadInfo:
     import_gaps: Mapping[str, Any] | None = field(default=None, hash=False, compare=True)
     """What the thread's source file holds that the import did not keep (model calls, tool results,
     compactions, counts), or None when the import kept everything it could count."""
+    manual_summaries: int = 0
+    """Of `summaries`, the user's own compactions (Claude Code's `/compact`)."""
 
     @property
     def incomplete(self) -> bool:
@@ -307,4 +309,6 @@ class ThreadInfo:
         }
         if self.import_gaps:  # only on threads whose source holds what the import lost
             out["incomplete_import"] = dict(self.import_gaps)
+        if self.manual_summaries:  # only on threads where the user compacted by hand
+            out["manual_compactions"] = self.manual_summaries
         return out

@@ -21,6 +21,7 @@ call it when the provider answers, before appending the assistant message it pro
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -86,9 +87,10 @@ class Recorder:
         if path is not None:
             try:
                 with self.store.engine.connect() as conn:
-                    conn.exec_driver_sql("PRAGMA busy_timeout=0")
-                    conn.exec_driver_sql("PRAGMA journal_mode=DELETE")
-            except OperationalError:
+                    raw = conn.connection.dbapi_connection  # outside any transaction: the mode can change
+                    raw.execute("PRAGMA busy_timeout=0")
+                    raw.execute("PRAGMA journal_mode=DELETE")
+            except (OperationalError, sqlite3.OperationalError):
                 pass  # a viewer is still reading (live tailing): leave the file in WAL mode rather than fail
         self.store.close()
 

@@ -34,7 +34,8 @@ def timeline_lines(sim: Simulation) -> list[str]:
         b = r.budget
         event = ""
         if r.compaction:
-            event = f"compaction ({r.compaction.trigger}) -> {r.compaction.summary_id}"
+            why = "manual (/compact)" if r.compaction.manual else r.compaction.trigger
+            event = f"compaction ({why}) -> {r.compaction.summary_id}"
         if r.error:
             event = r.error.code
         rows.append([
@@ -123,6 +124,11 @@ def render_simulation(sim: Simulation, thread: Thread, *, timeline: bool = False
     ]
     if status:
         head.append(status)
+    if sim.rules:  # the agent versions' rules (Claude Code, by the CLI version of each request)
+        names = list(dict.fromkeys(sim.rules))
+        changes = [r.index for r in sim.requests[1:] if sim.rules[r.index] != sim.rules[r.index - 1]]
+        head.append(f"rules: {', '.join(names)}" + (f" (changes at request {', '.join(map(str, changes))})"
+                                                     if changes else ""))
     if calibration is not None:
         head.append(f"calibration: {calibration.fit.describe()}")
     head.append("")

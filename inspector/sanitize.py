@@ -8,8 +8,8 @@ items are repaired or dropped, never the whole thread, and each repair is one wa
   (references keep pointing at the first message of that id); the same for requests and summaries;
 - NUL characters and lone UTF-16 surrogates in any text become U+FFFD (PostgreSQL cannot hold
   them and no terminal shows them); non-finite numbers inside metadata become strings;
-- a negative, non-integer (NaN) or absurdly large `prompt_tokens` is dropped (None), as is a
-  non-positive or non-integer `window` and a non-finite `relevance`;
+- a negative, non-integer (NaN) or absurdly large `prompt_tokens` (and cache or output count) is
+  dropped (None), as is a non-positive or non-integer `window` and a non-finite `relevance`;
 - a request whose `after_message_id` names no message is dropped;
 - a summary whose `first_message_id` / `last_message_id` names no message is dropped; a range
   whose first message comes after its last is reversed; a dangling `previous_summary_id` or
@@ -107,6 +107,8 @@ def _clean_fields(obj: Any, found: set[str]) -> tuple[Any, bool]:
     too). Number fields are left to the caller (their repair depends on the field)."""
     updates: dict[str, Any] = {}
     for f in dataclasses.fields(obj):
+        if not f.init:  # derived from the other fields (ToolCall's JSON text): rebuilt by replace()
+            continue
         value = getattr(obj, f.name)
         changed = False
         if f.type in TEXT_TYPES:
@@ -231,10 +233,10 @@ def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
         if r.prompt_tokens is not None and not _valid_tokens(r.prompt_tokens):
             warn(f"request {r.id!r}: prompt_tokens {_short(r.prompt_tokens)} is not a token count; value dropped")
             r = dataclasses.replace(r, prompt_tokens=None)
-        for key in ("cache_read_tokens", "cache_write_tokens"):
+        for key in ("cache_read_tokens", "cache_write_tokens", "output_tokens"):
             value = getattr(r, key)
             if value is not None and not _valid_tokens(value):
-                warn(f"request {r.id!r}: {key} {value!r} is not a token count; value dropped")
+                warn(f"request {r.id!r}: {key} {_short(value)} is not a token count; value dropped")
                 r = dataclasses.replace(r, **{key: None})
         requests.append(r)
     request_ids = _unique([r.id for r in requests], "request", warn)

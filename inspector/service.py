@@ -5,6 +5,7 @@ The app and the CLI both go through here, so a replay means the same thing in ea
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,37 +115,65 @@ def read_config_file(path: Path | None = None) -> tuple[str | None, dict[str, An
     return parse_toml(text, source=str(path))
 
 
-def _write_toml(path: Path, profile: str | None, values: Mapping[str, Any]) -> None:
-    """Write with tomli-w to a temporary file, read it back, and only then replace `path`."""
-    import tomli_w
+def config_target(path: Path) -> Path:
+    """The file a save writes: a symbolic link (a config kept with one's dotfiles) is followed to its
+    target, which gets the edit; the link stays."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
-    data: dict[str, Any] = {} if profile is None else {"profile": profile}
-    for key, value in sorted(values.items()):
-        section, name = key.split(".", 1)
-        data.setdefault(section, {})[name] = value
+
+def _edit_toml(path: Path, profile: str | None, changes: Mapping[str, Any], removed: tuple[str, ...] = ()) -> None:
+    """Edit the config file in place with tomlkit: the keys of `changes` set (where they are, or added to
+    their table), `removed` deleted, the profile set; every comment, blank line and key order the user
+    wrote is kept. The new text is checked by reading it back before it replaces the file (a new file
+    created exclusively beside it, then renamed over it: `inspector.writes.replace_file`)."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    from inspector.writes import replace_file
+
+    target = config_target(path)
     try:
-        prices = _price_overrides(path)  # the user's price table is kept as it was
-    except ConfigError:
-        prices = None
-    if isinstance(prices, Mapping) and prices:
-        data["prices"] = dict(prices)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".toml.tmp")
+        old = target.read_text(encoding="utf-8") if target.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{target}: cannot read: {exc}") from None
+    bom = "\ufeff" if old.startswith("\ufeff") else ""
     try:
-        tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
-        back = parse_toml(tmp.read_text(encoding="utf-8"), source=str(tmp))
-        if back != (profile, dict(values)):
-            raise ConfigError(f"{tmp}: the file read back differs from what was written; {path} left as it was")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+        doc = tomlkit.parse(old.removeprefix("\ufeff"))
+        expected_profile, expected = parse_toml(old, source=str(target)) if old else (None, {})
+        if profile != expected_profile:
+            if profile is None:
+                doc.pop("profile", None)
+            else:
+                doc["profile"] = profile
+        for key in removed:
+            section, name = key.split(".", 1)
+            if isinstance(doc.get(section), Mapping) and name in doc[section]:
+                del doc[section][name]
+            expected.pop(key, None)
+        for key, value in changes.items():
+            section, name = key.split(".", 1)
+            if section not in doc:
+                doc.add(section, tomlkit.table())
+            doc[section][name] = value
+            expected[key] = value
+        text = bom + tomlkit.dumps(doc)
+    except TOMLKitError as exc:
+        raise ConfigError(f"{target}: cannot edit it ({exc}); left as it was") from None
+    if parse_toml(text, source=str(target)) != (profile, expected):
+        raise ConfigError(f"{target}: the edited file would read differently from the edit; left as it was")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(target, text)
 
 
 def save_config(config: Config, path: Path | None = None) -> Path:
-    """Write `config`'s profile and the keys that differ from that profile's defaults."""
+    """Write `config`'s profile and the keys that differ from that profile's defaults into the config file
+    (edited in place: what else it says, comments and the price table included, is kept)."""
     path = path or config_path()
     defaults = Config.for_profile(config.profile)
-    _write_toml(path, config.profile, {k: v for k, v in config.values.items() if defaults.values.get(k) != v})
+    _profile, current = read_config_file(path)
+    wanted = {k: v for k, v in config.values.items() if defaults.values.get(k) != v}
+    changes = {k: v for k, v in wanted.items() if current.get(k) != v}
+    _edit_toml(path, config.profile, changes, tuple(k for k in current if k not in wanted))
     return path
 
 
@@ -172,9 +201,8 @@ def save_edits(config: Config, baseline: Config, path: Path | None = None, *,
     profile = config.profile if config.profile != baseline.profile else file_profile
     if not changes and profile == file_profile:
         return SavedEdits(path, (), skipped, written=False)
-    values.update(changes)
-    _write_toml(path, profile, values)
-    return SavedEdits(path, tuple(sorted(changes)), skipped)
+    _edit_toml(path, profile, changes)
+    return SavedEdits(config_target(path), tuple(sorted(changes)), skipped)
 
 
 def file_overrides(config: Config, path: Path | None = None) -> tuple[str, ...]:

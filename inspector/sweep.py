@@ -10,6 +10,7 @@ means). `--all` runs one worker process per thread batch (`sweep_all`).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -85,11 +86,29 @@ def parse_key(item: str) -> tuple[str, list[Any]]:
     return key, out
 
 
-def combinations(keys: Sequence[tuple[str, Sequence[Any]]]) -> list[dict[str, Any]]:
-    """Every combination, the first key varying slowest, each key's values in the order given."""
+MAX_COMBINATIONS = 1_000
+"""Combinations replayed at most unless the caller allows more (each is a whole replay of the thread:
+10,000 ran for minutes; 102 million were built in memory before the first one ran)."""
+
+MANY_COMBINATIONS = 100
+"""From this many, the CLI says how many it is about to replay."""
+
+
+def combination_count(keys: Sequence[tuple[str, Sequence[Any]]]) -> int:
+    return math.prod(len(values) for _, values in keys)
+
+
+def combinations(keys: Sequence[tuple[str, Sequence[Any]]], limit: int = MAX_COMBINATIONS) -> list[dict[str, Any]]:
+    """Every combination, the first key varying slowest, each key's values in the order given; a
+    ConfigError (counted before any is built) when there are more than `limit`."""
     names = [k for k, _ in keys]
     if len(set(names)) != len(names):
         raise ConfigError(f"--key given twice: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
+    count = combination_count(keys)
+    if count > limit:
+        sizes = " x ".join(f"{len(v):,}" for _, v in keys)
+        raise ConfigError(f"--key values make {count:,} combinations ({sizes}); at most {limit:,} are replayed "
+                          "(give fewer values, or raise --max-combinations)")
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(v for _, v in keys))]
 
 

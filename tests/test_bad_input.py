@@ -140,6 +140,46 @@ CORPUS = [
           "escapes-codex.jsonl:4: unknown response item '\\x1b]52;c;Zm9v\\x07\\x1b[2J'"), {"esc-codex": 2}),
     Case("column-limits.json", 0, ("imported 6 thread(s) from 1 file(s); 0 warning(s)",),
          {"good1": 2, "bigtokens": 2, "longname": 3, "longdate": 2, "m" * 300: 1, "good2": 1}),
+    # Round three (issue 24): a link that loops is bridged like a missing parent; the leaf is chosen by
+    # structure; a count that is not a token count is unknown, never 0 or negative; one bad value never
+    # loses its file.
+    Case("cc-self-parent.jsonl", 0,
+         ("cc-self-parent.jsonl:3: parentUuid 'u2' leads into a cycle; the chain continues with line 2",
+          "model calls 2/2 with billed tokens"), {"cc-session": 4}),
+    Case("cc-boundary-cycle.jsonl", 0,
+         ("cc-boundary-cycle.jsonl:3: logicalParentUuid 'b2' closes a cycle; the chain continues with line 2",
+          "cc-boundary-cycle.jsonl:7: logicalParentUuid 'b1' leads into a cycle; the chain continues with line 6",
+          "model calls 3/3 with billed tokens, tool results 0/0, compactions 2/2", "2 skipped"), {"cc-session": 6}),
+    Case("cc-boundary-self.jsonl", 0,
+         ("cc-boundary-self.jsonl:3: logicalParentUuid 'b1' leads into a cycle; the chain continues with line 2",
+          "model calls 3/3 with billed tokens, tool results 0/0, compactions 2/2", "1 skipped"), {"cc-session": 6}),
+    Case("cc-boundary-forward.jsonl", 0,
+         ("cc-boundary-forward.jsonl:3: logicalParentUuid 'a3' closes a cycle; the chain continues with line 2",
+          "model calls 3/3 with billed tokens, tool results 0/0, compactions 2/2", "1 skipped"), {"cc-session": 6}),
+    Case("cc-leaf-first.jsonl", 0,
+         ("model calls 3/3 with billed tokens, tool results 1/1, compactions 1/1", "0 skipped"), {"cc-session": 6}),
+    Case("cc-huge-output-tokens.jsonl", 0,
+         ("cc-huge-output-tokens.jsonl:2: model call m1: usage output_tokens 10000000000000000000000000 is not a "
+          "token count; output count dropped", "model calls 2/2 with billed tokens"), {"cc-session": 4}),
+    Case("cc-negative-output-tokens.jsonl", 0,
+         ("cc-negative-output-tokens.jsonl:2: model call m1: usage output_tokens -40 is not a token count; output "
+          "count dropped",), {"cc-session": 2}),
+    Case("cc-nan-usage.jsonl", 0,
+         ("cc-nan-usage.jsonl:2: model call m1: usage input_tokens nan is not a token count; its billed prompt is "
+          "unknown", "cc-nan-usage.jsonl:4: model call m2: usage cache_read_input_tokens 12.5 is not a token count",
+          "cc-nan-usage.jsonl:6: model call m3: usage input_tokens True is not a token count",
+          "model calls 1/4 with billed tokens"), {"cc-session": 8}),
+    Case("cc-single-block-content.jsonl", 0,
+         ("model calls 2/2 with billed tokens, tool results 1/1", "0 skipped"), {"cc-session": 4}),
+    Case("cc-surrogate-arguments.jsonl", 0,
+         ("cc-surrogate-arguments.jsonl: thread cc-session: message 'a1': lone surrogates replaced with U+FFFD",
+          "model calls 2/2 with billed tokens, tool results 1/1"), {"cc-session": 4}),
+    Case("native-surrogate-arguments.json", 0,
+         ("native-surrogate-arguments.json: thread bad-args: message 'a1': lone surrogates replaced with U+FFFD",
+          "imported 2 thread(s) from 1 file(s); 1 skipped"), {"bad-args": 3, "clean": 2}),
+    Case("codex-compacted-object.jsonl", 0,
+         ("codex-compacted-object.jsonl:7: compacted message is an object with no text in it; kept as its JSON text",
+          "compactions 2/2"), {"codex-compacted": 5}),
 ]
 
 RAW_TERMINAL = ("\x1b", "\x07", "\x9b", "\x00", "\x9d")

@@ -411,16 +411,25 @@ def test_a_server_that_never_answers_is_a_bounded_wait_and_one_line(command, sil
     assert silent_server.held, "the client never reached the silent server"
 
 
-# ---- export never overwrites the database or a non-JSON file -----------------------------------
+# ---- export never overwrites the database, an import's source or a file it did not write -----------
 
 EXPORT_TARGETS = [
     ("the-db", "store.sqlite", False, "is the database being read"),
     ("the-db-force", "store.sqlite", True, "is the database being read"),
     ("the-wal", "store.sqlite-wal", True, "is the database being read"),
     ("the-journal", "store.sqlite-journal", False, "is the database being read"),
-    ("text-file", "notes.txt", False, "exists and is not a JSON file; refusing to overwrite it (use --force)"),
+    ("hard-link-to-db-force", "db-link.sqlite", True, "is the database being read"),
+    ("symlink-to-db-force", "db-symlink.json", True, "is the database being read"),
+    ("import-source", "neg.json", False, "is the file an import read threads from"),
+    ("import-source-force", "neg.json", True, "is the file an import read threads from"),
+    ("hard-link-to-source-force", "source-link.json", True, "is the file an import read threads from"),
+    ("text-file", "notes.txt", False, "exists and is not a context-inspector export; refusing to overwrite it "
+                                      "(use --force)"),
     ("text-file-force", "notes.txt", True, None),
-    ("json-file", "old.json", False, None),
+    ("json-file", "old.json", False, "exists and is not a context-inspector export"),
+    ("transcript-named-json", "session.jsonl", False, "exists and is not a context-inspector export"),
+    ("own-export", "earlier-export.json", False, None),
+    ("symlink", "link.json", False, "is a symbolic link; refusing to write through it"),
     ("new-file", "new.json", False, None),
     ("a-directory", "adir", False, "is a directory"),
 ]
@@ -431,6 +440,13 @@ def test_export_refuses_to_overwrite_what_it_should_not(name, target, force, mes
     db = imported_db(tmp_path)
     (tmp_path / "notes.txt").write_text("my notes\n")
     (tmp_path / "old.json").write_text('{"old": true}\n')
+    (tmp_path / "session.jsonl").write_text('{"type": "user", "sessionId": "s"}\n')
+    (tmp_path / "earlier-export.json").write_text('{\n  "format": "context-inspector/v1",\n  "threads": []\n}\n')
+    (tmp_path / "elsewhere.txt").write_text("the link's target\n")
+    (tmp_path / "link.json").symlink_to(tmp_path / "elsewhere.txt")
+    os.link(db, tmp_path / "db-link.sqlite")
+    (tmp_path / "db-symlink.json").symlink_to(db)
+    os.link(tmp_path / "neg.json", tmp_path / "source-link.json")
     (tmp_path / "adir").mkdir()
     before = snapshot(tmp_path)
     db_hash = sha256(db)
@@ -445,6 +461,20 @@ def test_export_refuses_to_overwrite_what_it_should_not(name, target, force, mes
     assert result.exit_code == 0, result.stderr
     written = json.loads((tmp_path / target).read_text())
     assert written["format"] == NATIVE and [t["id"] for t in written["threads"]] == ["neg"]
+    after = snapshot(tmp_path)
+    assert {k: v for k, v in after.items() if k != target} == {k: v for k, v in before.items() if k != target}
+
+
+def test_export_force_onto_a_symlink_replaces_the_link_not_its_target(tmp_path: Path):
+    db = imported_db(tmp_path)
+    (tmp_path / "elsewhere.txt").write_text("keep me\n")
+    (tmp_path / "link.json").symlink_to(tmp_path / "elsewhere.txt")
+    result = run("export", "--db", str(db), "-o", str(tmp_path / "link.json"), "--force")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "elsewhere.txt").read_text() == "keep me\n"
+    assert not (tmp_path / "link.json").is_symlink()
+    assert json.loads((tmp_path / "link.json").read_text())["format"] == NATIVE
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
 
 
 # ---- the state database (caches) ---------------------------------------------------------------

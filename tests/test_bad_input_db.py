@@ -338,6 +338,13 @@ IRIS_CASES = [
     ("untyped-thread-id-text", "", "INTEGER", "UPDATE conversations SET thread_id = '1' WHERE id = 3", None, 3),
     ("untyped-tokens-blob", "INTEGER", "", "UPDATE conversations SET prompt_tokens = X'00FF' WHERE id = 2",
      "conversations row 2 column prompt_tokens:", 3),
+    # Round three (issue 24): a role Iris does not have is kept (its text counted) and said, never silently `user`.
+    ("role-unknown", "INTEGER", "INTEGER", "UPDATE conversations SET role = 'wizard' WHERE id = 3",
+     "conversations row 3 column role: 'wizard' is not a role (user, assistant, system, tool, developer); read as "
+     "user", 3),
+    ("role-null", "INTEGER", "INTEGER", "UPDATE conversations SET role = NULL WHERE id = 1",
+     "conversations row 1 column role: NULL is not a role (user, assistant, system, tool, developer); read as user",
+     3),
 ]
 
 

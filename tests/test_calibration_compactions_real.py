@@ -59,7 +59,9 @@ def test_each_recorded_compaction_counts_what_it_compacted(name):
 def test_a_hidden_later_half_says_which_figures_are_guesses(name):
     """The later half stripped of its billed counts (and cache counts): the requests of a segment a
     recorded compaction ends are levelled on its count and mostly within 3%; those after the last
-    compaction, with nothing recorded since, are marked as restarted guesses in the JSON."""
+    compaction, with nothing recorded since, are modelled from what Claude Code re-attaches, and
+    stay labelled guesses ("restarted") where that is known only within a wide range; none more than
+    10% off is labelled otherwise."""
     from inspector.service import default_compactions, load_config, run_replay
 
     _, billed = boundaries_and_billed(REAL / name)
@@ -75,7 +77,11 @@ def test_a_hidden_later_half_says_which_figures_are_guesses(name):
     assert set(bases[:half]) == {"recorded"}
     last_compaction = max(k for k, row in enumerate(rows) if row["compaction"] is not None)
     assert last_compaction > half
-    assert set(bases[last_compaction:]) == {"restarted"}
+    after = set(bases[last_compaction:])
+    assert len(after) == 1 and after <= {"modelled", "restarted"}, after  # restarted: modelled within a wide range
+    for k in range(half, len(rows)):  # a hidden figure more than 10% off is labelled a guess
+        if abs(rows[k]["budget"]["calibrated_prompt_tokens"] - billed[k]) > 0.10 * billed[k]:
+            assert bases[k] in ("restarted", "predicted", "estimate"), (k, bases[k])
     levelled = [k for k in range(half, last_compaction) if bases[k] == "compaction"]
     assert len(levelled) >= 0.8 * (last_compaction - half)
     within = [k for k in levelled if abs(rows[k]["budget"]["calibrated_prompt_tokens"] - billed[k]) <= 0.03 * billed[k]]

@@ -1,7 +1,9 @@
 """Every replayer fills its calibrated prompts with the one model, fed its own sent blocks: a
 what-if's difference from the recorded history is billed per token and per message block, the same
 whichever profile's replayer computed it (iris, harness and the agents fill it inline, the others
-through `Replay`)."""
+through `Replay`). The agents' replayers follow their own compactions (`ReplayCalibration`, fed each
+request's tokens, blocks and whether the replay compacted before it): while they compacted as often
+as the reference, that is the model's `calibrated(k, ...)` itself."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from hypothesis import strategies as st
 
 from inspector.config import PROFILES, Config
 from inspector.model import Message, Request, Role, Thread, ToolCall
-from inspector.pipeline.calibration import sent_blocks
+from inspector.pipeline.calibration import ReplayCalibration, sent_blocks
+from inspector.pipeline.profiles.agents import AgentReplayer
 from inspector.service import run_replay
 from tests.test_whatif_noop import SMALL
 
@@ -49,17 +52,31 @@ def test_each_calibrated_prompt_is_the_models_for_its_tokens_and_blocks(thread, 
     config = Config.for_profile(profile, {**SMALL[profile], "context.window": window})
     replay = run_replay(thread, config, compactions=mode)
     calibration = replay.calibration
-    checked = 0
+    steps = getattr(replay._fast, "steps", None)
+    follows = isinstance(replay._fast, AgentReplayer)
+    levels = ReplayCalibration(calibration)
+    checked = synced = 0
     for audit in replay.simulation(blocks=False, priced=False).requests:
         b = audit.budget
         if b.calibrated_prompt_tokens is None:
             continue
         estimate = b.needed_tokens if b.needed_tokens is not None else b.prompt_tokens
         blocks = sent_blocks(audit.block_counts())
-        assert b.calibrated_prompt_tokens == calibration.calibrated(audit.index, estimate, blocks), (
-            profile, audit.index, estimate, blocks)
+        compacted = audit.compaction is not None
+        if follows:
+            attached = steps.reattached[audit.index] if steps is not None else None
+            expected, basis = levels.value(audit.index, estimate, blocks, compacted, attached)
+            if levels.in_sync(audit.index, compacted):  # compacted as often as the reference: the model's own
+                assert expected == calibration.calibrated(audit.index, estimate, blocks)
+                synced += 1
+            levels.advance(audit.index, estimate, blocks, compacted, expected, basis)
+            assert replay.basis(audit.index) == basis
+        else:
+            expected = calibration.calibrated(audit.index, estimate, blocks)
+        assert b.calibrated_prompt_tokens == expected, (profile, audit.index, estimate, blocks)
         checked += 1
     assert checked or profile == "shifting"  # shifting's timeline has no calibrated prompts
+    assert synced or not follows or not checked  # the first request is always in step with the reference
 
 
 @given(billed_threads())

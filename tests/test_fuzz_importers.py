@@ -367,3 +367,53 @@ def test_any_prefix_of_a_real_file_is_a_one_line_error_or_imports(data: st.DataO
             assert "\n" not in str(exc) and str(exc).startswith(name)
             continue
         assert_storable(result.threads)
+
+
+# ---- round three (issue 24): a chain's structure, not its file order or one bad link -----------------
+
+def claude_chain(turns: int) -> list[dict[str, Any]]:
+    """A clean Claude Code chain: user, assistant (a model call), and every third turn a tool call and
+    its result; timestamps rising."""
+    out: list[dict[str, Any]] = []
+
+    def add(kind: str, message: dict[str, Any]) -> None:
+        n = len(out)
+        out.append({"type": kind, "uuid": f"r{n}", "parentUuid": out[-1]["uuid"] if out else None,
+                    "sessionId": "fuzz", "timestamp": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z",
+                    "message": message})
+
+    for t in range(turns):
+        add("user", {"role": "user", "content": f"turn {t}"})
+        if t % 3 == 2:
+            add("assistant", {"role": "assistant", "id": f"call{t}a", "model": "claude-x", "usage": {"input_tokens": t},
+                              "content": [{"type": "tool_use", "id": f"tool{t}", "name": "Read", "input": {"n": t}}]})
+            add("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"tool{t}", "content": "x"}]})
+        add("assistant", {"role": "assistant", "id": f"call{t}", "model": "claude-x", "usage": {"input_tokens": t + 1},
+                          "content": [{"type": "text", "text": f"answer {t}"}]})
+    return out
+
+
+def parse_records(records: list[dict[str, Any]]) -> ParseResult:
+    return parse_text("".join(json.dumps(r) + "\n" for r in records), "fuzz.jsonl", "claude-code")[1]
+
+
+@FUZZ
+@given(turns=st.integers(min_value=1, max_value=25), data=st.data())
+def test_a_chain_written_leaf_first_or_with_a_looping_link_loses_nothing(turns: int, data: st.DataObject):
+    records = claude_chain(turns)
+    calls = [r["message"]["id"] for r in records if r["type"] == "assistant"]
+    clean = parse_records(records)
+    [thread] = clean.threads
+    assert [r.id for r in thread.requests] == calls
+    reversed_file = parse_records(list(reversed(records)))  # written leaf first
+    assert [(m.id, m.content) for m in reversed_file.threads[0].messages] == [(m.id, m.content) for m in thread.messages]
+    assert [r.id for r in reversed_file.threads[0].requests] == calls
+    # One link made to loop: a record its own parent, or one naming a later record of the chain.
+    victim = data.draw(st.integers(min_value=0, max_value=len(records) - 1), label="record")
+    later = data.draw(st.integers(min_value=victim, max_value=len(records) - 1), label="its new parent")
+    damaged = copy.deepcopy(records)
+    damaged[victim]["parentUuid"] = records[later]["uuid"]
+    result = parse_records(damaged)
+    assert [t.id for t in result.threads] == ["fuzz"], [t.id for t in result.threads]
+    assert [r.id for r in result.threads[0].requests] == calls
+    assert [m.id for m in result.threads[0].messages] == [m.id for m in thread.messages]

@@ -25,10 +25,10 @@ from widgets.summaries import SummariesView
 
 MARKUP = "[bold]x[/] [link=https://e.x]y[/link] [@click=app.quit]z[/] [/] ["
 ESCAPES = "\x1b[2J \x1b]0;title\x07 \x9b31m \x00\x07\x08"
-WIDE = "漢字🙂 \u202eevil"
+WIDE = "漢字🙂 \u202eevil \u200fmark\u200bzero\ufeff"  # bidi override and mark, zero-width space, BOM
 HOSTILE = f"{MARKUP} {ESCAPES} {WIDE}"
 LONG_LINE = "L" * 19_990 + "[bold]END[/]"  # a 20,000-character line
-FORBIDDEN = ("\x1b", "\x9b", "\x07", "\x00", "\x08", "\u202e")
+FORBIDDEN = ("\x1b", "\x9b", "\x07", "\x00", "\x08", "\u202e", "\u200f", "\u200b", "\ufeff")
 THREAD_ID = "hostile"
 
 

@@ -98,6 +98,60 @@ def test_walkthrough_compaction_before_turn_21_covers_turns_1_to_18(walkthrough)
     assert covered_turns == set(range(1, 19))
 
 
+def _one_request_per_turn():
+    """The walkthrough with one recorded request per turn (after its last tool output) and the seed's
+    figures: 10,500 + 7,000 per turn, 158,000 reported at turn 20. The pruned replay is far below
+    those counts (30-120k), so the calibration calls them counts that do not follow the transcript."""
+    from dataclasses import replace
+
+    thread = walkthrough_thread()
+    requests = []
+    for r in thread.requests:
+        turn = int(r.id[4:6])
+        if r.id.endswith("b"):
+            recorded = (158_000 if turn == 20 else 10_500 + 7_000 * (turn - 1)) if turn <= 20 else None
+            requests.append(replace(r, prompt_tokens=recorded))
+    return replace(thread, requests=tuple(requests))
+
+
+@pytest.mark.parametrize("shape", ["two requests per turn", "one request per turn"])
+@pytest.mark.parametrize("edit", [{}, {"context.prune_protect_turns": 3}])
+def test_walkthrough_compacts_before_turn_21_reading_158000_in_both_shapes(shape, edit):
+    """As the app replays it (the service, with the thread's calibration), in either shape: on the
+    recorded history the trigger reads the count the last request reported, whatever the fit says of
+    it (DESIGN.md "Trigger tokens"): seed 000's 158,000. An edit that sends that history pruned
+    otherwise (3 protected turns) still reads it where the fit cannot say what the edit moves."""
+    from inspector.service import run_replay
+
+    thread = walkthrough_thread() if shape == "two requests per turn" else _one_request_per_turn()
+    replay = run_replay(thread, Config.for_profile("iris", edit), compactions="decide")
+    fit = replay.calibration.fit.source
+    assert fit == ("fitted" if shape == "two requests per turn" else "poor fit")
+    first = next(a for a in replay.timeline if a.turn == 21)
+    if edit and fit == "fitted":  # the fit says what the other pruning bills: the calibrated prompt
+        assert first.budget.trigger_source == "calibrated"
+        return
+    assert [a.turn for a in replay.timeline if a.compaction] == [21]
+    assert (first.budget.trigger_tokens, first.budget.trigger_source) == (158_000, "recorded")
+    protected = edit.get("context.prune_protect_turns", 2)
+    assert first.compaction.last_message_id == f"t{20 - protected:02d}-call1-result"
+
+
+def test_a_poor_fit_reads_the_estimate_once_the_replay_left_the_recorded_history():
+    """The other side of the rule: after the what-if compacted where the recorded thread did not, a
+    recorded count of the history it left is never read."""
+    from inspector.service import run_replay
+
+    replay = run_replay(_one_request_per_turn(), Config.for_profile("iris", {"summarization.threshold": 10}),
+                        compactions="decide")
+    assert replay.calibration.fit.source == "poor fit"
+    early = [a.index for a in replay.timeline if a.compaction]
+    assert early and replay.timeline[early[0]].turn < 21
+    after = replay.timeline[early[0] + 1]
+    assert after.budget.trigger_source == "estimated"
+    assert after.budget.trigger_tokens == replay.timeline[early[0]].budget.prompt_tokens
+
+
 def test_walkthrough_turn_21_keeps_19_to_21_and_prunes_only_turn_19(walkthrough):
     thread, sim, _ = walkthrough
     audit = _first_request_of_turn(sim, 21)

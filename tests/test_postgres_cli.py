@@ -74,7 +74,8 @@ def test_the_bad_corpus_imports_the_same_on_every_backend(db_url, tmp_path: Path
     run("import", *(str(tmp_path / p.name) for p in files), "--db", str(reference))
     listing = json.loads(run("threads", "--db", db_url, "--json").stdout)
     assert listing == json.loads(run("threads", "--db", str(reference), "--json").stdout)
-    assert len(listing) == 35  # 21 without issue 15 round two; its nine files add 14 (column-limits.json holds 6)
+    # 21 without issue 15 round two; its nine files add 14 (column-limits.json holds 6); issue 24's twelve add 13
+    assert len(listing) == 48
     sessions = [p for p in files if p.suffix == ".jsonl" and '"sessionId": "bad-session"' in p.read_text("utf-8", "replace")]
     assert len(sessions) >= 8  # files of one Claude Code session id: one thread each, never one for all
     assert sum(1 for i in listing if i["id"].split("~")[0] == "bad-session") == len(sessions)

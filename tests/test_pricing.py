@@ -69,7 +69,7 @@ def test_config_toml_overrides_and_adds_models(tmp_path):
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ('[prices."m"]\ninput = -1\ncache_write = 1\ncache_read = 1\noutput = 1\n', "prices.m.input must be a non-negative"),
+    ('[prices."m"]\ninput = -1\ncache_write = 1\ncache_read = 1\noutput = 1\n', "prices.m.input must be a number of dollars per million tokens from 0 to 1,000,000: got -1"),
     ('[prices."m"]\ninput = 1\n', "prices.m: missing cache_write"),
     ('[prices."claude-sonnet-4-5"]\ninptu = 1\n', "unknown price field 'inptu'"),
     ('[prices]\ndefault_model = 3\n', "prices.default_model must be a model name"),

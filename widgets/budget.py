@@ -135,13 +135,14 @@ def largest_blocks(request: RequestAudit, count: int = 6, names: MessageNames | 
 def compaction_text(request: RequestAudit, names: MessageNames | None) -> str:
     """What the request's compaction replaced, by turns and messages (the ids are in the Blocks pane)."""
     c = request.compaction
+    why = "manual (/compact), the user's own, replayed where it happened" if c.manual else c.trigger
     covered = [b for b in request.blocks if b.summary_id == c.summary_id and b.message_id is not None
                and str(b.status) == "summarized"]
     turns = sorted({b.turn for b in covered if b.turn is not None})
     span = "" if not turns else f"turn {turns[0]}" if turns[0] == turns[-1] else f"turns {turns[0]}-{turns[-1]}"
     what = f"{len(covered):,} messages" + (f" ({span})" if span else "") if covered else \
         f"{safe_line(c.first_message_id, 24)} .. {safe_line(c.last_message_id, 24)}"
-    return f"{c.trigger}: summary {safe_line(c.summary_id, 24)} replaces {what}"
+    return f"{why}: summary {safe_line(c.summary_id, 24)} replaces {what}"
 
 
 SIDE_BY_SIDE = 110  # pane width from which the legend and the facts sit side by side

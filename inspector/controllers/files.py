@@ -4,7 +4,6 @@ Writes run in "io" workers; each tells the user where the file went or why it co
 
 from __future__ import annotations
 
-import json
 import re
 from functools import partial
 from pathlib import Path
@@ -13,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from inspector.config import Config, ConfigError
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState
+from inspector.textsafe import json_dumps
+from inspector.writes import create_new
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
@@ -77,12 +78,14 @@ class FileWriter:
         self._run(partial(self._export_work, payload), "export audit")
 
     def _export_work(self, payload: dict[str, Any]) -> None:
+        """A new file, never over an existing one or through a link at its name: the next free name
+        (`...-2.json`) instead (`inspector.writes.create_new`)."""
         app = self.app
         thread_part = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(payload["thread_id"]))[:60] or "thread"
         index = payload["requests"][0]["index"] + 1 if payload["requests"] else 0
         path = self.export_dir / f"audit-{thread_part}-request-{index}.json"
         try:
-            path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            path = create_new(path, json_dumps(payload) + "\n")
         except OSError as exc:
             app.call_from_thread(app.notify, safe_line(f"cannot export: {exc}", 200), severity="error")
             return

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from textual.worker import WorkerState
 
 from inspector.controllers.replay import ENGINE, ReplayController
+from inspector.textsafe import safe_line
 
 if TYPE_CHECKING:
     from inspector.app import InspectorApp
@@ -21,6 +22,8 @@ class LiveTail:
         self.replay = replay
         self.enabled = enabled
         self.interval = interval
+        self.problem: str | None = None
+        """What keeps the view from following the database (deleted, truncated), until it clears."""
 
     def start(self) -> None:
         if self.enabled and self.interval > 0:
@@ -44,8 +47,16 @@ class LiveTail:
             return
         try:
             version = source.data_version(thread_id)
-        except Exception:
-            return  # the database is briefly unavailable; try again at the next tick
+        except Exception as exc:  # noqa: BLE001 - said (a deleted or truncated file), then tried again next tick
+            self._say(" ".join(str(exc).split()) or type(exc).__name__)
+            return
+        self._say(None)
+        pending = getattr(source, "warnings", None)
+        if pending:  # the file was replaced under the view: reading the new one
+            lines = list(pending)
+            pending.clear()
+            for line in lines:
+                app.call_from_thread(app.notify, safe_line(line, 300), severity="warning", timeout=8)
         if version == known:
             return
         try:
@@ -55,6 +66,16 @@ class LiveTail:
         if infos is not None:
             app.call_from_thread(app.set_threads, infos)
         app.call_from_thread(self._reload_current, thread_id)
+
+    def _say(self, problem: str | None) -> None:
+        """Tell a new problem once (a notification) and keep it on the status line until it clears."""
+        if problem == self.problem:
+            return
+        self.problem = problem
+        app = self.app
+        if problem is not None:
+            app.call_from_thread(app.notify, safe_line(problem, 300), severity="error", timeout=10)
+        app.call_from_thread(app.show_live_problem, problem)
 
     def _reload_current(self, thread_id: str) -> None:
         view = self.app.view

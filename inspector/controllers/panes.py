@@ -46,7 +46,7 @@ class PaneUpdater:
         if view is None:
             return
         request = app.current_request
-        app.query_one(StatusLine).show(view, live=app.live)
+        app.query_one(StatusLine).show(view, live=app.live, problem=app.live_tail.problem)
         self.update_timeline_label()
         chart = app.query_one(TimelineChart)
         chart.scale = timeline_scale(view, request)
@@ -92,7 +92,7 @@ class PaneUpdater:
             threshold=threshold, profile=view.config.profile, request_count=len(view.requests),
             recorded_compaction=recorded,
             calibration=None if calibration is None else calibration.fit.short(),
-            calibration_note=_calibration_note(calibration, request),
+            calibration_note=_calibration_note(view, request),
             **_own_and_ratio(calibration, request), names=names_of(view.thread),
             pruning_threshold=(float(view.config["harness.pruning_threshold"])
                                if view.config.profile == "harness" else None))
@@ -128,12 +128,12 @@ class PaneUpdater:
                                               losses=app.loss.losses_of(view), names=names_of(view.thread))
 
 
-def _calibration_note(calibration: Any, request: Any) -> str | None:
+def _calibration_note(view: Any, request: Any) -> str | None:
     """What the Budget pane says of an uncertain calibrated prompt (a guess after a compaction with
     nothing recorded since); None where the calibrated prompt is anchored on a recorded count."""
-    if calibration is None or request is None:
+    if view.calibration is None or request is None:
         return None
-    basis = calibration.basis(request.index)
+    basis = view.basis(request.index)
     return BASIS_NOTES[basis] if basis in UNCERTAIN_BASES else None
 
 

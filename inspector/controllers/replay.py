@@ -105,7 +105,9 @@ class ReplayController:
             source = self._open_source()
             infos = source.list_threads()
         except Exception as exc:  # a bad URL or database: say so, keep running
-            app.call_from_thread(app.show_failure, f"cannot open the database: {exc}")
+            message = f"cannot open the database: {exc}"
+            app.startup_error = message
+            app.call_from_thread(app.show_failure, message)
             return
         app.call_from_thread(app.set_threads, infos)
         note = getattr(source, "access_note", None)

@@ -29,10 +29,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 from inspector.importers import anthropic, claude_code, codex, native, openai, swe_agent
@@ -48,10 +49,12 @@ from inspector.importers._sources import (
     read_text,
     replace_thread,
     resolved,
+    shown,
 )
 from inspector.importers.native import export_native
 from inspector.sanitize import sanitize_thread
-from inspector.store import StoreError
+from inspector.store import StoreError, sqlite_path
+from inspector.store.native import ThreadsRefused
 
 ImportError_ = FormatError
 """Alias used by the CLI: a whole input that cannot be imported."""
@@ -98,6 +101,8 @@ class ImportReport:
     """Warnings counted but not listed (see `_common.cap_warnings`)."""
     thread_errors: list[str] = field(default_factory=list)
     """Threads the database refused to save (the rest of their file was saved), one line each."""
+    folder_errors: list[str] = field(default_factory=list)
+    """Folders the walk could not read (nothing under them imported), one line each."""
 
     def coverage_lines(self) -> list[str]:
         """One line per file that records model calls: what it holds against what was imported."""
@@ -112,6 +117,8 @@ class ImportReport:
         text += f"; {len(self.skipped) + self.unlisted} warning(s)"
         if self.errors:
             text += f"; {len(self.errors)} file(s) failed"
+        if self.folder_errors:
+            text += f"; {len(self.folder_errors)} folder(s) not read"
         if self.thread_errors:
             text += f"; {len(self.thread_errors)} thread(s) not saved"
         if self.coverage:
@@ -252,7 +259,13 @@ def _valid_threads(threads: list[Any], name: str, skipped: list[str]) -> list[An
             skipped.append(f"{name}: thread {thread.id}: the same thread id appears twice in the file")
             continue
         seen.add(thread.id)
-        fixed, warnings = sanitize_thread(thread, name)
+        try:
+            fixed, warnings = sanitize_thread(thread, name)
+        except Exception as exc:  # noqa: BLE001 - a repair bug must not lose the file's other threads
+            detail = " ".join(str(exc).split())[:200]
+            skipped.append(f"{name}: thread {thread.id}: internal error while repairing it ({type(exc).__name__}: "
+                           f"{detail}); thread skipped, please report it")
+            continue
         skipped.extend(warnings)
         out.append(fixed)
     return out
@@ -270,6 +283,97 @@ def _mark_gaps(threads: list[Any], coverage: list[Coverage]) -> list[Any]:
     return [replace_thread(t, meta={**t.meta, "import_gaps": gaps}) for t in threads]
 
 
+@dataclass
+class _Saved:
+    """One file saved in the batch: what it adds to the report once the batch is committed, and what
+    to save again if the batch is lost before that."""
+
+    name: str
+    threads: list[Any]
+    record: dict[str, Any]
+    companions: list[str]
+    skipped: list[str]
+    omitted: int
+    coverage: list[Coverage]
+    flags: list[bool | None] = field(default_factory=list)
+    thread_errors: list[str] = field(default_factory=list)
+
+    def apply(self, report: ImportReport) -> None:
+        report.files.append(self.name)
+        report.files.extend(self.companions)
+        report.skipped.extend(self.skipped)
+        report.unlisted += max(0, self.omitted - 1)  # the counting line itself is one of report.skipped
+        report.threads.extend(t.id for t, was in zip(self.threads, self.flags, strict=True) if was is not None)
+        report.replaced.extend(t.id for t, was in zip(self.threads, self.flags, strict=True) if was)
+        report.coverage.extend(self.coverage)
+        report.thread_errors.extend(self.thread_errors)
+
+
+@dataclass
+class _Run:
+    """The state of one import run: the store's batch, what is waiting for its commit, what was seen."""
+
+    store: Any
+    fmt: str
+    progress: ImportProgress | None
+    now: str | None
+    report: ImportReport
+    known: dict[str, tuple[str, str]]
+    batch: Any = None
+    pending: list[_Saved] = field(default_factory=list)
+    consumed: set[str] = field(default_factory=set)
+    heads: dict[Path, str | None] = field(default_factory=dict)
+    listings: dict[Path, list[Path]] = field(default_factory=dict)
+
+    def save(self, saved: _Saved) -> None:
+        """Save one file's threads and import record (in the batch when the store has one); StoreError."""
+        if self.batch is not None:
+            saved.flags = self.batch.save_file(saved.threads, now=self.now, **saved.record)
+            errors = self.batch.errors
+        else:  # a store without batches: threads, then the record
+            saved.flags = self.store.save_threads(saved.threads, now=self.now)
+            errors = getattr(self.store, "save_errors", [])
+            pairs = list(zip(saved.threads, saved.flags, strict=True))
+            self.store.add_import_record(thread_ids=[t.id for t, f in pairs if f is not None],
+                                         replaced=[t.id for t, f in pairs if f], now=self.now, **saved.record)
+        saved.thread_errors = [f"{saved.name}: {line}" for line in errors]
+
+    def commit(self) -> bool:
+        """Commit the batch; False (and every file waiting for it an error line) when that failed."""
+        try:
+            if self.batch is not None:
+                self.batch.commit()
+        except StoreError as exc:
+            self._lost(str(exc))
+            return False
+        for saved in self.pending:
+            saved.apply(self.report)
+        self.pending = []
+        return True
+
+    def recover(self) -> None:
+        """After a failed save: begin the batch again with the files saved before it (SQLite may have
+        undone the whole transaction) and commit them."""
+        if self.batch is None:
+            self.commit()
+            return
+        self.batch.rollback()
+        try:
+            for saved in self.pending:
+                self.save(saved)
+        except StoreError as exc:
+            self._lost(str(exc))
+            return
+        self.commit()
+
+    def _lost(self, reason: str) -> None:
+        if self.batch is not None:
+            self.batch.rollback()
+        for saved in self.pending:
+            self.report.errors.append(f"{saved.name}: not saved ({reason}); nothing of it imported")
+        self.pending = []
+
+
 def import_paths(
     paths: Iterable[str | Path],
     store: Any,
@@ -280,9 +384,17 @@ def import_paths(
 ) -> ImportReport:
     """Import every file of `paths` into `store` (opened for writing); see the module docstring.
 
+    Each file's threads and its import record are saved together or not at all (a savepoint of the
+    run's batch, committed every second: `inspector.store.native.ImportBatch`). When the database
+    stops accepting writes (a full disk), the files not committed are error lines and the run stops.
     `progress(path, done, total)` counts bytes over the whole run (one bar for every file)."""
     report = ImportReport()
-    files = expand(paths)
+    database = sqlite_path(getattr(store, "url", "") or "")
+    walk = expand(paths, exclude=[database.with_name(database.name + s) for s in ("", "-wal", "-shm", "-journal")]
+                  if database is not None else ())
+    report.skipped.extend(walk.warnings)
+    report.folder_errors.extend(walk.errors)
+    files = walk.files
     sizes: list[int] = []
     for f in files:
         try:
@@ -291,40 +403,56 @@ def import_paths(
             sizes.append(0)
     grand = sum(sizes)
     done_before = 0
-    known = known_sources(store)
-    consumed: set[str] = set()
-    heads: dict[Path, str | None] = {}
+    run = _Run(store, fmt, progress, now, report, known_sources(store))
+    run.batch = store.import_batch() if hasattr(store, "import_batch") else None
     pairs = list(zip(files, sizes, strict=True))  # sessions first: a sub-agent file comes with its session
-    for path, size in [*(p for p in pairs if not is_subagent_file(p[0])), *(p for p in pairs if is_subagent_file(p[0]))]:
-        if resolved(str(path)) in consumed:
+    ordered = [*(p for p in pairs if not is_subagent_file(p[0])), *(p for p in pairs if is_subagent_file(p[0]))]
+    try:
+        for number, (path, size) in enumerate(ordered):
+            if resolved(str(path)) in run.consumed:
+                done_before += size
+                continue
+            if not _import_one(path, run, (done_before, size, grand)):
+                left = len(ordered) - number - 1
+                if left:
+                    report.errors.append(f"{left} more file(s) not imported: the database stopped accepting writes")
+                break
             done_before += size
-            continue
-        _import_one(path, store, fmt, progress, (done_before, size, grand), now, known, consumed, report, heads)
-        done_before += size
+            if (run.batch is None or run.batch.due()) and not run.commit():
+                break
+        else:
+            run.commit()
+    finally:
+        if run.batch is not None:
+            run.batch.close()
     if progress is not None and grand:
         progress("", grand, grand)
     return report
 
 
-def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | None, span: tuple[int, int, int],
-                now: str | None, known: dict[str, tuple[str, str]], consumed: set[str],
-                report: ImportReport, heads: dict[Path, str | None]) -> None:
-    name = str(path)
+def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
+    """Read, parse and save one file (with its sub-agent files); False when the database failed and the
+    run must stop."""
+    report, progress, store = run.report, run.progress, run.store
+    name = shown(path)
     decode_warnings: list[str] = []
     try:
         text = read_text(path, decode_warnings)
     except FileNotFoundError:
         report.errors.append(f"{name}: no such file")
-        return
+        return True
     except IsADirectoryError:
         report.errors.append(f"{name}: is a directory")
-        return
+        return True
     except InputError as exc:
         report.errors.append(f"{name}: {exc}")
-        return
+        return True
+    except MemoryError:
+        report.errors.append(f"{name}: out of memory reading it ({_size(path)}); nothing of it imported")
+        return True
     except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         report.errors.append(f"{name}: cannot read ({' '.join(str(exc).split())})")
-        return
+        return True
     total = max(len(text), 1)
 
     def file_progress(done: int, _name: str = name, _total: int = total) -> None:
@@ -334,48 +462,48 @@ def _import_one(path: Path, store: Any, fmt: str, progress: ImportProgress | Non
 
     companions: list[tuple[Path, str]] = []
     try:
-        used = fmt if fmt != "auto" else detect_format_text(name, text)
+        used = run.fmt if run.fmt != "auto" else detect_format_text(name, text)
         if used == "claude-code" and not is_subagent_file(path):
-            companions = find_companions(path, text, decode_warnings, heads)
-        used, result = parse_text(text, name, used, file_progress, [(str(p), t) for p, t in companions])
+            companions = find_companions(path, text, decode_warnings, run.heads, run.listings)
+        used, result = parse_text(text, name, used, file_progress, [(shown(p), t) for p, t in companions])
     except FormatError as exc:
         report.errors.append(str(exc))
-        return
+        return True
+    except MemoryError:
+        report.errors.append(f"{name}: out of memory importing it ({_size(path)}); nothing of it imported")
+        return True
     except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the other files
         detail = " ".join(str(exc).split())[:200]
         report.errors.append(f"{name}: internal error while importing ({type(exc).__name__}: {detail}); "
                              "please report it")
-        return
-    consumed.update(resolved(str(p)) for p, _ in companions)
-    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return True
+    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     result.skipped[:0] = decode_warnings
-    result.threads = keep_apart(result.threads, path, sha, known, store, result.skipped)
+    result.threads = keep_apart(result.threads, path, sha, run.known, run.batch or store, result.skipped)
     result.skipped, omitted = cap_warnings(result.skipped, name)
-    thread_ids = [t.id for t in result.threads]
+    # The record names the file by its absolute path: what it says holds wherever the next command runs.
+    record = {"path": shown(os.path.abspath(path)), "sha256": sha, "fmt": used, "skipped": result.skipped}
+    saved = _Saved(name, result.threads, record,
+                   [shown(p) for p, _ in companions], result.skipped, omitted, result.coverage)
     try:
-        flags = store.save_threads(result.threads, now=now)
-        replaced = [t.id for t, was in zip(result.threads, flags, strict=True) if was]
-        report.thread_errors.extend(f"{name}: {line}" for line in getattr(store, "save_errors", []))
-        thread_ids = [t.id for t, was in zip(result.threads, flags, strict=True) if was is not None]
-        store.add_import_record(
-            path=str(PurePath(path).as_posix()) if not path.is_absolute() else str(path),
-            sha256=sha,
-            fmt=used,
-            thread_ids=thread_ids,
-            replaced=replaced,
-            skipped=result.skipped,
-            now=now,
-        )
-    except StoreError as exc:
+        run.save(saved)
+    except ThreadsRefused as exc:  # this file's data: nothing of it saved, the other files go on
         report.errors.append(f"{name}: {exc}")
-        return
+        return True
+    except StoreError as exc:  # the database failed (a full disk): keep what came before, then stop
+        run.recover()
+        report.errors.append(f"{name}: not saved ({exc}); nothing of it imported")
+        return False
+    run.pending.append(saved)
+    run.consumed.update(resolved(str(p)) for p, _ in companions)
     where = resolved(str(path))
-    for tid in thread_ids:
-        known[tid] = (where, sha)
-    report.files.append(name)
-    report.files.extend(str(p) for p, _ in companions)
-    report.skipped.extend(result.skipped)
-    report.unlisted += max(0, omitted - 1)  # the counting line itself is one of report.skipped
-    report.threads.extend(thread_ids)
-    report.replaced.extend(replaced)
-    report.coverage.extend(result.coverage)
+    run.known.update((t.id, (where, sha)) for t, was in zip(saved.threads, saved.flags, strict=True)
+                     if was is not None)
+    return True
+
+
+def _size(path: Path) -> str:
+    try:
+        return f"{path.stat().st_size / (1 << 20):.0f} MiB"
+    except OSError:
+        return "size unknown"

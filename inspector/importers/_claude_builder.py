@@ -8,9 +8,14 @@ requests, summaries and events of one thread.
   several), `toolUseResult` kept in its meta.
 - One request per `message.id`, prompt_tokens = input + cache_creation + cache_read (read once
   per `message.id`), cache read/write kept; `<synthetic>` messages are not model calls.
-- `compact_boundary` + the `isCompactSummary` line become a recorded Summary; a
-  `microcompact_boundary` becomes an event (`events`, kind `microcompact`) placed after the last
-  message before it.
+- `compact_boundary` + the `isCompactSummary` line become a recorded Summary, its meta holding
+  what the boundary recorded: `trigger` (`auto` | `manual`), `preTokens`, `postTokens` (CLI
+  2.1.105+), the CLI `version`, and `preserved` (the uuids of the messages a compaction kept
+  verbatim, `preservedMessages` / `preservedSegment`, CLI 2.1.141+: the summary's span stops
+  before them, so they stay in the history after it); a `microcompact_boundary` becomes an event
+  (`events`, kind `microcompact`) placed after the last message before it.
+- `version_changes`: (request id, CLI version) where a request's version differs from the one
+  before it (a session resumed by another CLI), the thread's first request first.
 """
 
 from __future__ import annotations
@@ -21,22 +26,53 @@ from typing import Any
 
 from inspector.content import flatten_blocks
 from inspector.model import Message, Request, Role, Summary, ToolCall
+from inspector.sanitize import MAX_TOKENS
 
 COMMAND_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>")
 SYNTHETIC_MODEL = "<synthetic>"
 
 
+PROMPT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A token count as recorded: an integer from 0 to `MAX_TOKENS` (not a bool, a float or NaN), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS else None
+
+
+def usage_problem(usage: Any, keys: tuple[str, ...] = PROMPT_KEYS) -> str | None:
+    """`usage KEY VALUE` for the first of `keys` present that is not a token count, else None."""
+    if not isinstance(usage, Mapping):
+        return None
+    for key in keys:
+        value = usage.get(key)
+        if value is not None and _int(value) is None:
+            text = repr(value)
+            return f"usage {key} {text if len(text) <= 40 else text[:39] + '…'}"
+    return None
 
 
 def prompt_tokens(usage: Any) -> int | None:
-    """The prompt size billed for one call: input + cache_creation + cache_read tokens."""
-    if not isinstance(usage, Mapping):
+    """The prompt size billed for one call: input + cache_creation + cache_read tokens; None when a
+    count present is not a token count (NaN, a float, a boolean, negative): a prompt of unknown size,
+    never the sum of the others."""
+    if not isinstance(usage, Mapping) or usage_problem(usage) is not None:
         return None
-    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    counts = [c for c in (_int(usage.get(k)) for k in keys) if c is not None]
+    counts = [c for c in (_int(usage.get(k)) for k in PROMPT_KEYS) if c is not None]
     return sum(counts) if counts else None
+
+
+def preserved_uuids(compact: Mapping[str, Any]) -> list[str]:
+    """The uuids a compaction kept verbatim: `preservedMessages.uuids` (CLI 2.1.141+), else the
+    head and tail of `preservedSegment` (the loader splices head..tail after the summary)."""
+    kept = compact.get("preservedMessages")
+    uuids = kept.get("uuids") if isinstance(kept, Mapping) else None
+    if isinstance(uuids, list) and uuids:
+        return [u for u in uuids if isinstance(u, str)]
+    segment = compact.get("preservedSegment")
+    if isinstance(segment, Mapping):
+        return [u for u in (segment.get("headUuid"), segment.get("tailUuid")) if isinstance(u, str)]
+    return []
 
 
 class Builder:
@@ -55,6 +91,7 @@ class Builder:
         self.summary_waiting_request: int | None = None
         self.event_waiting: list[int] = []
         self.covered_from = 0  # index of the first message not yet in a summary
+        self.version_changes: list[tuple[str, str]] = []
 
     def add(self, number: int, rec: dict) -> None:
         kind = rec.get("type")
@@ -101,6 +138,8 @@ class Builder:
     def _user(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
         uuid = str(rec.get("uuid"))
         content = message.get("content")
+        if isinstance(content, Mapping):  # one block object, not a list of them
+            content = [content]
         if isinstance(content, str) or content is None:
             self._append_user(uuid, content or "", number, rec, {})
             return
@@ -145,6 +184,8 @@ class Builder:
         blocks = message.get("content")
         if isinstance(blocks, str):
             blocks = [{"type": "text", "text": blocks}]
+        elif isinstance(blocks, Mapping):  # one block object, not a list of them
+            blocks = [blocks]
         blocks = [b for b in blocks if isinstance(b, Mapping)] if isinstance(blocks, list) else []
         calls = [
             ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {}))
@@ -194,6 +235,10 @@ class Builder:
         elif last is not None and msg_id is not None and msg_id not in self.request_ids:
             self.request_ids.add(msg_id)
             usage = message.get("usage") if isinstance(message.get("usage"), Mapping) else {}
+            bad_output = usage_problem(usage, ("output_tokens",))
+            if bad_output:
+                self.skipped.append(f"{self.name}:{number}: model call {msg_id}: {bad_output} is not a token count; "
+                                    "output count dropped")
             self.requests.append(
                 Request(
                     id=str(msg_id),
@@ -207,6 +252,10 @@ class Builder:
                 )
             )
             self._resolve_before_request()
+            version = rec.get("version")
+            if isinstance(version, str) and version and (
+                    not self.version_changes or self.version_changes[-1][1] != version):
+                self.version_changes.append((str(msg_id), version))
         elif last is None and msg_id is not None:
             self.skipped.append(f"{self.name}:{number}: model call {msg_id} opens the thread (nothing before it "
                                 "to place it after); not a request")
@@ -237,8 +286,11 @@ class Builder:
         self.pending_summary = {
             "boundary_uuid": rec.get("uuid"),
             "boundary_line": number,
-            "preTokens": compact.get("preTokens"),
-            "trigger": compact.get("trigger"),
+            "preTokens": _int(compact.get("preTokens")),
+            "postTokens": _int(compact.get("postTokens")),
+            "trigger": compact.get("trigger") if isinstance(compact.get("trigger"), str) else None,
+            "version": rec.get("version") if isinstance(rec.get("version"), str) else None,
+            "preserved": preserved_uuids(compact) or None,
             "logicalParentUuid": rec.get("logicalParentUuid"),
             "created_at": rec.get("timestamp"),
         }
@@ -264,11 +316,20 @@ class Builder:
         key = pending.get("boundary_uuid") or pending.get("summary_uuid")
         meta = {k: v for k, v in pending.items() if k not in ("text", "created_at") and v is not None}
         previous = self.summaries[-1].id if self.summaries else None
+        # A compaction that kept a tail verbatim (a preserved segment) summarized what came before it;
+        # one that kept a prefix (a partial compaction "from" a message) is read as summarizing it all.
+        end = len(self.messages)
+        kept = set(pending.get("preserved") or ())
+        if kept:
+            first_kept = next((i for i in range(self.covered_from, end)
+                               if self.messages[i].id.split("#", 1)[0] in kept), end)
+            if first_kept > self.covered_from:
+                end = first_kept
         self.summaries.append(
             Summary(
                 id=f"compact-{key}",
                 first_message_id=self.messages[self.covered_from].id,
-                last_message_id=self.messages[-1].id,
+                last_message_id=self.messages[end - 1].id,
                 summary=pending.get("text", ""),
                 previous_summary_id=previous,
                 source="recorded",
@@ -276,7 +337,7 @@ class Builder:
                 meta=meta,
             )
         )
-        self.covered_from = len(self.messages)
+        self.covered_from = end
         self.summary_waiting_request = len(self.summaries) - 1
 
     def _resolve_before_request(self) -> None:
@@ -291,10 +352,6 @@ class Builder:
 
     def finish(self) -> None:
         self._flush_pending()
-
-
-def _fields(summary: Summary) -> dict[str, Any]:
-    return {name: getattr(summary, name) for name in Summary.__slots__}
 
 
 def _fields(summary: Summary) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inspector.importers._claude_builder import SYNTHETIC_MODEL
+from inspector.importers._claude_builder import SYNTHETIC_MODEL, usage_problem
 from inspector.importers._common import Coverage
 from inspector.model import Role, Thread
 
@@ -16,6 +16,8 @@ Record = tuple[int, dict]
 def blocks_of(rec: Mapping[str, Any], kind: str, key: str) -> list[str]:
     message = rec.get("message")
     content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, Mapping):  # one block object, not a list of them
+        content = [content]
     if not isinstance(content, list):
         return []
     return [str(b.get(key)) for b in content if isinstance(b, Mapping) and b.get("type") == kind and b.get(key)]
@@ -30,13 +32,13 @@ def _call_id(rec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def held_calls(records: Sequence[Record]) -> dict[str, int]:
-    """message.id -> line of each model call the records hold (usage given, not `<synthetic>`)."""
-    out: dict[str, int] = {}
+def held_calls(records: Sequence[Record]) -> dict[str, tuple[int, Mapping[str, Any]]]:
+    """message.id -> (line, usage) of each model call the records hold (usage given, not `<synthetic>`)."""
+    out: dict[str, tuple[int, Mapping[str, Any]]] = {}
     for number, rec in records:
         mid = _call_id(rec)
         if mid is not None and isinstance(rec["message"].get("usage"), Mapping):
-            out.setdefault(mid, number)
+            out.setdefault(mid, (number, rec["message"]["usage"]))
     return out
 
 
@@ -48,10 +50,13 @@ def count(cov: Coverage, name: str, records: Sequence[Record], threads: Sequence
     requests = {r.id: r for t in kept for r in t.requests}
     calls = held_calls(records)
     cov.calls += len(calls)
-    for mid, number in calls.items():
+    for mid, (number, usage) in calls.items():
         request = requests.get(mid)
         if request is not None and request.prompt_tokens is not None:
             cov.calls_imported += 1
+        elif request is not None and usage_problem(usage):
+            skipped.append(f"{name}:{number}: model call {mid}: {usage_problem(usage)} is not a token count; "
+                           "its billed prompt is unknown")
         elif request is not None:
             skipped.append(f"{name}:{number}: model call {mid} has no token counts in its usage")
         else:

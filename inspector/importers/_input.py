@@ -10,6 +10,7 @@ chunks, stopping with a one-line `InputError` as soon as the limit is passed: `M
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import stat
 from pathlib import Path
@@ -24,13 +25,18 @@ class InputError(OSError):
 
 
 def input_limit() -> int:
+    """The input limit in bytes: `$CONTEXT_INSPECTOR_MAX_INPUT_MB` (a positive number of MiB) or 1 GiB;
+    InputError naming the variable when it is set to anything else (`-1` was a 1-byte limit, `abc` ignored)."""
     value = os.environ.get(LIMIT_ENV)
-    if value:
-        try:
-            return max(1, int(float(value) * (1 << 20)))
-        except (ValueError, OverflowError):
-            pass
-    return MAX_INPUT_BYTES
+    if value is None or not value.strip():
+        return MAX_INPUT_BYTES
+    try:
+        mib = float(value)
+        if not math.isfinite(mib) or mib <= 0:
+            raise ValueError(value)
+        return max(1, int(mib * (1 << 20)))
+    except (ValueError, OverflowError):
+        raise InputError(f"{LIMIT_ENV} must be a positive number of MiB (e.g. 2048): got {value!r}") from None
 
 
 def _special(mode: int) -> str | None:
@@ -93,15 +99,4 @@ def _chunks(stream, limit: int, *, compressed: bool, already: int = 0) -> list[b
         parts.append(chunk)
 
 
-def looks_like_json(path: Path) -> bool:
-    """Whether an existing file is empty or starts like JSON (export may overwrite it)."""
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return not text or text[:1] in (b"{", b"[")
-
-
-__all__ = ["InputError", "MAX_INPUT_BYTES", "input_limit", "looks_like_json", "read_input"]
+__all__ = ["InputError", "MAX_INPUT_BYTES", "input_limit", "read_input"]

@@ -11,9 +11,11 @@
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import zlib
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +52,9 @@ def read_text(path: Path, warnings: list[str] | None = None) -> str:
         except UnicodeDecodeError:
             out.append(raw.decode("utf-8", "replace"))
             bad.append(number)
-    warnings.extend(f"{path}:{n}: invalid UTF-8 replaced with U+FFFD" for n in bad[:MAX_DECODE_WARNINGS])
+    warnings.extend(f"{shown(path)}:{n}: invalid UTF-8 replaced with U+FFFD" for n in bad[:MAX_DECODE_WARNINGS])
     if len(bad) > MAX_DECODE_WARNINGS:
-        warnings.append(f"{path}: invalid UTF-8 replaced with U+FFFD on {len(bad) - MAX_DECODE_WARNINGS} more lines")
+        warnings.append(f"{shown(path)}: invalid UTF-8 replaced with U+FFFD on {len(bad) - MAX_DECODE_WARNINGS} more lines")
     return "\n".join(out)
 
 
@@ -69,21 +71,25 @@ def is_subagent_file(path: Path) -> bool:
     return name.startswith("agent-") and name.endswith(".jsonl")
 
 
-def subagent_files(session: Path) -> list[tuple[Path, bool]]:
+def subagent_files(session: Path, listings: dict[Path, list[Path]] | None = None) -> list[tuple[Path, bool]]:
     """(file, whether it is in the session's own folder) for every sub-agent file that may be a
     Claude Code session's: `<session>/subagents/agent-*.jsonl` (CLI 2.1), `subagents/agent-*.jsonl`
-    and `agent-*.jsonl` beside it (CLI 2.0; those are kept only where they name the session's id)."""
+    and `agent-*.jsonl` beside it (CLI 2.0; those are kept only where they name the session's id).
+    `listings` remembers each folder's sub-agent files for the run (3,000 sessions in one folder
+    list it once, not 3,000 times)."""
     stem = logical_name(session.name)
     stem = stem[: -len(".jsonl")] if stem.endswith(".jsonl") else stem
+    listings = {} if listings is None else listings
     found: list[tuple[Path, bool]] = []
     for folder, own in ((session.parent / stem / "subagents", True), (session.parent / "subagents", False),
                         (session.parent, False)):
-        try:
-            if folder.is_dir():
-                found.extend((f, own) for f in sorted(folder.iterdir()) if f.is_file() and is_subagent_file(f)
-                             and f != session)
-        except OSError:
-            continue
+        if folder not in listings:
+            try:
+                listings[folder] = sorted(f for f in folder.iterdir() if is_subagent_file(f) and f.is_file()) \
+                    if folder.is_dir() else []
+            except OSError:
+                listings[folder] = []
+        found.extend((f, own) for f in listings[folder] if f != session)
     return found
 
 
@@ -104,33 +110,123 @@ def _head_session(path: Path, cache: dict[Path, str | None]) -> str | None:
     return cache[path]
 
 
-def expand(paths: Iterable[str | Path]) -> list[Path]:
-    """Files to import, directories walked (sorted)."""
+def shown(path: Path | str) -> str:
+    """A path as text that can be printed and stored: bytes of a file name that are not UTF-8 as
+    `\\xNN` escapes (the file itself is still read by its real name)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+MAX_DEPTH = 10_000
+"""Folders deeper than this are not walked (said); a 1,100-deep tree is walked without recursion."""
+
+
+@dataclass
+class Walk:
+    """The files an import run reads, and what the walk said about the folders (one line each)."""
+
+    files: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    """Folders that could not be read: nothing under them was imported."""
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _walk_folder(root: Path, walk: Walk, seen_folders: set[tuple[int, int]]) -> list[Path]:
+    """Transcript files under `root` (sorted per folder), iteratively: symbolic links to folders are
+    followed once (a link back into the walk is said and not followed again), a folder that cannot be
+    read is one error line."""
     out: list[Path] = []
-    for p in paths:
-        path = Path(p)
-        if path.is_dir():
-            out.extend(
-                sorted(f for f in path.rglob("*") if f.is_file() and logical_name(f.name.lower()).endswith(SUFFIXES))
-            )
-        else:
-            out.append(path)
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            walk.errors.append(f"{shown(folder)}: folder cannot be read ({exc.strerror or exc}); nothing under it "
+                               "imported")
+            continue
+        subfolders: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()  # follows a symbolic link
+                is_file = not is_dir and entry.is_file()
+            except OSError:
+                continue
+            if is_dir:
+                identity = _identity(path)
+                if identity is None or identity in seen_folders:
+                    if entry.is_symlink():
+                        walk.warnings.append(f"{shown(path)}: a link to a folder already walked; not walked again")
+                    continue
+                if depth + 1 > MAX_DEPTH:
+                    walk.warnings.append(f"{shown(path)}: more than {MAX_DEPTH} folders deep; not walked")
+                    continue
+                seen_folders.add(identity)
+                subfolders.append(path)
+            elif is_file and logical_name(entry.name.lower()).endswith(SUFFIXES):
+                out.append(path)
+        stack.extend((sub, depth + 1) for sub in reversed(subfolders))
     return out
 
 
-def companions(path: Path, text: str, warnings: list[str], cache: dict[Path, str | None]) -> list[tuple[Path, str]]:
+def expand(paths: Iterable[str | Path], exclude: Iterable[Path] = ()) -> Walk:
+    """Files to import, directories walked (see `_walk_folder`). One file named several ways (a path
+    given twice, a link, a hard link) is read once; the files of `exclude` (the database being
+    written and its journals) are never read."""
+    walk = Walk()
+    excluded = {i for i in (_identity(p) for p in exclude) if i is not None}
+    seen_files: dict[tuple[int, int], Path] = {}
+    seen_folders: set[tuple[int, int]] = set()
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            identity = _identity(path)
+            if identity in seen_folders:
+                continue
+            if identity is not None:
+                seen_folders.add(identity)
+            candidates = _walk_folder(path, walk, seen_folders)
+        else:
+            candidates = [path]
+        for f in candidates:
+            identity = _identity(f)
+            if identity is not None and identity in excluded:
+                walk.warnings.append(f"{shown(f)}: the database being written; not imported")
+                continue
+            if identity is not None and identity in seen_files:
+                first = seen_files[identity]
+                if os.path.normpath(os.path.abspath(f)) != os.path.normpath(os.path.abspath(first)):  # a link
+                    walk.warnings.append(f"{shown(f)}: the same file as {shown(first)}; imported once")
+                continue
+            if identity is not None:
+                seen_files[identity] = f
+            walk.files.append(f)
+    return walk
+
+
+def companions(path: Path, text: str, warnings: list[str], cache: dict[Path, str | None],
+               listings: dict[Path, list[Path]] | None = None) -> list[tuple[Path, str]]:
     """The sub-agent files of Claude Code session `path` (text `text`), read: those in its own folder
     unless they name another session, those beside it only where they name one of its session ids."""
     sessions = set(_SESSION_ID.findall(text))
     out: list[tuple[Path, str]] = []
-    for agent, own in subagent_files(path):
+    for agent, own in subagent_files(path, listings):
         named = _head_session(agent, cache)
         if not (named in sessions or (own and named is None)):
             continue
         try:
             agent_text = read_text(agent, warnings)
         except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            warnings.append(f"{agent}: sub-agent file cannot be read ({' '.join(str(exc).split())})")
+            warnings.append(f"{shown(agent)}: sub-agent file cannot be read ({' '.join(str(exc).split())})")
             continue
         out.append((agent, agent_text))
     return out

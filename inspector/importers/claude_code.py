@@ -9,6 +9,10 @@ How a file becomes threads (built on the records' links, not on line positions):
   (a damaged line, a boundary whose old chain was not kept), the chain continues with the
   conversation record just before in file order, with a one-line warning: a missing parent is a
   gap to bridge, never the start of the thread.
+- A compaction that kept messages verbatim (`compactMetadata.preservedSegment`, CLI 2.1.x) is
+  spliced as Claude Code's loader splices it: the kept segment's head continues at the
+  segment's anchor (the summary), and the boundary at the head's own parent, so the chain runs
+  new messages -> kept tail..head -> summary -> boundary -> the compacted history.
 - Parallel tool calls make the chain a tree: every sibling line sharing `message.id` with a chain
   assistant record belongs to the message, and every `tool_result` answering one of its calls
   belongs to the thread, whichever sibling carries it. The records kept are then read in file
@@ -60,50 +64,156 @@ class _Group:
                 self.pos.setdefault(uuid, i)
         self.conversation = [i for i, (_, rec) in enumerate(records)
                              if rec.get("type") in CONVERSATION_TYPES and isinstance(rec.get("uuid"), str)]
+        self.relink = _preserved_links(records, self.pos)
+        self.descending = self._written_leaf_first()
+
+    def _parent(self, rec: Mapping[str, Any]) -> tuple[Any, str]:
+        """(the link a record continues at, which field gave it), the preserved-segment splice first."""
+        uuid = rec.get("uuid")
+        if isinstance(uuid, str) and uuid in self.relink:
+            return self.relink[uuid], "preservedSegment"
+        parent = rec.get("parentUuid")
+        if isinstance(parent, str) and parent:
+            return parent, "parentUuid"
+        return rec.get("logicalParentUuid"), "logicalParentUuid"
+
+    def _written_leaf_first(self) -> bool:
+        """Whether most links point to a later line (a file written leaf first): then "before in file
+        order" is after, and the records are read from the end."""
+        later = earlier = 0
+        for i in range(len(self.records)):
+            parent = self._link(i)
+            if parent is not None and parent != i:
+                if parent > i:
+                    later += 1
+                else:
+                    earlier += 1
+        return later > earlier
 
     def _before(self, index: int, seen: set[int]) -> int | None:
-        """The nearest conversation record before `index` in file order that is not on the chain yet."""
+        """The nearest conversation record before `index` in the order the file was written that is
+        not on the chain yet."""
+        if self.descending:
+            at = bisect.bisect_right(self.conversation, index)
+            while at < len(self.conversation) and self.conversation[at] in seen:
+                at += 1
+            return self.conversation[at] if at < len(self.conversation) else None
         at = bisect.bisect_left(self.conversation, index) - 1
         while at >= 0 and self.conversation[at] in seen:
             at -= 1
         return self.conversation[at] if at >= 0 else None
 
+    def _written_link(self, index: int) -> int | None:
+        """`_link`, unless it names a record written after this one (a parent is written first)."""
+        parent = self._link(index)
+        if parent is None or (parent < index if self.descending else parent > index):
+            return None
+        return parent
+
+    def leaf(self) -> int:
+        """The conversation record the main chain ends at, chosen by structure: one no conversation
+        record descends from (through records of any type; a link to a record written later is no
+        descent), the latest by timestamp (then the last written); the last conversation record
+        where every one has a descendant."""
+        conversation = set(self.conversation)
+        nearest: dict[int, int | None] = {}  # a record -> its nearest conversation ancestor (memo)
+        named: set[int] = set()
+        for start in self.conversation:
+            path: list[int] = []
+            on_path: set[int] = set()
+            current = self._written_link(start)
+            while current is not None and current not in conversation and current not in nearest \
+                    and current not in on_path:
+                path.append(current)
+                on_path.add(current)
+                current = self._written_link(current)
+            found = current if current is None or current in conversation else nearest.get(current)
+            for p in path:
+                nearest[p] = found
+            if found is not None and found != start:
+                named.add(found)
+        leaves = [i for i in self.conversation if i not in named]
+        if not leaves:
+            return self.conversation[0] if self.descending else self.conversation[-1]
+
+        def when(i: int) -> tuple[str, int]:
+            stamp = self.records[i][1].get("timestamp")
+            return (stamp if isinstance(stamp, str) else "", -i if self.descending else i)
+
+        return max(leaves, key=when)
+
     def chain(self, skipped: list[str]) -> list[int]:
-        """Indices of the chain from the last conversation record to its root, in file order."""
+        """Indices of the chain from the leaf (`leaf`) to its root, in the order the file was written.
+
+        A parent missing from the file is a gap bridged with the record before it; a link that closes
+        a cycle (a record its own parent, two boundaries naming each other, a link to a later record
+        of the chain) is bridged the same way: where the cycle's first record would reach another
+        record through the bridge it is cut there (its link led into the cycle), else at the link
+        that closes it. Each bridge is one warning; nothing on either side of it is lost."""
         if not self.conversation:
             return []
         out: list[int] = []
         seen: set[int] = set()
-        gaps: list[str] = []  # found walking back; reported in file order
-        current: int | None = self.conversation[-1]
+        bridged: set[int] = set()  # records whose own link was replaced by the record before them
+        gaps: dict[int, str] = {}  # record -> its warning, reported in file order
+        current: int | None = self.leaf()
         while current is not None:
-            if current in seen:
-                number = self.records[out[-1]][0]
-                parent = self.records[out[-1]][1].get("parentUuid")
-                skipped.append(f"{self.name}:{number}: parentUuid {parent!r} closes a cycle; the chain starts here")
-                break
             seen.add(current)
             out.append(current)
-            number, rec = self.records[current]
-            parent = rec.get("parentUuid")
-            logical = rec.get("logicalParentUuid")
-            if isinstance(parent, str) and parent:
-                link, what = parent, "parentUuid"
-            elif isinstance(logical, str) and logical:
-                link, what = logical, "logicalParentUuid"
-            else:
+            target, what, link = self._next(current, bridged)
+            if target is None and link is None:
                 current = None
                 continue
-            if link in self.pos:
-                current = self.pos[link]
+            if target is not None and target not in seen:
+                current = target
                 continue
-            current = self._before(current, seen)
-            if current is not None:
-                gaps.append(f"{self.name}:{number}: {what} {link!r} is not in the file; the chain continues "
-                            f"with line {self.records[current][0]} (the record before it in file order)")
-        skipped.extend(reversed(gaps))
-        out.sort()
+            number = self.records[current][0]
+            if target is None:  # not in the file
+                bridge = self._before(current, seen)
+                if bridge is not None:
+                    gaps[current] = (f"{self.name}:{number}: {what} {link!r} is not in the file; the chain continues "
+                                     f"with line {self.records[bridge][0]} (the record before it in file order)")
+                bridged.add(current)
+                current = bridge
+                continue
+            # A cycle: `target` is already on the chain.
+            first = out.index(target)
+            entry = out[first]
+            entry_bridge = self._before(entry, set(out[:first]))
+            if entry not in bridged and entry_bridge is not None and entry_bridge != self._next(entry, bridged)[0]:
+                for gone in out[first + 1:]:
+                    seen.discard(gone)
+                    gaps.pop(gone, None)
+                    bridged.discard(gone)
+                del out[first:]
+                cut, cut_what, cut_link = entry, *self._next(entry, bridged)[1:]
+                seen.discard(entry)
+                how = "leads into a cycle"
+            else:
+                cut, cut_what, cut_link = current, what, link
+                how = "closes a cycle"
+                out.pop()
+                seen.discard(current)
+            bridged.add(cut)
+            seen.add(cut)
+            out.append(cut)
+            bridge = self._before(cut, seen)
+            where = (f"the chain continues with line {self.records[bridge][0]} (the record before it in file order)"
+                     if bridge is not None else "the chain starts here")
+            gaps[cut] = f"{self.name}:{self.records[cut][0]}: {cut_what} {cut_link!r} {how}; {where}"
+            current = bridge
+        skipped.extend(gaps[i] for i in sorted(gaps, key=lambda i: self.records[i][0]))
+        out.sort(reverse=self.descending)
         return out
+
+    def _next(self, index: int, bridged: set[int]) -> tuple[int | None, str, str | None]:
+        """(the record `index` links to or None, which link, the uuid named or None when it names none)."""
+        if index in bridged:
+            return None, "", None
+        link, what = self._parent(self.records[index][1])
+        if not isinstance(link, str) or not link:
+            return None, "", None
+        return self.pos.get(link), what, link
 
     def _expand(self, chain: Sequence[int], taken: set[int]) -> set[int]:
         """`chain` plus the sibling lines of its assistant messages and the off-chain lines holding
@@ -129,8 +239,7 @@ class _Group:
         return keep
 
     def _link(self, index: int) -> int | None:
-        rec = self.records[index][1]
-        link = rec.get("parentUuid") or rec.get("logicalParentUuid")
+        link, _ = self._parent(self.records[index][1])
         return self.pos.get(link) if isinstance(link, str) else None
 
     def thread_records(self, skipped: list[str]) -> tuple[list[list[Record]], list[int]]:
@@ -145,13 +254,15 @@ class _Group:
         taken = set(main)
         conversations = [main]
         abandoned: set[int] = set()
-        for leaf in reversed(self.conversation):
+        for leaf in (self.conversation if self.descending else reversed(self.conversation)):
             if leaf in taken or leaf in abandoned:
                 continue
             path: list[int] = []
+            on_path: set[int] = set()
             current: int | None = leaf
-            while current is not None and current not in taken and current not in abandoned and current not in path:
+            while current is not None and current not in taken and current not in abandoned and current not in on_path:
                 path.append(current)
+                on_path.add(current)
                 current = self._link(current)
             if current is None:  # its own root: a separate conversation
                 keep = self._expand(sorted(path), taken)
@@ -160,7 +271,26 @@ class _Group:
             else:
                 abandoned.update(path)
         left = [self.records[i][0] for i in self.conversation if i not in taken]
-        return [[self.records[i] for i in sorted(keep)] for keep in conversations], left
+        return [[self.records[i] for i in sorted(keep, reverse=self.descending)] for keep in conversations], left
+
+
+def _preserved_links(records: Sequence[Record], pos: Mapping[str, int]) -> dict[str, str]:
+    """uuid -> the record it continues at, for the compactions that kept a segment verbatim: the
+    segment's head at its anchor (the summary), the boundary at the head's own parent."""
+    out: dict[str, str] = {}
+    for _, rec in records:
+        compact = rec.get("compactMetadata")
+        segment = compact.get("preservedSegment") if isinstance(compact, Mapping) else None
+        if rec.get("subtype") != "compact_boundary" or not isinstance(segment, Mapping):
+            continue
+        head, anchor, boundary = segment.get("headUuid"), segment.get("anchorUuid"), rec.get("uuid")
+        if not (isinstance(head, str) and isinstance(anchor, str) and isinstance(boundary, str)) or head not in pos:
+            continue
+        before = records[pos[head]][1].get("parentUuid")
+        out[head] = anchor
+        if isinstance(before, str) and before and anchor != boundary:
+            out[boundary] = before
+    return out
 
 
 def _message_id(rec: Mapping[str, Any]) -> str | None:
@@ -327,14 +457,15 @@ def _old_sidechains(side: list[Record]) -> dict[str, list[Record]]:
         uuid = rec.get("uuid")
         if not isinstance(uuid, str):
             continue
-        path, current = [], uuid
+        path, on_path, current = [], set(), uuid
         while True:
             if current in root_of:
                 root = root_of[current]
                 break
             path.append(current)
+            on_path.add(current)
             parent = by_uuid[current].get("parentUuid")
-            if not isinstance(parent, str) or parent not in by_uuid or parent in path:
+            if not isinstance(parent, str) or parent not in by_uuid or parent in on_path:
                 root = current
                 break
             current = parent
@@ -364,6 +495,8 @@ def _build(records: list[Record], thread_id: str, name: str, skipped: list[str],
         meta["system_lines"] = builder.system_lines
     if builder.events:
         meta["events"] = builder.events
+    if len({v for _, v in builder.version_changes}) > 1:
+        meta["versions"] = [list(change) for change in builder.version_changes]
     if left:
         meta["off_chain_lines"] = left
     title = ""

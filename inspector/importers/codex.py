@@ -31,6 +31,7 @@
 from __future__ import annotations
 
 import bisect
+import json
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import PurePath
@@ -252,7 +253,15 @@ def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: A
             kept.append({"type": item.get("type"), "role": item.get("role"), "content": _text(item)})
             encrypted |= item.get("type") in ("compaction", "compaction_summary") and bool(item.get("encrypted_content"))
     texts = [k["content"] for k in kept if k["content"] and k["type"] == "message"]
-    text = str(payload.get("message") or "") or (texts[-1] if texts and not encrypted else "")
+    message = payload.get("message")
+    if message is not None and not isinstance(message, str):  # an object or a list: its text blocks
+        message_text = flatten_blocks(message, {})
+        if not message_text:
+            message_text = json.dumps(message, ensure_ascii=False, sort_keys=True)
+            skipped.append(f"{name}:{number}: compacted message is an object with no text in it; kept as its "
+                           "JSON text")
+        message = message_text
+    text = str(message or "") or (texts[-1] if texts and not encrypted else "")
     if not coverage_ok:
         skipped.append(f"{name}:{number}: compaction with no messages before it")
         return

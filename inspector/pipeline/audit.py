@@ -203,10 +203,11 @@ class BudgetAudit:
 
 @dataclass(frozen=True, slots=True)
 class CompactionAudit:
-    trigger: str  # "token_threshold" | "message_count" | "recorded"
+    trigger: str  # "token_threshold" | "message_count" | "recorded" | "manual"
     summary_id: str
     first_message_id: str
     last_message_id: str
+    manual: bool = False  # the user's own compaction (Claude Code's /compact), replayed where it happened
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -214,6 +215,7 @@ class CompactionAudit:
             "summary_id": self.summary_id,
             "first_message_id": self.first_message_id,
             "last_message_id": self.last_message_id,
+            "manual": self.manual,
         }
 
 
@@ -290,6 +292,8 @@ class Simulation:
     cost: dict[str, Any] | None = None  # the whole thread's bill (accounting.ThreadCost.to_json), when priced
     # per request (by index): how its calibrated prompt was obtained (calibration.BASES); None: no model
     calibration_basis: tuple[str, ...] | None = None
+    # per request (by index): the agent version's rules it was replayed under (Claude Code); None: one set
+    rules: tuple[str, ...] | None = None
 
     def to_json(self, *, timeline: bool = False, request: int | None = None) -> dict[str, Any]:
         reqs = self.requests if request is None else tuple(r for r in self.requests if r.index == request)
@@ -305,6 +309,12 @@ class Simulation:
             for r, row in zip(reqs, out["requests"], strict=True):
                 if 0 <= r.index < len(self.calibration_basis):
                     row["budget"]["calibration_basis"] = self.calibration_basis[r.index]
+        if self.rules is not None:
+            # the rules of the first request, and on each request whose rules differ from the one before
+            out["rules"] = self.rules[0]
+            for r, row in zip(reqs, out["requests"], strict=True):
+                if 0 < r.index < len(self.rules) and self.rules[r.index] != self.rules[r.index - 1]:
+                    row["rules"] = self.rules[r.index]
         if self.cost is not None:
             out["cost"] = self.cost
         return out

@@ -43,6 +43,12 @@ per-block fit and the blocks given, else `ratio x (estimate - reference(k))`. `g
 - "carried", a recorded request j in k's segment (the earlier one first):
   `recorded(j) + growth(k) - growth(j) + move` (without the per-block fit:
   `recorded(j) + ratio x (estimate - reference(j))`);
+- "modelled", nothing recorded in k's segment, which a recorded compaction started and whose
+  re-attached part the profile models (`reattached`, Claude Code: recent files, todo list,
+  plan, skills, or the boundary's own `postTokens`): `base + attached + growth(k) + move`, `base`
+  being the agent's own part without what it attaches (the level of the latest earlier
+  post-compaction segment less what its compaction re-attached, else the thread's first level
+  less what the first request had attached, `initial`);
 - "restarted", nothing recorded in k's segment: `restart + growth(k) + move`, `restart` being
   the level the latest earlier post-compaction segment started at (the median of `recorded -
   growth` over its first recorded requests, or the level its compaction count gave), else the
@@ -79,6 +85,7 @@ MAX_MEDIAN_ERROR = 0.05  # a fit worse than this (median, no anchoring) is not u
 # Providers bill 1.0-2.0 tokens per configured-tokenizer token on the real sessions: a ratio outside
 # this range says the recorded counts do not follow the transcript (made-up or another thread's).
 PLAUSIBLE_RATIO = (0.5, 2.5)
+MODELLED_SPREAD = 0.05  # a modelled level whose uncertain half-range is over this share of it stays a guess
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +101,12 @@ class CompactionCount:
     extra_blocks: int = 0
 
 
-BASES = ("recorded", "carried", "compaction", "restarted", "predicted", "estimate")
+BASES = ("recorded", "carried", "compaction", "modelled", "restarted", "predicted", "estimate")
 """How a request's calibrated prompt was obtained (`Calibration.basis`): its own recorded count
 ("recorded"); carried from a recorded request of the same segment ("carried"); levelled on
-the count the compaction that ends its segment recorded ("compaction"); restarted from an
+the count the compaction that ends its segment recorded ("compaction"); the agent's own part
+plus what the profile models it re-attached after the compaction that started its segment
+("modelled"); restarted from an
 earlier compaction's level, with nothing of its own segment recorded ("restarted": what the
 agent re-attached after this compaction is in no record, so the level is a guess); fitted
 levels alone ("predicted"); the replayed estimate, no usable fit ("estimate")."""
@@ -107,8 +116,11 @@ UNCERTAIN_BASES = ("restarted", "predicted")
 BASIS_NOTES = {
     "carried": "carried from a recorded request since the last compaction",
     "compaction": "levelled on the count the next recorded compaction made (preTokens)",
+    "modelled": "modelled: the agent's own part plus what it re-attaches after the compaction (recent files, "
+                "todo list, plan, skills; Claude Code 2.1.105+ records its own count)",
     "restarted": "a guess: nothing is recorded since the last compaction, and what the agent re-attached "
-                 "then (Claude Code: recently read files, 0-20k tokens) is in no record",
+                 "then (Claude Code: recently read files, 0-20k tokens) is known only within a wide range, "
+                 "or not at all",
     "predicted": "a guess: fitted levels only, no recorded request to anchor on",
 }
 """What the Budget pane and `simulate` say of a basis; the uncertain ones are shown as guesses."""
@@ -163,7 +175,13 @@ class Calibration:
 
     def __init__(self, reference: Sequence[int], recorded: Sequence[int | None], segments: Sequence[int],
                  blocks: Sequence[int] | None = None, server_calls: Sequence[int] | None = None,
-                 compaction_counts: Sequence[CompactionCount] = ()) -> None:
+                 compaction_counts: Sequence[CompactionCount] = (),
+                 reattached: Sequence[Sequence[int] | None] | None = None,
+                 initial: tuple[int, int] | None = None) -> None:
+        """`reattached[k]` (optional): (reference tokens, message blocks, of the tokens those known only
+        within a range) the agent re-attaches after a compaction just before request k, where the
+        profile models it; `initial`: what the first
+        requests had attached that no compaction re-attaches (Claude Code: @-mentioned files)."""
         if not (len(reference) == len(recorded) == len(segments)) or any(
                 v is not None and len(v) != len(reference) for v in (blocks, server_calls)):
             raise ValueError("calibration: reference, recorded, segments, blocks and server_calls differ in length")
@@ -184,6 +202,11 @@ class Calibration:
         self._first: dict[int, int] = {}  # segment -> its first request
         for k, seg in enumerate(self.segments):
             self._first.setdefault(seg, k)
+        self.reattached = tuple(reattached) if reattached is not None and len(reattached) == len(self.reference) \
+            else (None,) * len(self.reference)
+        self.initial = initial
+        self._bases_levels = self._base_levels()
+        self._modelled = self._modelled_levels()
         self._bases = tuple(self._basis(k) for k in range(len(self.reference)))  # per request, once
         self.guesses = frozenset(k for k, basis in enumerate(self._bases) if basis in UNCERTAIN_BASES) \
             if self.fit.source not in ("identity", "poor fit") else frozenset()
@@ -369,6 +392,76 @@ class Calibration:
                 latest = self._end[seg][1]
         return tuple(out)
 
+    def _attached_growth(self, attached: Sequence[int]) -> float:
+        """What re-attached content ((tokens, blocks[, uncertain tokens])) adds to the billed count
+        (the step model's growth)."""
+        a, b, _ = self._step  # type: ignore[misc]
+        return a * attached[0] + b * attached[1]
+
+    def _wide(self, attached: Sequence[int], level: float) -> bool:
+        """Whether what is re-attached is known only within a range too wide to call the level
+        modelled: half the uncertain part, billed, over `MODELLED_SPREAD` of the level."""
+        uncertain = attached[2] if len(attached) > 2 else 0
+        return self._step[0] * uncertain / 2 > MODELLED_SPREAD * max(level, 1.0)  # type: ignore[index]
+
+    def _base_levels(self) -> tuple[float | None, ...]:
+        """Per segment: the agent's own part without what it attaches, as known before the segment
+        starts (the latest earlier post-compaction segment's start level less what its compaction
+        re-attached, else the thread's first level less `initial`); None without the per-block fit."""
+        n_segments = (max(self.segments) + 1) if self.segments else 1
+        if self._step is None or self.blocks is None or self._start_level is None:
+            return (None,) * n_segments
+        latest = self._start_level - (self._attached_growth(self.initial) if self.initial else 0.0)
+        starts: dict[int, list[float]] = {}
+        for k, y in enumerate(self.recorded):
+            seg = self.segments[k]
+            if y is not None and seg > 0 and len(starts.setdefault(seg, [])) < RESTART_POINTS:
+                starts[seg].append(y - self._grown(k))
+        out: list[float | None] = []
+        for seg in range(n_segments):
+            out.append(latest)
+            first = self._first.get(seg)
+            attached = self.reattached[first] if first is not None and seg > 0 else None
+            if starts.get(seg) and attached is not None:
+                latest = statistics.median(starts[seg]) - self._attached_growth(attached)
+        out.append(latest)  # after the last segment
+        return tuple(out)
+
+    def _modelled_levels(self) -> dict[int, float]:
+        """Segment -> its modelled start level (base + what its compaction re-attached), for the
+        segments after a compaction whose re-attached part is modelled (those known only within a
+        wide range in `self._wide_segments`: their basis stays a guess)."""
+        out: dict[int, float] = {}
+        self._wide_segments: set[int] = set()
+        for seg, first in self._first.items():
+            attached = self.reattached[first]
+            base = self._bases_levels[seg] if seg < len(self._bases_levels) else None
+            if seg > 0 and attached is not None and base is not None:
+                out[seg] = base + self._attached_growth(attached)
+                if self._wide(attached, out[seg]):
+                    self._wide_segments.add(seg)
+        return out
+
+    def modelled_level(self, k: int, attached: Sequence[int] | None) -> tuple[float, bool] | None:
+        """(level, known only within a wide range) after a compaction just before request k that
+        re-attached `attached` (a replay's own compaction): the base known at k plus it; None where
+        it cannot be modelled."""
+        if attached is None or self._step is None or self.blocks is None or not 0 <= k < len(self.reference):
+            return None
+        seg = self.segments[k]
+        # before the segment starts, what was known before it; inside it, what it showed too
+        base = self._bases_levels[seg] if self._first.get(seg) == k else self._bases_levels[seg + 1]
+        if base is None:
+            return None
+        level = base + self._attached_growth(attached)
+        return level, self._wide(attached, level)
+
+    def growth(self, estimate: int, blocks: int | None, k: int) -> float:
+        """The billed growth of `estimate` tokens in `blocks` blocks (step model; else the ratio)."""
+        if self._step is None or blocks is None:
+            return self._segment_ratio[self.segments[k]] * estimate
+        return self._step[0] * estimate + self._step[1] * blocks
+
     # -- use ---------------------------------------------------------------------------------
     @property
     def identity_model(self) -> bool:
@@ -396,6 +489,8 @@ class Calibration:
             value = self.recorded[j] + ratio * (estimate - self.reference[j])  # type: ignore[operator]
         elif basis == "compaction":
             value = self._end_level(k) + self._grown(k) + self._moved(k, estimate, blocks, ratio)
+        elif basis == "modelled" or (basis == "restarted" and seg in self._modelled):
+            value = self._modelled[seg] + self._grown(k) + self._moved(k, estimate, blocks, ratio)
         elif basis == "restarted":
             value = self._restart[seg] + self._grown(k) + self._moved(k, estimate, blocks, ratio)  # type: ignore[operator]
         else:
@@ -417,7 +512,7 @@ class Calibration:
             first, start = j, self.recorded[j] - self._grown(j)  # type: ignore[operator]
         else:
             first = self._first[seg]
-            start = self._restart[seg] if self._restart[seg] is not None else self._start_level
+            start = self._modelled.get(seg, self._restart[seg] if self._restart[seg] is not None else self._start_level)
         if start is None or first >= last:
             return end
         span = self._grown(last) - self._grown(first)
@@ -425,6 +520,19 @@ class Calibration:
             return end
         share = min(1.0, max(0.0, (self._grown(k) - self._grown(first)) / span))
         return start + (end - start) * share
+
+    def restart_level(self, k: int) -> float | None:
+        """The level a post-compaction segment restarts from at request k (see "restarted")."""
+        if self._step is None or self.blocks is None or not 0 <= k < len(self.reference):
+            return None
+        seg = self.segments[k]
+        later = self._restart[seg + 1] if seg + 1 < len(self._restart) else None
+        return later if later is not None and self._first.get(seg) != k else self._restart[seg]
+
+    def predicted(self, k: int, estimate: int) -> int:
+        """The fitted levels alone: `unaccounted(segment) + ratio x estimate` ("predicted")."""
+        seg = self.segments[k] if 0 <= k < len(self.reference) else 0
+        return max(0, round(self._segment_u[seg] + self._segment_ratio[seg] * estimate))
 
     def _moved(self, k: int, estimate: int, blocks: int | None, ratio: float) -> float:
         """What a what-if's history changes in request k's billed count: with its block count and
@@ -449,6 +557,8 @@ class Calibration:
             return "carried"
         if end is not None:
             return "compaction"
+        if seg in self._modelled:
+            return "restarted" if seg in self._wide_segments else "modelled"
         if self._restart[seg] is not None and self._step is not None:
             return "restarted"
         return "predicted"
@@ -469,16 +579,77 @@ class Calibration:
         """The part of `calibrated(k, estimate, blocks)` the replay's own blocks do not hold."""
         return self.calibrated(k, estimate, blocks) - estimate
 
-    def reading(self, k: int, estimate: int, blocks: int | None = None) -> tuple[int, str]:
+    def reading(self, k: int, estimate: int, blocks: int | None = None, *,
+                recorded_history: bool | None = None) -> tuple[int, str]:
         """(tokens, source) a counterfactual trigger reads for request k: the recorded count
-        where the history is the recorded one, else the calibrated prompt."""
+        where the history is the recorded one, else the calibrated prompt (DESIGN.md "Trigger
+        tokens"). `recorded_history`: whether the replay's history at k is still the recorded one
+        (it made the reference's compactions so far), as its replayer knows it; then a recorded
+        count is read as reported whatever the fit says of it (seed 000's 158,000 against a pruned
+        replay far below it), and with a fit the calibrated prompt anchored on it where the replay
+        sends less or more of that history. None: the history is the recorded one where the
+        estimate is the reference's."""
         if self.identity_model:
             return estimate, "estimated"
         if self.is_recorded_history(k, estimate):
             return self.recorded[k], "recorded"  # type: ignore[return-value]
+        if recorded_history and 0 <= k < len(self.reference) and self.recorded[k] is not None \
+                and self.fit.source == "poor fit":
+            return self.recorded[k], "recorded"  # type: ignore[return-value]
         if self.fit.source == "poor fit":
             return estimate, "estimated"
         return self.calibrated(k, estimate, blocks), "calibrated"
+
+
+class ReplayCalibration:
+    """The calibrated prompts of one replay, request by request, where the replay's compactions
+    may differ from the reference's (DESIGN.md "Calibrated tokens": the segments follow the
+    replay's own compactions).
+
+    While the replay has made as many compactions as the reference at a request (it follows the
+    recorded ones, or decides them where the agent did, within the requests between), the value
+    is the model's `calibrated(k, ...)`, anchored on the reference's records. Otherwise:
+    - where the replay compacted and the reference did not, the level after its own compaction:
+      `modelled_level(k, attached)` (the agent's own part plus what it re-attaches), else the
+      level a post-compaction segment restarted at: "modelled" / "restarted";
+    - where the reference compacted and the replay did not, or the replay is in a segment of its
+      own, the level carries on: the previous request's value plus the growth between the two
+      (`step_ratio x d tokens + per_block x d blocks`), so a history that grows never falls;
+      the previous basis where it was a guess or modelled, else "carried".
+    `value(...)` answers without moving; `advance(...)` records the request."""
+
+    def __init__(self, calibration: Calibration) -> None:
+        self.cal = calibration
+        self.compactions = 0
+        self.prev: tuple[int, int, int | None, int, str] | None = None  # (k, estimate, blocks, value, basis)
+
+    def in_sync(self, k: int, compacted: bool) -> bool:
+        cal = self.cal
+        return not 0 <= k < len(cal) or self.compactions + compacted == cal.segments[k]
+
+    def value(self, k: int, estimate: int, blocks: int | None, compacted: bool,
+              attached: tuple[int, int] | None = None) -> tuple[int, str]:
+        cal = self.cal
+        if cal.fit.source in ("identity", "poor fit") or self.in_sync(k, compacted):
+            return cal.calibrated(k, estimate, blocks), cal.basis(k)
+        if compacted or self.prev is None:
+            modelled = cal.modelled_level(k, attached)
+            if modelled is not None:
+                level, wide = modelled
+                return max(0, round(level + cal.growth(estimate, blocks, k))), "restarted" if wide else "modelled"
+            restart = cal.restart_level(k)
+            if restart is not None:
+                return max(0, round(restart + cal.growth(estimate, blocks, k))), "restarted"
+            return cal.predicted(k, estimate), "predicted"
+        _, prev_estimate, prev_blocks, prev_value, prev_basis = self.prev
+        moved_blocks = None if blocks is None or prev_blocks is None else blocks - prev_blocks
+        value = prev_value + cal.growth(estimate - prev_estimate, moved_blocks, k)
+        basis = prev_basis if prev_basis in ("modelled", *UNCERTAIN_BASES) else "carried"
+        return max(0, round(value)), basis
+
+    def advance(self, k: int, estimate: int, blocks: int | None, compacted: bool, value: int, basis: str) -> None:
+        self.compactions += compacted
+        self.prev = (k, estimate, blocks, value, basis)
 
 
 SENT_STATUSES = ("kept", "truncated", "pruned")  # message blocks a request carries (summarized, excluded ones not)

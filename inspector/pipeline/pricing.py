@@ -95,6 +95,11 @@ class PriceTable:
                           default_model)
 
 
+MAX_PRICE = 1_000_000.0
+"""Dollars per million tokens no model comes near (a dollar a token): larger is a typo, and 1e308 times
+a token count is infinite, which no JSON can hold."""
+
+
 def _model_price(name: str, data: Mapping[str, Any], label: str) -> ModelPrice:
     unknown = sorted(set(data) - set(PRICE_FIELDS))
     if unknown:
@@ -107,8 +112,9 @@ def _model_price(name: str, data: Mapping[str, Any], label: str) -> ModelPrice:
                 values[f] = None
                 continue
             raise PriceError(f"{label}: missing {f}")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-            raise PriceError(f"{label}.{f} must be a non-negative number of dollars per million tokens: got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= MAX_PRICE:
+            raise PriceError(f"{label}.{f} must be a number of dollars per million tokens from 0 to "
+                             f"{MAX_PRICE:,.0f}: got {v!r}")
         values[f] = float(v)
     return ModelPrice(name, values["input"], values["cache_write"], values["cache_read"], values["output"],
                       values["cache_write_1h"])

@@ -177,14 +177,30 @@ class Replay:
             requests=requests,
             summaries=self.summaries,
             cost=self._thread_cost_json() if (blocks or priced) else None,
-            calibration_basis=self._bases(),
+            calibration_basis=self.bases(),
+            rules=self.rules(),
         )
 
-    def _bases(self) -> tuple[str, ...] | None:
+    def bases(self) -> tuple[str, ...] | None:
+        """Per request: how its calibrated prompt was obtained (`calibration.BASES`): the replayer's
+        own where it follows its compactions (the agents' profiles), else the thread's model's."""
         calibration = self.ctx.calibration
         if calibration is None:
             return None
-        return tuple(calibration.basis(k) for k in range(len(self.timeline)))
+        return tuple(a.stats.get("calibration_basis") or calibration.basis(a.index) for a in self.timeline)
+
+    def basis(self, index: int) -> str | None:
+        """How request `index`'s calibrated prompt was obtained (None: no model)."""
+        calibration = self.ctx.calibration
+        if calibration is None or not 0 <= index < len(self.timeline):
+            return None
+        return self.timeline[index].stats.get("calibration_basis") or calibration.basis(index)
+
+    def rules(self) -> tuple[str, ...] | None:
+        """Per request: the name of the agent version's rules it was replayed under (Claude Code),
+        None where the profile has one set of rules."""
+        names = tuple(a.stats.get("rules") for a in self.timeline)
+        return names if names and all(names) else None  # type: ignore[return-value]
 
     def _thread_cost_json(self) -> dict | None:
         totals = self.cost_totals()
@@ -274,14 +290,19 @@ def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
     if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests:
         return hit[2]
     ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=compactions == "recorded")
-    timeline = Replay(thread, config, ctx).timeline
+    reference_replay = Replay(thread, config, ctx)
+    timeline = reference_replay.timeline
+    # what the agent re-attaches after a compaction, where its profile models it (Claude Code)
+    steps = getattr(reference_replay._fast, "steps", None)
     reference = [a.budget.needed_tokens if a.budget.needed_tokens is not None else a.budget.prompt_tokens
                  for a in timeline]
     recorded = [a.budget.recorded_prompt_tokens for a in timeline]
     segments = segments_from_compactions([a.compaction is not None for a in timeline])
     blocks = [sent_blocks(a.block_counts()) for a in timeline]
     calibration = Calibration(reference, recorded, segments, blocks, _server_calls(thread, timeline),
-                              _compaction_counts(thread, timeline, counter))
+                              _compaction_counts(thread, timeline, counter),
+                              steps.reattached if steps is not None else None,
+                              steps.initial if steps is not None else None)
     if len(memo) >= 8:
         memo.clear()
     memo[key] = (thread.messages, thread.requests, calibration)

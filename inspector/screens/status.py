@@ -26,7 +26,7 @@ DIFF_MOVES_SHOWN = 20  # compaction moves listed in the diff panel (the rest are
 class StatusLine(Static):
     """Thread, counts, profile and tokenizer; baseline or the what-if's changed keys and what moved."""
 
-    def show(self, view: ViewState, *, live: bool) -> None:
+    def show(self, view: ViewState, *, live: bool, problem: str | None = None) -> None:
         sim = view.simulation
         compactions = sum(1 for r in sim.requests if r.compaction is not None)
         failures = sum(1 for r in sim.requests if r.failed)
@@ -50,7 +50,14 @@ class StatusLine(Static):
         line.append(f"{failures} failed", style="bold #ff5f5f" if failures else "")
         line.append(f"  · profile {view.config.profile} · {sim.tokenizer}"
                     f" ({'approximate' if sim.approximate else 'exact'})")
-        if live:
+        if sim.rules:  # the agent versions' rules the replay applied (Claude Code, by CLI version)
+            names = [n.removeprefix(f"{view.config.profile} ") for n in dict.fromkeys(sim.rules)]
+            line.append(f" · rules {safe_line(names[0], 40)}" + (f" → {safe_line(names[-1], 40)}" if len(names) > 1
+                                                                   else ""))
+        if live and problem is not None:  # the file was deleted or truncated: what is shown is what was read
+            line.append("  ● live: " + ("file deleted" if "deleted" in problem else "file damaged"),
+                        style="bold #ffaf5f")
+        elif live:
             line.append("  ● live", style="#87d787")
         line.append("\n")
         # the third line starts with the compaction mode (and, at the baseline, how well the profile
@@ -124,11 +131,12 @@ class TimelineLabel(Static):
                 label.append("  FAILED", style="bold #ff5f5f")
                 if b.needed_tokens is not None:
                     label.append(f" (needs {b.needed_tokens:,})", style="#ff5f5f")
-            calibration = view.calibration
-            if calibration is not None and request.index in calibration.guesses:
+            guesses = view.guesses
+            if request.index in guesses:
                 label.append("  calibrated: a guess", style="#ffaf5f")
             if request.compaction is not None:
-                label.append("  ◆ compaction", style="bold #d787ff")
+                label.append("  ◆ manual (/compact)" if request.compaction.manual else "  ◆ compaction",
+                             style="bold #d787ff")
             if request.request_id in view.recorded_compactions:
                 label.append("  ◇ recorded compaction", style="bold #d787ff")
             for event in view.recorded_events.get(request.request_id, ()):
@@ -145,7 +153,7 @@ class TimelineLabel(Static):
                 label.append(f"  overview: {overview_per} request{'' if overview_per == 1 else 's'} per column",
                              style="bold #87afd7")
             label.append("  • recorded ◆◇ compaction ✗ failed", style="dim")
-            if calibration is not None and calibration.guesses:
+            if guesses:
                 label.append("  ▆ guess", style="#5f6f87")
         self.update(label)
 

@@ -166,6 +166,7 @@ class SweepScreen(Screen[None]):
         text = self.query_one("#sweep-values", Input).value
         try:
             key, values = sweep.parse_key(f"{self.key}={text}")
+            sweep.combinations([(key, values)])  # the same cap as the CLI's, said under the field
         except ConfigError as exc:
             self._status(Text(safe_line(str(exc), 200), style="#ff5f5f"))
             return

@@ -13,6 +13,7 @@ from inspector.diff import BlockChange, SimulationDiff, block_changes_shown, dif
 from inspector.model import Message, Summary, Thread, tool_groups
 from inspector.pipeline import Replay
 from inspector.pipeline.audit import RequestAudit, Simulation
+from inspector.pipeline.calibration import UNCERTAIN_BASES
 from inspector.pipeline.profiles import REGISTRY
 from inspector.tokens import message_costs, text_cost
 from widgets.summaries import SummaryStats
@@ -102,6 +103,26 @@ class ViewState:
     def calibration(self):
         """The thread's calibrated token model (None for a simulator that has none)."""
         return getattr(self.replay, "calibration", None)
+
+    def basis(self, index: int) -> str | None:
+        """How request `index`'s calibrated prompt was obtained (`calibration.BASES`): the replay's own
+        (a decide replay's segments follow its compactions), else the model's; None without one."""
+        bases = self.simulation.calibration_basis
+        if bases is not None and 0 <= index < len(bases):
+            return bases[index]
+        calibration = self.calibration
+        return None if calibration is None else calibration.basis(index)
+
+    @cached_property
+    def guesses(self) -> frozenset[int]:
+        """The requests whose calibrated prompt is a guess (an uncertain basis) in this replay."""
+        calibration = self.calibration
+        if calibration is None or calibration.fit.source in ("identity", "poor fit"):
+            return frozenset()
+        bases = self.simulation.calibration_basis
+        if bases is None:
+            return calibration.guesses
+        return frozenset(k for k, basis in enumerate(bases) if basis in UNCERTAIN_BASES)
     file_overrides: tuple[str, ...] = ()  # keys of the baseline that come from the config file, not the defaults
     # (request index, limit) -> block_changes_shown (kept by `dataclasses.replace`: same replays)
     _changes: dict = field(default_factory=dict, repr=False, compare=False)
@@ -309,8 +330,7 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
         changed = set(view.diff.changed_blocks) | set(view.diff.prompt_delta)
     recorded = view.recorded_compactions
     events = view.recorded_events
-    calibration = view.calibration
-    guesses = calibration.guesses if calibration is not None else frozenset()
+    guesses = view.guesses
     points = []
     append = points.append
     for r in view.requests:  # one per request on every edit: attributes read once

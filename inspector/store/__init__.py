@@ -17,6 +17,7 @@ from inspector.store.engine import (
     now_iso,
     resolve_db_url,
     sqlite_path,
+    sqlite_url,
 )
 from inspector.store.iris_db import IrisStore, is_iris_schema
 from inspector.store.native import Store
@@ -35,4 +36,5 @@ __all__ = [
     "now_iso",
     "resolve_db_url",
     "sqlite_path",
+    "sqlite_url",
 ]

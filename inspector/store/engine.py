@@ -85,7 +85,14 @@ def resolve_db_url(arg: str | None) -> str | None:
         return None
     if "://" in value:
         return value
-    return "sqlite:///" + str(Path(value).expanduser().resolve())
+    return sqlite_url(Path(value).expanduser().resolve())
+
+
+def sqlite_url(path: Path | str) -> str:
+    """The SQLite URL of a file path, `%`, `?` and `#` percent-encoded: SQLAlchemy reads a URL's path
+    percent-decoded and cut at `?` (`--db 'a?b.sqlite'` would open `./a`, `%41.sqlite` `./A.sqlite`)."""
+    text = str(path).replace("%", "%25").replace("?", "%3F").replace("#", "%23")
+    return "sqlite:///" + text
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -99,17 +106,31 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
+SQLITE_PRAGMAS: list[str] = []
+"""Extra PRAGMAs run on every write connection (tests use `max_page_count` to fill the disk)."""
+
+
 def _sqlite_write_engine(path: Path, wal: bool) -> Engine:
-    engine = create_engine("sqlite:///" + str(path), connect_args={"check_same_thread": False})
+    """A write engine whose transactions are SQLAlchemy's own, begun `BEGIN IMMEDIATE`: the write lock
+    is taken (or waited for) at the start, so two imports never interleave, and SAVEPOINTs work (an
+    import commits each file in a savepoint of its own; pysqlite's implicit transactions break them)."""
+    engine = create_engine(sqlite_url(path), connect_args={"check_same_thread": False})
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=5000")
         if wal:
             cursor.execute("PRAGMA journal_mode=WAL")
+        for pragma in SQLITE_PRAGMAS:
+            cursor.execute(pragma)
         cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
@@ -120,10 +141,18 @@ DEFAULT_CONNECT_TIMEOUT = 10
 
 
 def connect_timeout() -> int:
-    try:
-        return max(2, int(os.environ.get(CONNECT_TIMEOUT_ENV) or DEFAULT_CONNECT_TIMEOUT))
-    except ValueError:
+    """`$CONTEXT_INSPECTOR_CONNECT_TIMEOUT` (whole seconds, at least 2) or 10; StoreError naming the variable
+    when it is set to anything else."""
+    value = os.environ.get(CONNECT_TIMEOUT_ENV)
+    if value is None or not value.strip():
         return DEFAULT_CONNECT_TIMEOUT
+    try:
+        seconds = int(value)
+    except ValueError:
+        seconds = 0
+    if seconds < 1:
+        raise StoreError(f"{CONNECT_TIMEOUT_ENV} must be a whole number of seconds (1 or more): got {value!r}")
+    return max(2, seconds)
 
 
 def make_engine(url: str, *, read_only: bool, create: bool, wal: bool = False) -> Engine:

@@ -140,7 +140,8 @@ class IrisStore(Store):
         super().__init__(engine, url, read_only=True)
         self.metadata = MetaData()
         try:
-            self.metadata.reflect(engine, only=lambda name, _m: name.lower() in (*IRIS_TABLES, "threads"))
+            self.metadata.reflect(engine, views=True,
+                                  only=lambda name, _m: name.lower() in (*IRIS_TABLES, "threads"))
         except Exception as exc:  # reflection errors vary by driver
             raise StoreError(f"{mask_url(url)}: cannot read the Iris tables ({exc})") from None
         tables = {name.lower(): table for name, table in self.metadata.tables.items()}
@@ -347,13 +348,20 @@ def _number(value: Any, row_id: str, column: str, warn: Any, *, integer: bool, t
 
 
 def _role(value: Any) -> Role:
-    text = _text(value).lower()
+    return _role_problem(value)[0]
+
+
+def _role_problem(value: Any) -> tuple[Role, str | None]:
+    """(the role of a `role` cell, why it was read as `user` or None): an unknown or empty role is read
+    as `user` (the row is kept, its text counted) and said."""
+    text = _text(value).strip().lower()
     if text == "developer":
-        return Role.SYSTEM
+        return Role.SYSTEM, None
     try:
-        return Role(text)
+        return Role(text), None
     except ValueError:
-        return Role.USER
+        shown = "NULL" if value is None else repr(_text(value)[:40])
+        return Role.USER, f"{shown} is not a role (user, assistant, system, tool, developer); read as user"
 
 
 def _messages(rows: list[dict[str, Any]], warn: Any = lambda _line: None) -> tuple[list[Message], list[Request]]:
@@ -371,7 +379,9 @@ def _messages(rows: list[dict[str, Any]], warn: Any = lambda _line: None) -> tup
                 meta[key] = _plain(_json(value))
         content_value = next((row[c] for c in CONTENT if row.get(c) is not None), None)
         content = flatten_blocks(_json(content_value), meta) if content_value is not None else ""
-        role = _role(row.get("role"))
+        role, problem = _role_problem(row.get("role"))
+        if problem is not None:
+            warn(f"conversations row {rid} column role: {problem}")
         kind_value = _text(row.get("kind")).lower()
         kind = Kind(kind_value) if kind_value in {k.value for k in Kind} else Kind.MESSAGE
         created = _text(row.get("created_at")) or None

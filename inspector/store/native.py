@@ -14,13 +14,16 @@ version checks, reads, imports, the live-append API); split, its SQL would be sc
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import time
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from sqlalchemy import Engine, delete, func, insert, inspect, select, update
 from sqlalchemy import text as sql_text
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
+from sqlalchemy.exc import DataError, IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 
 from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall
 from inspector.store import convert
@@ -91,14 +94,27 @@ class Store:
         return self.sqlite_source.note if self.sqlite_source is not None else None
 
     def refresh(self) -> None:
-        """Reopen a snapshot or immutable SQLite view when its files changed (live tailing)."""
-        if self.sqlite_source is not None:
-            try:
-                engine = self.sqlite_source.refresh()
-            except (SqliteOpenError, OSError) as exc:
-                raise StoreError(str(exc)) from None
-            if engine is not None:
-                self.engine = engine
+        """Reopen a snapshot or immutable SQLite view when its files changed (live tailing). A file replaced
+        under the view (another file at its path) is reopened and said in `warnings`; a file deleted or
+        truncated is a StoreError saying so (what was read stays on screen)."""
+        source = self.sqlite_source
+        if source is None:
+            return
+        problem = source.file_problem()
+        try:
+            if problem == "replaced":
+                self.engine = source.reopen()
+                self.warnings.append(f"{source.path}: the database file was replaced by another; reading the new one")
+                return
+            if problem == "deleted":
+                raise StoreError(f"{source.path}: the database file was deleted; showing what was read before it")
+            if problem == "truncated":
+                raise StoreError(f"{source.path}: the database file was truncated; showing what was read before it")
+            engine = source.refresh()
+        except (SqliteOpenError, OSError) as exc:
+            raise StoreError(str(exc)) from None
+        if engine is not None:
+            self.engine = engine
 
 
     # ---- opening -------------------------------------------------------------------------
@@ -128,7 +144,8 @@ class Store:
         engine, source = open_engine(url, read_only=read_only, create=create, wal=wal)
         try:
             try:
-                tables = set(inspect(engine).get_table_names())
+                inspector = inspect(engine)
+                tables = {*inspector.get_table_names(), *inspector.get_view_names()}  # an app's tables may be VIEWs
             except SQLAlchemyError as exc:
                 raise StoreError(f"{mask_url(url)}: cannot open database ({first_line(exc)})") from None
             store = cls._open_with(engine, url, tables, read_only=read_only, create=create, now=now)
@@ -180,8 +197,10 @@ class Store:
 
     def _check_version(self) -> None:
         with self.engine.connect() as conn:
-            versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version))]
+            versions = [v for (v,) in conn.execute(select(SchemaVersionRow.version)) if isinstance(v, int)]
         found = max(versions) if versions else None
+        if found is None:
+            found = self._restore_version()
         self.schema_version = found if found is not None else 0
         if found is not None and found < SCHEMA_VERSION and not self.read_only and all(
             v in UPGRADES for v in range(found, SCHEMA_VERSION)
@@ -214,6 +233,27 @@ class Store:
                 + (" (importing into it once upgrades it)" if age == "older" and found in UPGRADES else "")
             )
 
+    def _restore_version(self) -> int:
+        """The version of a store whose version row is gone (deleted by hand, a damaged table): read from
+        the columns its tables have (each upgrade added request columns), said in `warnings`, and written
+        back when the store is open for writing."""
+        columns = {c["name"] for c in inspect(self.engine).get_columns(RequestRow.__tablename__)}
+        version = 1
+        for step in sorted(UPGRADES):
+            added = {stmt.split("ADD COLUMN", 1)[1].split()[0] for stmt in UPGRADES[step] if "ADD COLUMN" in stmt}
+            if added <= columns:
+                version = step + 1
+        where = mask_url(self.url)
+        if self.read_only:
+            self.warnings.append(f"{where}: ci_schema_version holds no version; read as version {version} (the "
+                                 "version its tables have)")
+            return version
+        with self.engine.begin() as conn:
+            conn.execute(insert(SchemaVersionRow).values(version=version, created_at=now_iso()))
+        self.warnings.append(f"{where}: ci_schema_version held no version; version {version} (the version its "
+                             "tables have) written back")
+        return version
+
     def close(self) -> None:
         self.engine.dispose()
         if self.sqlite_source is not None:
@@ -239,27 +279,42 @@ class Store:
                 )
 
             m, r, s = counts(MessageRow), counts(RequestRow), counts(SummaryRow)
+            # the user's own compactions (Claude Code's /compact), which `threads` names
+            manual = (select(SummaryRow.thread_id, func.count().label("n"))
+                      .where(SummaryRow.meta["trigger"].as_string() == "manual")
+                      .group_by(SummaryRow.thread_id).subquery())
 
-            def query(gaps: Any) -> Any:
-                return (
+            def query(gaps: Any, by_hand: Any) -> Any:
+                q = (
                     select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n,
-                           s.c.n, gaps)
+                           s.c.n, gaps, by_hand)
                     .outerjoin(m, m.c.thread_id == ThreadRow.id)
                     .outerjoin(r, r.c.thread_id == ThreadRow.id)
                     .outerjoin(s, s.c.thread_id == ThreadRow.id)
-                    .order_by(ThreadRow.created_at, ThreadRow.id)
                 )
+                if by_hand is manual.c.n:
+                    q = q.outerjoin(manual, manual.c.thread_id == ThreadRow.id)
+                return q.order_by(ThreadRow.created_at, ThreadRow.id)
 
             with self.engine.connect() as conn:
-                try:
-                    rows = list(conn.execute(query(ThreadRow.meta["import_gaps"])))
-                except OperationalError as exc:  # a damaged meta cell (text that is not JSON)
-                    if "JSON" not in str(exc):
-                        raise
-                    conn.rollback()
-                    self.warnings.append(f"{mask_url(self.url)}: ci_threads column meta: a row holds text that is "
-                                         "not JSON; import gaps not listed")
-                    rows = list(conn.execute(query(sql_text("NULL"))))
+                # a damaged meta cell (text that is not JSON) costs only what it holds, said so
+                damaged = {"ci_threads": "import gaps not listed", "ci_summaries": "manual compactions not counted"}
+                tries = [((ThreadRow.meta["import_gaps"], manual.c.n), ()),
+                         ((ThreadRow.meta["import_gaps"], sql_text("NULL")), ("ci_summaries",)),
+                         ((sql_text("NULL"), manual.c.n), ("ci_threads",)),
+                         ((sql_text("NULL"), sql_text("NULL")), ("ci_threads", "ci_summaries"))]
+                for columns, lost in tries:
+                    try:
+                        rows = list(conn.execute(query(*columns)))
+                    except OperationalError as exc:
+                        if "JSON" not in str(exc) or lost == tries[-1][1]:
+                            raise
+                        conn.rollback()
+                        continue
+                    for table in lost:
+                        self.warnings.append(f"{mask_url(self.url)}: {table} column meta: a row holds text that is "
+                                             f"not JSON; {damaged[table]}")
+                    break
                 derived = self._derived_request_counts(conn, [r[0] for r in rows if not r[5] and r[4]])
                 return [
                     ThreadInfo(
@@ -268,8 +323,9 @@ class Store:
                         updated_at=cell_text(updated, tid, "updated_at", self) or None,
                         derived_requests=derived.get(tid, 0),
                         import_gaps=gaps if isinstance(gaps, dict) and gaps else None,
+                        manual_summaries=nmanual if isinstance(nmanual, int) else 0,
                     )
-                    for tid, title, source, updated, nm, nr, ns, gaps in rows
+                    for tid, title, source, updated, nm, nr, ns, gaps, nmanual in rows
                 ]
 
     @staticmethod
@@ -381,6 +437,10 @@ class Store:
     def _require_writable(self) -> None:
         if self.read_only:
             raise StoreError(f"{mask_url(self.url)}: opened read-only")
+
+    def import_batch(self) -> ImportBatch:
+        """The write transaction of an import run (see `ImportBatch`)."""
+        return ImportBatch(self)
 
     def save_thread(self, thread: Thread, *, now: str | None = None) -> bool:
         """Write `thread`, replacing a thread with the same id. Returns True when one was replaced."""
@@ -495,30 +555,135 @@ class Store:
                 )
 
 
-def _create_tables(engine: Engine, stamp: str) -> None:
-    """The tables and the version row in one transaction. SQLite's DDL would otherwise commit table by
-    table, and a second import starting meanwhile would find half a schema: BEGIN IMMEDIATE makes it
-    wait, then find the whole schema (and its version row: a unique-key error the caller expects)."""
-    if engine.dialect.name != "sqlite":
-        with engine.begin() as conn:
-            Base.metadata.create_all(conn)
-            conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
-        return
-    with engine.connect() as conn:
-        raw = conn.connection.driver_connection
-        level = raw.isolation_level
-        raw.isolation_level = None  # the transaction below is ours, not pysqlite's
-        try:
-            raw.execute("BEGIN IMMEDIATE")
+class ThreadsRefused(StoreError):
+    """The database refused every thread of a file (their data, not the database itself)."""
+
+
+DATA_ERRORS = (IntegrityError, DataError, OverflowError, sqlite3.IntegrityError, sqlite3.DataError)
+"""What the database says of one thread it cannot hold (a value past a column's limit): that thread is
+skipped, the others saved. Anything else (a full disk, an I/O error, a lock) stops the import."""
+
+COMMIT_SECONDS = 1.0
+"""An import commits its batch of files at least this often (5,000 tiny files are a few commits, not
+5,000 fsyncs); each file is a savepoint of the batch."""
+
+
+class ImportBatch:
+    """One write transaction over the files of an import run, committed every `COMMIT_SECONDS`.
+
+    Each file's threads and its import record are written in a savepoint of their own
+    (`save_file`): together, or not at all. `save_file` returns per thread whether it replaced one
+    (None: the database refused that thread, `errors` says why). A failure that is not about one
+    thread's data raises StoreError; the caller then `rollback`s what was not committed."""
+
+    def __init__(self, store: Store, *, seconds: float = COMMIT_SECONDS) -> None:
+        store._require_writable()
+        self.store = store
+        self.seconds = seconds
+        self.conn = store.engine.connect()
+        self.trans = self.conn.begin()
+        self.started = time.monotonic()
+        self.errors: list[str] = []
+
+    def save_file(self, threads: list[Thread], *, path: str, sha256: str, fmt: str, skipped: list[str],
+                  now: str | None = None) -> list[bool | None]:
+        stamp = now or now_iso()
+        self.errors = []
+        url = self.store.url
+        with database_errors(url, "save threads"):
+            point = self.conn.begin_nested()
             try:
-                Base.metadata.create_all(conn)
-                conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
-                raw.execute("COMMIT")
+                flags = self._threads(threads, stamp)
+                if threads and all(flag is None for flag in flags):
+                    raise ThreadsRefused(f"{mask_url(url)}: cannot save threads ({self.errors[0]})")
+                saved = [t.id for t, flag in zip(threads, flags, strict=True) if flag is not None]
+                self.conn.execute(insert(ImportRecordRow).values(
+                    path=path, sha256=sha256, format=fmt, thread_ids=saved,
+                    replaced_thread_ids=[t.id for t, flag in zip(threads, flags, strict=True) if flag],
+                    skipped=list(skipped), imported_at=stamp))
             except BaseException:
-                raw.execute("ROLLBACK")
+                _quietly_undo(point)
                 raise
-        finally:
-            raw.isolation_level = level
+            point.commit()
+        return flags
+
+    def _threads(self, threads: list[Thread], stamp: str) -> list[bool | None]:
+        """All threads in one savepoint; where the database refuses one, each in a savepoint of its own."""
+        point = self.conn.begin_nested()
+        try:
+            flags: list[bool | None] = [_write_thread(self.conn, thread, stamp) for thread in threads]
+        except DATA_ERRORS as exc:
+            point.rollback()
+            if len(threads) <= 1:
+                self.errors.append(first_line(exc))
+                return [None] * len(threads)
+        except BaseException:
+            _quietly_undo(point)
+            raise
+        else:
+            point.commit()
+            return flags
+        flags = []
+        for thread in threads:
+            point = self.conn.begin_nested()
+            try:
+                flags.append(_write_thread(self.conn, thread, stamp))
+            except DATA_ERRORS as exc:
+                point.rollback()
+                flags.append(None)
+                self.errors.append(f"thread {thread.id}: cannot be saved ({first_line(exc)}); thread skipped")
+            except BaseException:
+                _quietly_undo(point)
+                raise
+            else:
+                point.commit()
+        return flags
+
+    def has_thread(self, thread_id: str) -> bool:
+        """`Store.has_thread` inside the batch (another connection would wait for the batch's write lock)."""
+        with database_errors(self.store.url, "read threads"):
+            return self.conn.execute(select(ThreadRow.id).where(ThreadRow.id == thread_id)).first() is not None
+
+    def due(self) -> bool:
+        return time.monotonic() - self.started >= self.seconds
+
+    def commit(self) -> None:
+        """Commit the files saved so far and begin the next batch."""
+        with database_errors(self.store.url, "save threads"):
+            self.trans.commit()
+            self.trans = self.conn.begin()
+        self.started = time.monotonic()
+
+    def rollback(self) -> None:
+        """Undo what was not committed (after a failure, SQLite may have undone it already) and begin anew."""
+        with contextlib.suppress(SQLAlchemyError, sqlite3.Error):
+            if self.trans.is_active:
+                self.trans.rollback()
+        with contextlib.suppress(SQLAlchemyError, sqlite3.Error):
+            self.trans = self.conn.begin()
+        self.started = time.monotonic()
+
+    def close(self) -> None:
+        with contextlib.suppress(SQLAlchemyError, sqlite3.Error):
+            if self.trans.is_active:
+                self.trans.rollback()
+        self.conn.close()
+
+
+def _quietly_undo(point: Any) -> None:
+    """Roll a savepoint back after a failure; SQLite may have undone the whole transaction already."""
+    with warnings.catch_warnings(), contextlib.suppress(SQLAlchemyError, sqlite3.Error):
+        warnings.simplefilter("ignore")
+        point.rollback()
+
+
+def _create_tables(engine: Engine, stamp: str) -> None:
+    """The tables and the version row in one transaction. SQLite's write transactions begin
+    IMMEDIATE (`engine._sqlite_write_engine`): a second import starting meanwhile waits, then finds
+    the whole schema (and its version row: a unique-key error the caller expects)."""
+    with engine.begin() as conn:
+        Base.metadata.create_all(conn)
+        conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
 
 
 def _write_thread(conn: Any, thread: Thread, stamp: str) -> bool:

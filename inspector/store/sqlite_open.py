@@ -18,6 +18,8 @@ picks one of three ways, and says which (`SqliteSource.access`):
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import sqlite3
 import stat
@@ -92,21 +94,81 @@ def _engine(uri: str) -> Engine:
     return create_engine("sqlite://", creator=connect, poolclass=QueuePool)
 
 
+SNAPSHOT_PREFIX = "context-inspector-snapshot-"
+"""Snapshot folders are `$TMPDIR/context-inspector-snapshot-<pid>-<random>`: removed when the view
+closes (the app and the CLI close it on SIGTERM and SIGHUP too), and, when a process was killed
+outright (SIGKILL), by the next one that opens a snapshot (`remove_stale_snapshots`)."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_snapshots(folder: Path | None = None) -> list[Path]:
+    """Remove the snapshot folders of processes that no longer run (killed before they could); the
+    folders removed."""
+    folder = Path(folder or tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        entries = list(folder.glob(SNAPSHOT_PREFIX + "*"))
+    except OSError:
+        return removed
+    for entry in entries:
+        pid_text = entry.name[len(SNAPSHOT_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid() or _alive(int(pid_text)):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+@dataclass
+class _Slot:
+    """One of the two snapshot copies: its folder, the source's main file it was copied from, its engine."""
+
+    folder: Path
+    base: tuple | None = None
+    engine: Engine | None = None
+
+
+def _main_signature(path: Path) -> tuple | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 @dataclass
 class SqliteSource:
-    """A read-only engine on a SQLite file, chosen as the module docstring says."""
+    """A read-only engine on a SQLite file, chosen as the module docstring says.
+
+    A snapshot is kept in two slots used in turn (a worker may still read the previous one). Live
+    tailing refreshes the older slot: while the source's main file is the one it was copied from (a
+    writer only appends to its WAL until a checkpoint), only the `-wal` is copied again and applied
+    there, so a 290 MB store is not copied again at every change (`copied_bytes` counts what was)."""
 
     path: Path
     engine: Engine | None = None
     access: str = "read-only"
     note: str | None = None
+    copied_bytes: int = 0
     _signature: tuple = ()
+    _identity: tuple | None = None
     _tmp: tempfile.TemporaryDirectory | None = None
-    _generation: int = 0
+    _slots: list[_Slot] = field(default_factory=list)
+    _current: int = -1
     _retired: list[Engine] = field(default_factory=list)
 
     def open(self) -> Engine:
         self._signature = _signature(self.path)
+        self._identity = _main_signature(self.path)
         head = _head(self.path, 100)
         wal_file, shm_file, journal = (_sibling(self.path, s) for s in ("-wal", "-shm", "-journal"))
         is_sqlite = head.startswith(SQLITE_MAGIC) and len(head) >= 20
@@ -134,27 +196,35 @@ class SqliteSource:
             self.engine = _engine(_uri(self.path, "mode=ro"))
         return self.engine
 
-    def _snapshot(self, *, with_wal: bool) -> Engine:
+    def _slot(self) -> _Slot:
+        """The slot to copy into: the one not in use (its engine, the retired one, disposed first)."""
         if self._tmp is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="context-inspector-snapshot-")
-        self._generation += 1
-        target = Path(self._tmp.name) / f"g{self._generation}" / self.path.name
-        target.parent.mkdir()
+            remove_stale_snapshots()
+            self._tmp = tempfile.TemporaryDirectory(prefix=f"{SNAPSHOT_PREFIX}{os.getpid()}-")
+        index = 0 if self._current != 0 else 1
+        while len(self._slots) <= index:
+            folder = Path(self._tmp.name) / f"slot{len(self._slots)}"
+            folder.mkdir()
+            self._slots.append(_Slot(folder))
+        slot = self._slots[index]
+        if slot.engine is not None:
+            slot.engine.dispose()
+            slot.engine = None
+        self._current = index
+        return slot
+
+    def _snapshot(self, *, with_wal: bool) -> Engine:
+        slot = self._slot()
+        target = slot.folder / self.path.name
         companion = _sibling(self.path, "-wal" if with_wal else "-journal")
         copy_companion = _sibling(target, "-wal" if with_wal else "-journal")
-        for _ in range(SNAPSHOT_TRIES):
-            before = _head(companion, 32)
-            shutil.copyfile(self.path, target)
-            if companion.exists():
-                try:
-                    shutil.copyfile(companion, copy_companion)
-                except FileNotFoundError:  # checkpointed and removed meanwhile: the file alone is whole
-                    copy_companion.unlink(missing_ok=True)
-            if _head(companion, 32) == before:
-                break
-        else:
-            raise SqliteOpenError(f"{self.path}: the database kept changing while it was copied; try again")
-        # The copy is ours: open it writable once so SQLite recovers the WAL or rolls back the journal there.
+        base = _main_signature(self.path)
+        if not (with_wal and slot.base is not None and slot.base == base and target.exists()
+                and self._copy_wal(companion, copy_companion, base)):
+            self._copy_whole(target, companion, copy_companion)
+        slot.base = base
+        # The copy is ours: open it writable once so SQLite recovers the WAL or rolls back the journal there
+        # (no other connection is open on this slot: the WAL is checkpointed into the copy and removed).
         try:
             conn = sqlite3.connect(target, timeout=5.0)
             try:
@@ -162,8 +232,79 @@ class SqliteSource:
             finally:
                 conn.close()
         except sqlite3.Error as exc:
+            slot.base = None
             raise SqliteOpenError(f"{self.path}: cannot read a snapshot copy ({exc})") from None
-        return _engine(_uri(target, "mode=ro"))
+        slot.engine = _engine(_uri(target, "mode=ro"))
+        return slot.engine
+
+    def _copy_whole(self, target: Path, companion: Path, copy_companion: Path) -> None:
+        for _ in range(SNAPSHOT_TRIES):
+            before = _head(companion, 32)
+            copy_companion.unlink(missing_ok=True)
+            try:
+                self._copy(self.path, target)
+                if companion.exists():
+                    try:
+                        self._copy(companion, copy_companion)
+                    except FileNotFoundError:  # checkpointed and removed meanwhile: the file alone is whole
+                        copy_companion.unlink(missing_ok=True)
+            except OSError:
+                target.unlink(missing_ok=True)
+                copy_companion.unlink(missing_ok=True)
+                raise
+            if _head(companion, 32) == before:
+                return
+        raise SqliteOpenError(f"{self.path}: the database kept changing while it was copied; try again")
+
+    def _copy_wal(self, companion: Path, copy_companion: Path, base: tuple | None) -> bool:
+        """Copy only the source's WAL onto a slot copied from the same main file; False when the main file
+        changed meanwhile (a checkpoint: the WAL restarted), so the whole copy is made again."""
+        try:
+            self._copy(companion, copy_companion)
+        except FileNotFoundError:
+            copy_companion.unlink(missing_ok=True)
+            return False
+        return _main_signature(self.path) == base
+
+    def _copy(self, source: Path, target: Path) -> None:
+        """Copy into the snapshot folder; a failure to write there is the temporary folder's, said as such."""
+        with source.open("rb") as src:
+            size = os.fstat(src.fileno()).st_size
+            try:
+                with target.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            except OSError as exc:
+                folder = target.parent.parent.parent
+                what = "no room for" if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) else "cannot write"
+                raise SqliteOpenError(
+                    f"{self.path}: {what} a private snapshot in {folder} ({exc.strerror or exc}; {source.name} needs "
+                    f"{size / (1 << 20):.1f} MiB); set TMPDIR to a folder with room") from None
+        self.copied_bytes += size
+
+    def file_problem(self) -> str | None:
+        """What happened to the file since it was opened, where the view cannot follow: `deleted`,
+        `replaced` (another file at its path: `reopen()` reads it) or `truncated`; None when it is there."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return "deleted"
+        except OSError:
+            return None
+        if self._identity is None:
+            return None
+        if (st.st_dev, st.st_ino) != self._identity[:2]:
+            return "replaced"
+        if st.st_size < self._identity[2] and (st.st_size < 100 or _head(self.path, 16) != SQLITE_MAGIC):
+            return "truncated"
+        return None
+
+    def reopen(self) -> Engine:
+        """A new engine on what is at the path now (the file was replaced)."""
+        if self.engine is not None:
+            self._retired.append(self.engine)
+        for slot in self._slots:
+            slot.base = None  # another file: nothing copied from it yet
+        return self.open()
 
     def refresh(self) -> Engine | None:
         """A new engine when the file (or its -wal / -journal) changed since it was opened; else None."""
@@ -180,11 +321,15 @@ class SqliteSource:
     def close(self) -> None:
         for engine in self._retired:
             engine.dispose()
+        for slot in self._slots:
+            if slot.engine is not None:
+                slot.engine.dispose()
         if self.engine is not None:
             self.engine.dispose()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+        self._slots = []
 
 
 def ensure_not_special(path: Path) -> None:
@@ -193,4 +338,5 @@ def ensure_not_special(path: Path) -> None:
         raise SqliteOpenError(problem)
 
 
-__all__ = ["SqliteOpenError", "SqliteSource", "ensure_not_special", "regular_file_problem"]
+__all__ = ["SNAPSHOT_PREFIX", "SqliteOpenError", "SqliteSource", "ensure_not_special", "regular_file_problem",
+           "remove_stale_snapshots"]

@@ -21,7 +21,7 @@ three rule kinds must agree on one state; splitting them would spread that contr
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
@@ -36,7 +36,7 @@ from inspector.pipeline.audit import (
     RequestAudit,
     RequestError,
 )
-from inspector.pipeline.calibration import Calibration
+from inspector.pipeline.calibration import Calibration, ReplayCalibration
 from inspector.pipeline.thread_memo import label_columns, remembered
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
@@ -57,12 +57,30 @@ def approx_tokens(text: str) -> int:
     return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
 
 
+class StepRules(NamedTuple):
+    """An agent's rules request by request, where they depend on the agent version that wrote each
+    (Claude Code): per request, the rules' name (the simulate JSON's `rules`), the compaction
+    threshold, what the trigger adds to the previous request's billed prompt, whether a compaction
+    before it keeps the last model call verbatim, and what such a compaction re-attaches
+    ((reference tokens, message blocks, of the tokens those known only within a range), None where
+    not modelled); `initial`: what the first
+    requests had attached that no compaction re-attaches."""
+
+    names: tuple[str, ...]
+    thresholds: tuple[int | None, ...]
+    added: tuple[int, ...]
+    keeps_tail: tuple[bool, ...]
+    reattached: tuple[tuple[int, int, int] | None, ...]
+    initial: tuple[int, int] | None = None
+
+
 @dataclass(frozen=True)
 class AgentRules:
     """What one agent does. `threshold(config)` is the compaction trigger in tokens (None:
     never); `reads` is "prompt" (the agent counts the prompt it is about to send: the last
     billed prompt plus everything appended since) or "previous" (the last response's usage:
-    the last billed prompt plus that response's output)."""
+    the last billed prompt plus that response's output). `per_request(replayer)` (optional)
+    gives `StepRules`, which then decide the threshold and the trigger's reading per request."""
 
     profile: str
     threshold: Callable[[Config], int | None]
@@ -71,6 +89,7 @@ class AgentRules:
     prune: str = "none"           # "none" | "opencode" | "clear_tool_uses"
     summary_first: bool = True    # prompt order: the summary before what a compaction kept
     placeholder: str = ""         # what a pruned or cleared tool output is replaced by
+    per_request: Callable[[AgentReplayer], StepRules] | None = None
 
 
 class _Kept(NamedTuple):
@@ -158,6 +177,12 @@ def _tables(counter: TokenCounter, thread: Thread, profile: str) -> _Tables:
     return tables
 
 
+def is_manual(summary: Summary) -> bool:
+    """A compaction the user asked for (Claude Code's `/compact`: `compactMetadata.trigger: "manual"`)."""
+    meta = summary.meta
+    return isinstance(meta, Mapping) and meta.get("trigger") == "manual"
+
+
 def is_session_prefix(message) -> bool:
     """Codex's `collect_user_messages` leaves out the session-prefix user messages (AGENTS.md
     instructions, environment context) and earlier summaries."""
@@ -187,6 +212,7 @@ class AgentReplayer:
         if calibration is None or len(calibration) != len(self.requests):
             calibration = Calibration.identity(len(self.requests))
         self.calibration: Calibration = calibration
+        self.steps: StepRules | None = rules.per_request(self) if rules.per_request is not None else None
         self.chain: list[Summary] = []
         self.summary_cost: dict[str, int] = {}
         self.states: list[_State] = []
@@ -359,7 +385,7 @@ class AgentReplayer:
     def timeline(self) -> list[RequestAudit]:
         if self._timeline is not None:
             return self._timeline
-        cfg, t, rules, cal = self.config, self.t, self.rules, self.calibration
+        cfg, t, rules, cal, steps = self.config, self.t, self.rules, self.calibration, self.steps
         window = cfg["context.window"]
         threshold = rules.threshold(cfg)
         estimated_trigger = cfg["context.trigger_tokens"] == "estimated"
@@ -372,30 +398,37 @@ class AgentReplayer:
         cleared_upto, pruned_upto = 0, 0
         prev_end, prev_cur = -1, None
         prev_est = prev_cal = 0
+        prev_recorded_history = False
+        levels = ReplayCalibration(cal)
         out: list[RequestAudit] = []
         for k, req in enumerate(self.requests):
             end = t.index[req.after_message_id]
             cur = t.turn_of[end]
             lo = max(covered + 1, first_turn)
-            # what was appended since the previous request, by the agent's own rough count (bytes / 4)
-            appended = t.approx_out if reads_output else t.approx_full
-            new_cost = appended[end + 1] - appended[prev_end + 1] if end > prev_end else 0
+            if steps is not None:  # the agent version's own reading (Claude Code: output + rough count since)
+                threshold = steps.thresholds[k]
+                new_cost = steps.added[k]
+            else:  # what was appended since the previous request, by the agent's own rough count (bytes / 4)
+                appended = t.approx_out if reads_output else t.approx_full
+                new_cost = appended[end + 1] - appended[prev_end + 1] if end > prev_end else 0
             if k == 0:
                 reading, source = None, None
             elif estimated_trigger or cal.identity_model:
                 reading, source = prev_est + new_cost, "estimated"
             else:
-                reading, source = prev_cal + new_cost, "calibrated"
-                if new_cost == 0 and cal.is_recorded_history(k - 1, prev_est):
-                    source = "recorded"
+                reading = prev_cal + new_cost
+                source = "recorded" if prev_recorded_history and (new_cost == 0 or steps is not None) else "calibrated"
             over = reading is not None and threshold is not None and reading >= threshold
             # pruning that happens before this request (opencode: at a new user turn)
             if rules.prune == "opencode" and cur != prev_cur:
                 pruned_upto = self._opencode_prune(lo, cur, pruned_upto)
             compaction, new_summary, trigger = None, None, None
             diagnostics: list[str] = []
-            if follow:
-                recorded = recorded_by_request.get(req.id)
+            recorded = recorded_by_request.get(req.id)
+            manual = recorded is not None and recorded.last_message_id in t.index and is_manual(recorded)
+            if manual:  # the user's /compact: replayed where it happened, whatever the mode
+                new_summary, trigger = recorded, "manual"
+            elif follow:
                 if recorded is not None and recorded.last_message_id in t.index:
                     new_summary, trigger = recorded, ("token_threshold" if over else "recorded")
                     if not over and threshold is not None:
@@ -407,12 +440,14 @@ class AgentReplayer:
                 if rules.keep == "recent_turns":
                     tail = self._recent_tail(lo, end)
                     span_hi = tail - 1
+                elif steps is not None and steps.keeps_tail[k]:
+                    span_hi = self._last_call(lo, end) - 1
                 if span_hi >= lo:
                     trigger = "token_threshold"
                     span = (t.msgs[lo].id, t.msgs[span_hi].id)
                     new_summary = recorded_by_span.get(span) or self._summarize(lo, span_hi, req)
             if new_summary is not None and trigger is not None:
-                if not follow and out and out[-1].compaction is not None and reading is not None:
+                if not follow and not manual and out and out[-1].compaction is not None and reading is not None:
                     diagnostics.append(
                         f"compacts again right after the previous compaction: what this profile keeps and the "
                         f"agent's own part already read {reading:,} tokens, over the threshold {threshold:,}")
@@ -428,18 +463,20 @@ class AgentReplayer:
                                                          if text else 0)
                 summary_tokens = self.summary_cost[new_summary.id]
                 compaction = CompactionAudit(trigger, new_summary.id, new_summary.first_message_id,
-                                             new_summary.last_message_id)
+                                             new_summary.last_message_id, manual)
                 pruned_upto = max(pruned_upto, lo)
             system_tokens = self.base_system + t.pre[end + 1]
             history = t.full[end + 1] - t.full[lo] if end >= lo else 0
             clear_args = False
+            sent = t.npre[end + 1] + (kept.count if kept else 0) + max(0, end + 1 - lo)
+            attached = steps.reattached[k] if steps is not None else None
             if rules.prune == "opencode":
                 cleared_upto = max(lo, min(pruned_upto, end + 1))
             elif rules.prune == "clear_tool_uses":
                 cleared_upto = lo
                 full_prompt = system_tokens + self.tool_tokens + summary_tokens + kept_tokens + history
-                sent = t.npre[end + 1] + (kept.count if kept else 0) + max(0, end + 1 - lo)
-                incoming = cal.calibrated(k, full_prompt, sent) if not cal.identity_model else full_prompt
+                incoming = levels.value(k, full_prompt, sent, compaction is not None, attached)[0] \
+                    if not cal.identity_model else full_prompt
                 if incoming >= cfg["context_editing.trigger"]:
                     boundary = self._clear_boundary(lo, end)
                     saving = self._cleared(lo, boundary)
@@ -454,7 +491,8 @@ class AgentReplayer:
             history -= saving
             estimate = system_tokens + self.tool_tokens + summary_tokens + kept_tokens + history
             # the blocks it sends (as `_counts` gives them: kept, truncated and pruned)
-            calibrated = cal.calibrated(k, estimate, t.npre[end + 1] + (kept.count if kept else 0) + max(0, end + 1 - lo))
+            calibrated, basis = levels.value(k, estimate, sent, compaction is not None, attached)
+            levels.advance(k, estimate, sent, compaction is not None, calibrated, basis)
             failed = calibrated > window
             if compaction is not None and threshold is not None and calibrated >= threshold:
                 diagnostics.append(
@@ -463,11 +501,24 @@ class AgentReplayer:
             state = _State(end, cur, covered, len(self.chain), kept, cleared_upto, clear_args, failed,
                            system_tokens, summary_tokens, kept_tokens, history)
             self.states.append(state)
-            out.append(self._aggregate(k, req, state, estimate, calibrated, reading, source, compaction,
-                                       threshold, saving, tuple(diagnostics)))
+            audit = self._aggregate(k, req, state, estimate, calibrated, reading, source, compaction,
+                                    threshold, saving, tuple(diagnostics))
+            audit.stats["calibration_basis"] = basis
+            if steps is not None:
+                audit.stats["rules"] = steps.names[k]
+            out.append(audit)
             prev_end, prev_cur, prev_est, prev_cal = end, cur, estimate, calibrated
+            prev_recorded_history = levels.in_sync(k, False) and cal.is_recorded_history(k, estimate)
         self._timeline = out
         return out
+
+    def _last_call(self, lo: int, end: int) -> int:
+        """The index of the last model call's response in [lo, end] (what a compaction that keeps
+        the last call verbatim keeps from, with its tool results); lo when there is none."""
+        for i in range(end, lo - 1, -1):
+            if self.t.msgs[i].role is Role.ASSISTANT:
+                return i
+        return lo
 
     def _summarize(self, lo: int, hi: int, req) -> Summary:
         summarizer = self.ctx.summarizer
@@ -525,6 +576,37 @@ class AgentReplayer:
         injected = (self.chain[st.chain_len - 1].id,) if st.chain_len else ()
         return RequestAudit(k, req.id, req.after_message_id, st.cur, "failed" if st.failed else "completed", error,
                             budget, compaction, injected, None, (), diagnostics, stats)
+
+    def _is_kept(self, kept: _Kept | None, i: int) -> bool:
+        """Whether message `i` is one `kept` sends verbatim (what `_kept_map` holds), without building it."""
+        if kept is None:
+            return False
+        if i in kept.prefix or (kept.truncated is not None and kept.truncated[0] == i):
+            return True
+        at = bisect_left(self.user_indices, i, kept.start, kept.hi)
+        return at < kept.hi and self.user_indices[at] == i
+
+    def summary_spans(self) -> dict[str, tuple[str, ...]]:
+        """Each compaction's summary -> the messages its request marks summarized by it (what `audit(k)`
+        gives), without building the request's blocks: linear in the thread over every compaction
+        (10,000 compactions were 10,000 audits of the whole history)."""
+        timeline = self.timeline()
+        t = self.t
+        ends: list[int] = []  # the running last covered index along the whole chain (audit's `ends`)
+        for link in self.chain:
+            ends.append(max(ends[-1] if ends else -1, t.index.get(link.last_message_id, -1)))
+        out: dict[str, tuple[str, ...]] = {}
+        for k, agg in enumerate(timeline):
+            st = self.states[k]
+            last = st.chain_len - 1
+            if agg.compaction is None or last < 0 or self.chain[last].id != agg.compaction.summary_id:
+                continue
+            start = ends[last - 1] + 1 if last > 0 else 0
+            stop = min(st.covered_upto, st.end)
+            out[agg.compaction.summary_id] = tuple(
+                t.labels[i][0] for i in range(start, stop + 1)
+                if t.turn_of[i] is not None and not self._is_kept(st.kept, i))
+        return out
 
     def audit(self, k: int) -> RequestAudit:
         """Request `k` with every block, in thread order, positions in prompt order."""

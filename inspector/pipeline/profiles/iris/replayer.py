@@ -187,7 +187,8 @@ class IrisReplayer:
                 prev = out[-1].budget
                 trigger_tokens, trigger_source = calibration.reading(
                     k - 1, prev.needed_tokens if prev.needed_tokens is not None else prev.prompt_tokens,
-                    sent_count(out[-1].stats["block_counts"]))
+                    sent_count(out[-1].stats["block_counts"]),
+                    recorded_history=k - 1 < len(calibration) and len(chain) == calibration.segments[k - 1])
             elif recorded_trigger and requests[k - 1].prompt_tokens is not None:
                 trigger_tokens, trigger_source = requests[k - 1].prompt_tokens, "recorded"
             else:

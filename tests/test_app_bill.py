@@ -219,3 +219,62 @@ async def test_blocks_name_tool_results_by_their_call_and_s_and_clicks_move_the_
         top = round(table.scroll_offset.y)
         height = table.scrollable_content_region.height - 1
         assert far > height and top <= far < top + height
+
+
+async def test_the_timeline_numbers_its_requests_and_says_the_part_of_a_long_session_it_shows(tmp_path):
+    """Item 14: no request numbers on the axis, no sign of which part of the 288 requests was shown."""
+    from inspector.screens.status import TimelineLabel
+
+    app = _session_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        chart = app.query_one(TimelineChart)
+        first, last = chart.shown_requests()
+        assert last == len(app.view.requests) - 1 and first > 0  # the end of a session wider than the chart
+        assert f"showing {first + 1}-{last + 1}" in plain(app.query_one(TimelineLabel))
+        axis = chart.render_line(chart.size.height - 1).text
+        numbers = [int(n) for n in __import__("re").findall(r"\d+", axis)]
+        assert len(numbers) >= 3 and all(first + 1 <= n <= last + 1 for n in numbers)
+        steps = {b - a for a, b in zip(numbers, numbers[1:], strict=False)}
+        assert min(steps) > 0 and all(s % min(steps) == 0 for s in steps)  # round, evenly spaced numbers
+        app.jump_to_request(3)  # the start: request 1 is numbered where no mark is
+        await settle(app, pilot)
+        first, last = chart.shown_requests()
+        assert first <= 3 <= last and f"showing {first + 1}-{last + 1}" in plain(app.query_one(TimelineLabel))
+
+
+async def test_a_recorded_compaction_is_drawn_filled_where_the_replay_compacts_there_hollow_where_not(tmp_path):
+    """Item 17: the README said ◇ where recorded mode draws ◆."""
+    app = _session_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        chart = app.query_one(TimelineChart)
+        k = next(r.index for r in app.view.requests if r.compaction is not None)
+        assert app.view.compactions == "recorded" and chart.points[k].compaction
+        app.jump_to_request(k + 1)  # k in view, not under the cursor's ▲
+        await settle(app, pilot)
+        line = chart.render_line(chart.size.height - 1).text
+        assert line[7 + (k - chart.shown_requests()[0]) * chart.column_width()] == "◆"
+        await pilot.press("c")  # decide, then a lower threshold: the replay compacts elsewhere
+        await settle(app, pilot)
+        app.set_config_value("claude_code.autocompact_pct_override", 40)
+        await settle(app, pilot)
+        assert not app.view.requests[k].compaction
+        line = chart.render_line(chart.size.height - 1).text
+        assert line[7 + (k - chart.shown_requests()[0]) * chart.column_width()] == "◇"
+
+
+def test_lost_paths_are_shortened_from_the_left_keeping_their_file_name():
+    """Item 12: `/Users/alex/workspace/cli/.worktrees/alex/t…`, every row the same."""
+    from inspector.pipeline.facts import Fact, FactKind
+    from widgets.names import short_path
+    from widgets.summaries import FACT_WIDTH, lost_cells
+
+    long = "/Users/alex/workspace/cli/.worktrees/alex/team-sync/cmd/entire/cli/strategy/manual_commit.go"
+    kind, text, _ = lost_cells(Fact(FactKind.PATH, long, "m1"), None)
+    assert text.plain.endswith("/strategy/manual_commit.go") and len(text.plain) <= FACT_WIDTH
+    assert text.plain.startswith("/…/")
+    assert short_path("cmd/entire/cli/strategy/manual_commit.go", 24) == "cmd/…/manual_commit.go"
+    assert short_path("/w/cli/cmd/x.go", 40, cwd="/w/cli") == "cmd/x.go"
+    other = lost_cells(Fact(FactKind.PATH, long.replace("manual_commit", "auto_commit"), "m1"), None)[1]
+    assert other.plain != text.plain  # the rows differ where the paths do

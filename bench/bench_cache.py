@@ -29,6 +29,7 @@ from bench.results import RESULTS
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures" / "real"
 WITHIN = 0.05
+COMPACTION_WITHIN = 0.10  # at a compaction: the system prefix read, everything past it written (issue 22)
 
 
 @dataclass
@@ -40,6 +41,9 @@ class Figures:
     compaction_breaks: int = 0
     cost: float | None = 0.0
     recorded_cost: float | None = 0.0
+    summarization_cost: float | None = 0.0
+    compactions_read: int = 0  # recorded compactions with a recorded cache read
+    compactions_within: int = 0  # of those, the replayed cache-read share within 10 pp of the recorded one
 
     @property
     def share_within(self) -> float:
@@ -63,9 +67,13 @@ def thread_figures(name: str, replay) -> Figures:
         predicted = (b.cache_read_tokens or 0) / billed if billed else 0.0
         fig.requests += 1
         fig.within += abs(recorded - predicted) <= WITHIN
+        if r.compaction is not None:
+            fig.compactions_read += 1
+            fig.compactions_within += abs(recorded - predicted) <= COMPACTION_WITHIN
     totals = replay.cost_totals()
     fig.cost = totals.cost if totals else None
     fig.recorded_cost = totals.recorded_cost if totals else None
+    fig.summarization_cost = totals.summarization_cost if totals else None
     return fig
 
 
@@ -100,16 +108,22 @@ def report_accuracy(figures: list[Figures]) -> None:
         total.within += f.within
         total.compactions += f.compactions
         total.compaction_breaks += f.compaction_breaks
+        total.compactions_read += f.compactions_read
+        total.compactions_within += f.compactions_within
     print("| session | requests with a recorded cache read | predicted share within 5 pp | recorded compactions "
-          "marked as cache breaks | replayed cost | recorded cost |")
-    print("|---|---|---|---|---|---|")
+          "marked as cache breaks | compactions' read share within 10 pp | replayed cost (summarization calls) "
+          "| recorded cost |")
+    print("|---|---|---|---|---|---|---|")
     for f in [*figures, total]:
         if not f.requests and not f.compactions:
             continue  # nothing recorded to compare (a rollout without token counts)
         cost = "-" if f.cost is None or f is total else f"${f.cost:,.2f}"
+        if f is not total and f.summarization_cost:
+            cost += f" (${f.summarization_cost:,.2f})"
         rec = "-" if f.recorded_cost is None or f is total else f"${f.recorded_cost:,.2f}"
+        at = f"{f.compactions_within} of {f.compactions_read}" if f.compactions_read else "-"
         print(f"| {f.name} | {f.requests} | {f.within} ({f.share_within:.0%}) | "
-              f"{f.compaction_breaks} of {f.compactions} | {cost} | {rec} |")
+              f"{f.compaction_breaks} of {f.compactions} | {at} | {cost} | {rec} |")
     RESULTS.append(("cache: predicted cache-read share within 5 pp, real Claude Code sessions",
                     f"{total.within} of {total.requests} requests", "recorded shares", f"{total.share_within:.0%}",
                     f"{total.compaction_breaks} of {total.compactions} compactions marked as breaks"))

@@ -187,9 +187,20 @@ class InspectorApp(App[None]):
         self.llm_progress_text = self.query_one(StatusLine).show_llm_progress(start, stats)
 
     async def replay_failed(self, config: Config, message: str) -> None:
-        self.notify(safe_line(f"replay failed: {message}", 300), severity="error")
-        if self.view is not None:
-            await self.query_one(ConfigForm).load(self.view.config, self.view.baseline_config)
+        """An edit could not be replayed: the form shows the applied values again, with the reason under
+        each field the edit changed (where it stays until the next edit), and the status line is put back
+        (an anthropic summarizer's progress had replaced it)."""
+        if self.view is None:
+            self.notify(safe_line(f"replay failed: {message}", 300), severity="error")
+            return
+        form = self.query_one(ConfigForm)
+        await form.load(self.view.config, self.view.baseline_config)
+        keys = [k for k in config.changed_keys(self.view.config) if form.has_field(k)]
+        for key in keys:
+            form.show_error(key, f"not applied: {message}")
+        if not keys:
+            self.notify(safe_line(f"replay failed: {message}", 300), severity="error")
+        self.query_one(StatusLine).show(self.view, live=self.live)
 
     async def show_view(self, view: ViewState, *, keep_position: bool) -> None:
         old = self.view
@@ -257,7 +268,7 @@ class InspectorApp(App[None]):
 
     @on(SummariesView.FactChosen)
     def _fact_chosen(self, event: SummariesView.FactChosen) -> None:
-        self.loss.jump_to_source(event.fact.message_id, event.request_index)
+        self.loss.jump_to_source(event.fact.message_id, event.request_index, event.fact.text)
 
     def action_cancel_summaries(self) -> None:
         if self.replayer.cancel_summaries():

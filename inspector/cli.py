@@ -532,10 +532,12 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
         click.echo(json_text({"rows": [r.to_json() for r in rows]}))
         return
     names = tuple(combos[0]) if combos else ()
-    header = (*names, "COMPACTIONS", "FAILURES", "PROMPT TOKENS", "CACHE READ", "BREAKS", "COST", "FACTS LOST", "")
+    header = (*names, *sweep.HEADER, "")
     _print_table(header, [tuple(safe_line(c) for c in r) for r in sweep.iter_table(rows)])
     if any(r.baseline for r in rows):
         click.echo("* the thread's own config")
+    for line in sweep.footnotes(rows):
+        click.echo(line)
 
 
 @contextlib.contextmanager

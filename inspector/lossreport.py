@@ -1,6 +1,7 @@
 """Plain text and JSON of `loss` and `probe` (what each compaction lost; where a text is visible).
 
-Request numbers are 0-based indexes, as in `simulate`. Every untrusted text goes through
+Requests are numbered from 1 in the text, as in `simulate`'s text and the TUI, with the 0-based
+index beside (the JSON's `index`, `--request INDEX`). Every untrusted text goes through
 `safe_line`.
 """
 
@@ -43,8 +44,8 @@ def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, li
     out: list[str] = []
     for thread_id, loss in losses:
         out.append(
-            f"thread {safe_line(thread_id, 60)}: compaction before request {loss.request_index} "
-            f"({safe_line(loss.request_id, 40)}), summary {safe_line(loss.summary_id, 60)} "
+            f"thread {safe_line(thread_id, 60)}: compaction before request {loss.request_index + 1} "
+            f"(index {loss.request_index}, {safe_line(loss.request_id, 40)}), summary {safe_line(loss.summary_id, 60)} "
             f"[{safe_line(loss.source, 20)}], {len(loss.message_ids):,} messages"
         )
         out.extend("  " + line for line in survival_lines(loss.counts()))
@@ -113,12 +114,12 @@ def probe_lines(results: Sequence[ProbeResult]) -> list[str]:
             else:
                 runs.append((s.index, s.index, where))
         for first, last, where in runs:
-            span = f"request {first}" if first == last else f"requests {first}-{last}"
+            span = f"request {first + 1}" if first == last else f"requests {first + 1}-{last + 1}"
             out.append(f"  {span}: {where}")
         lost = result.lost_at
         if lost is not None:
             request_id = next(s.request_id for s in result.requests if s.index == lost)
-            out.append(f"  lost at request {lost} ({safe_line(request_id, 48)})")
+            out.append(f"  lost at request {lost + 1} (index {lost}, {safe_line(request_id, 48)})")
         elif result.first_seen is None:
             out.append("  never visible")
         else:

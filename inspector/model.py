@@ -6,6 +6,7 @@ Pure Python: no Textual, no SQLAlchemy, no I/O.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -172,18 +173,51 @@ class Thread:
         return {m.id: i for i, m in enumerate(self.messages)}
 
 
+# What an agent's harness writes into the user's side of the conversation: slash-command lines and
+# their output, hook and system reminders, sub-agent reports (Claude Code's `<command-name>`,
+# `<local-command-stdout>`, `<system-reminder>`, `<task-notification>`, `<bash-input>` ...). It is
+# neither the user's instruction nor a turn of their own.
+HARNESS_TAGS = r"system-reminder|task-notification|user-prompt-submit-hook|(?:local-)?command-[\w-]+|bash-[\w-]+"
+HARNESS_WRAPPER_RE = re.compile(rf"<({HARNESS_TAGS})>.*?</\1>|</?(?:{HARNESS_TAGS})>", re.DOTALL)
+
+
+def blank_harness(text: str) -> str:
+    """`text` with every harness wrapper replaced by as many newlines (offsets stay valid)."""
+    if "<" not in text:
+        return text
+    return HARNESS_WRAPPER_RE.sub(lambda m: "\n" * len(m.group(0)), text)
+
+
+def is_harness_message(message: Message) -> bool:
+    """A user message the user did not write: a harness meta line (`meta["isMeta"]`, a slash-command
+    line, as the importers mark them) or text that is nothing but harness wrappers."""
+    if message.meta.get("isMeta") or message.meta.get("command"):
+        return True
+    text = message.content
+    return text.lstrip().startswith("<") and not blank_harness(text).strip()
+
+
 def assign_turns(messages: tuple[Message, ...] | list[Message]) -> list[int | None]:
     """Turn number (from 1) of every message; None before the first user message.
 
     A turn is one user message plus every following assistant and tool message up to
     the next user message. Non-user blocks inside a turn (e.g. a lorebook entry added
-    later) belong to the turn they sit in.
+    later) belong to the turn they sit in, and so do the harness's messages on the user's side
+    (`is_harness_message`: a sub-agent's report, a slash command's output), which start no turn;
+    harness messages before the user's first one open the first turn, which that message joins.
     """
     turns: list[int | None] = []
     current = 0
+    opened_by_harness = False
     for m in messages:
         if m.role is Role.USER and m.kind is Kind.MESSAGE:
-            current += 1
+            if is_harness_message(m):
+                if not current:
+                    current, opened_by_harness = 1, True
+            elif opened_by_harness:
+                opened_by_harness = False
+            else:
+                current += 1
         turns.append(current if current else None)
     return turns
 

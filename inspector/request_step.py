@@ -40,6 +40,7 @@ class RequestStep:
     history_delta: int
     summary_delta: int
     system_delta: int  # system prompt and tool definitions
+    billed_delta: int | None = None  # the calibrated prompt (what the provider bills); None: not calibrated
 
     @property
     def sent_in(self) -> int:
@@ -88,4 +89,11 @@ def request_step(previous: RequestAudit, current: RequestAudit) -> RequestStep:
         history_delta=cb.history_tokens - pb.history_tokens,
         summary_delta=cb.summary_tokens - pb.summary_tokens,
         system_delta=(cb.system_tokens + cb.tool_tokens) - (pb.system_tokens + pb.tool_tokens),
+        billed_delta=_billed(cb) - _billed(pb) if _billed(cb) is not None and _billed(pb) is not None else None,
     )
+
+
+def _billed(budget) -> int | None:
+    """A request's calibrated prompt: what the provider bills (0 for a request that sent nothing)."""
+    value = budget.calibrated_prompt_tokens
+    return value if isinstance(value, int) else None

@@ -1,6 +1,7 @@
 """Sweeps: replay a thread (or every thread) under every combination of config values, one row
-per combination: compactions, failures, billed prompt tokens, cache-read share, cache breaks,
-cost and facts lost.
+per combination: compactions (and how many came right after the previous one), failures, billed
+prompt tokens, cache-read share, cache breaks, cost (the compactions' summarization calls
+included, and shown apart) and facts lost.
 
 Above the engine (it goes through `service.run_replay`, so a sweep row means what `simulate`
 means). `--all` runs one worker process per thread batch (`sweep_all`).
@@ -29,9 +30,12 @@ class SweepRow:
     prompt_tokens: int
     cache_read_tokens: int
     cache_breaks: int
-    cost: float | None
+    cost: float | None  # the known costs (threads without a price are counted in `unpriced_threads`)
     facts_lost: int | None = None
     baseline: bool = False  # the combination is the thread's own config
+    summarization_cost: float | None = None  # the compactions' summarization calls, part of `cost`
+    back_to_back: int = 0  # compactions right after the previous one
+    unpriced_threads: int = 0  # threads whose cost is unknown (a model with no price), not in `cost`
 
     @property
     def cache_read_share(self) -> float | None:
@@ -39,21 +43,35 @@ class SweepRow:
 
     def to_json(self) -> dict[str, Any]:
         share = self.cache_read_share
-        return {"config": dict(self.config), "compactions": self.compactions, "failures": self.failures,
-                "prompt_tokens": self.prompt_tokens,
+        return {"config": dict(self.config), "compactions": self.compactions, "back_to_back": self.back_to_back,
+                "failures": self.failures, "prompt_tokens": self.prompt_tokens,
                 "cache_read_share": None if share is None else round(share, 4),
-                "cache_breaks": self.cache_breaks, "cost": None if self.cost is None else round(self.cost, 6),
-                "facts_lost": self.facts_lost}
+                "cache_breaks": self.cache_breaks, "cost": _dollars(self.cost),
+                "summarization_cost": _dollars(self.summarization_cost),
+                "unpriced_threads": self.unpriced_threads, "facts_lost": self.facts_lost}
 
     def plus(self, other: SweepRow) -> SweepRow:
-        """Two threads' rows for one combination, added up (a cost unknown in either is unknown)."""
-        cost = None if self.cost is None or other.cost is None else self.cost + other.cost
+        """Two threads' rows for one combination, added up: the known costs summed, a thread without
+        one counted in `unpriced_threads` (unknown only where no thread has a cost)."""
         lost = None if self.facts_lost is None and other.facts_lost is None else \
             (self.facts_lost or 0) + (other.facts_lost or 0)
         return SweepRow(self.config, self.threads + other.threads, self.requests + other.requests,
                         self.compactions + other.compactions, self.failures + other.failures,
                         self.prompt_tokens + other.prompt_tokens, self.cache_read_tokens + other.cache_read_tokens,
-                        self.cache_breaks + other.cache_breaks, cost, lost, self.baseline and other.baseline)
+                        self.cache_breaks + other.cache_breaks, _known_sum(self.cost, other.cost), lost,
+                        self.baseline and other.baseline,
+                        _known_sum(self.summarization_cost, other.summarization_cost),
+                        self.back_to_back + other.back_to_back, self.unpriced_threads + other.unpriced_threads)
+
+
+def _dollars(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _known_sum(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    return a if b is None else a + b
 
 
 def parse_key(item: str) -> tuple[str, list[Any]]:
@@ -113,6 +131,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
                  compactions: str = "decide", on_row: Callable[[SweepRow], None] | None = None) -> list[SweepRow]:
     """One row per combination, in order. `compactions`: `recorded` follows the thread's recorded
     compactions, `decide` lets the config decide every one (as `simulate --set` does)."""
+    from inspector.pipeline.accounting import back_to_back
     from inspector.service import run_replay
 
     if compactions not in COMPACTION_MODES:
@@ -122,16 +141,18 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
         config = base.updated(dict(combo))
         replay = run_replay(thread, config, compactions=compactions)
         totals = replay.cost_totals()
+        timeline = replay.timeline
         if totals is None:
-            timeline = replay.timeline
             row = SweepRow(dict(combo), 1, len(timeline), sum(1 for a in timeline if a.compaction is not None),
                            sum(1 for a in timeline if a.failed),
                            sum(a.budget.prompt_tokens for a in timeline if not a.failed), 0, 0, None,
-                           _facts_lost(thread, replay), config == base)
+                           _facts_lost(thread, replay), config == base, None, back_to_back(timeline), 1)
         else:
+            unpriced = totals.cost is None
             row = SweepRow(dict(combo), 1, totals.requests, totals.compactions, totals.failures,
                            totals.prompt_tokens, totals.cache_read_tokens, totals.cache_breaks, totals.cost,
-                           _facts_lost(thread, replay), config == base)
+                           _facts_lost(thread, replay), config == base,
+                           None if unpriced else totals.summarization_cost, totals.back_to_back, int(unpriced))
         rows.append(row)
         if on_row is not None:
             on_row(row)
@@ -183,6 +204,7 @@ def sweep_all(db_url: str, thread_ids: Sequence[str], profile: str | None, overr
 
 METRICS: dict[str, str] = {
     "cost": "cost ($)",
+    "summarization_cost": "summarization calls ($)",
     "prompt_tokens": "billed prompt tokens",
     "cache_read_share": "cache-read share",
     "cache_breaks": "cache breaks",
@@ -190,6 +212,25 @@ METRICS: dict[str, str] = {
     "failures": "failed requests",
     "facts_lost": "facts lost",
 }
+
+
+def value_label(key: str, value: Any) -> str:
+    """A swept value as the table says it: `0 (unset)` where the value means the key is not set."""
+    from inspector.config import KEY_SPECS
+
+    spec = KEY_SPECS.get(key)
+    return f"{value} (unset)" if spec is not None and spec.unset is not None and value == spec.unset else str(value)
+
+
+def plot_x(key: str, value: Any) -> float | None:
+    """Where a swept value goes on the plot's x axis: the value itself; an unset value where it behaves
+    (a percentage override's 0 at 100), or None (drawn apart from the line) where nothing behaves so."""
+    from inspector.config import KEY_SPECS
+
+    spec = KEY_SPECS.get(key)
+    if spec is not None and spec.unset is not None and value == spec.unset:
+        return None if spec.unset_behaves_as is None else float(spec.unset_behaves_as)
+    return float(value)
 
 
 def metric(row: SweepRow, name: str) -> float | None:
@@ -221,11 +262,32 @@ def default_values(key: str, value: Any, count: int = 10) -> list[Any]:
     return [v for v in out if spec.check(v) is None]
 
 
+HEADER = ("COMPACTIONS", "BACK-TO-BACK", "FAILURES", "PROMPT TOKENS", "CACHE READ", "BREAKS", "COST",
+          "SUMMARIZATION", "FACTS LOST")
+"""The text table's columns after the keys (`iter_table`'s cells, then the baseline mark)."""
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.2f}"
+
+
 def iter_table(rows: Sequence[SweepRow]) -> Iterator[tuple[str, ...]]:
-    """The text table's cells, one tuple per row (keys first)."""
+    """The text table's cells, one tuple per row (keys first, then `HEADER`, then the baseline mark)."""
     for row in rows:
         share = row.cache_read_share
-        yield (*(str(v) for v in row.config.values()), str(row.compactions), str(row.failures),
-               f"{row.prompt_tokens:,}", "-" if share is None else f"{share:.1%}", str(row.cache_breaks),
-               "-" if row.cost is None else f"${row.cost:,.2f}", "-" if row.facts_lost is None else str(row.facts_lost),
-               "*" if row.baseline else "")
+        yield (*(value_label(k, v) for k, v in row.config.items()), str(row.compactions), str(row.back_to_back),
+               str(row.failures), f"{row.prompt_tokens:,}", "-" if share is None else f"{share:.1%}",
+               str(row.cache_breaks), _money(row.cost), _money(row.summarization_cost),
+               "-" if row.facts_lost is None else str(row.facts_lost), "*" if row.baseline else "")
+
+
+def footnotes(rows: Sequence[SweepRow]) -> list[str]:
+    """What the table's figures leave out: the threads without a price, the back-to-back compactions."""
+    out: list[str] = []
+    unpriced = max((r.unpriced_threads for r in rows), default=0)
+    if unpriced:
+        out.append(f"{unpriced} thread{'s' if unpriced != 1 else ''} without a price (a model the price table "
+                   f"does not list, or no cache model): not in COST")
+    if any(r.back_to_back for r in rows):
+        out.append("BACK-TO-BACK: compactions right after the previous one, each paying its summarization call")
+    return out

@@ -1,4 +1,5 @@
-"""The README's profile, config-key and reason-code tables, rendered from the profile registry.
+"""The README's profile, config-key, reason-code and summarization-call tables, rendered from the
+profile registry.
 
 `tests/test_profiles.py` fails while the README's tables differ from these; after adding or
 changing a profile, `python -m tests.readme_tables` rewrites them in place.
@@ -62,8 +63,26 @@ def reasons_table() -> list[str]:
     return _table(["code", "status", "profile", "meaning"], rows)
 
 
+def summarization_table() -> list[str]:
+    """How each profile's compactions write their summary, for the price of that call."""
+    sends = {"history": "the conversation it would have sent next (its instruction, not in the transcript, "
+                        "left out)",
+             "span": "the summarized messages (and the summary they continue)"}
+    models = {"thread": "the thread's own", "summarization": "`summarization.model`"}
+    rows = []
+    for name, profile in REGISTRY.items():
+        call = profile.summarization
+        if call is None:
+            rows.append([f"`{name}`", "no model call (a local summary)", "-", "-", "-"])
+        else:
+            rows.append([f"`{name}`", sends[call.sends], "read" if call.cached else "not read", models[call.model],
+                         call.source])
+    return _table(["profile", "the summarization call sends", "the conversation's cache", "model", "source"], rows)
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "| profile | reproduces |": profiles_table,
+    "| profile | the summarization call sends |": summarization_table,
     "| key | default | read by |": keys_table,
     "| code | status | profile |": reasons_table,
 }
@@ -90,4 +109,4 @@ def rewrite(text: str) -> str:
 if __name__ == "__main__":
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else README
     path.write_text(rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"{path}: profile, config-key and reason-code tables rewritten from the registry")
+    print(f"{path}: profile, config-key, reason-code and summarization-call tables rewritten from the registry")

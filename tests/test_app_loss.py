@@ -67,7 +67,8 @@ async def test_the_summaries_pane_lists_what_the_compaction_lost_and_jumps_to_it
         assert "Lost 3 of 3 facts of the 3 messages it replaced" in detail
         assert "instruction 1/1" in detail
         lost_table = app.query_one("#lost-facts")
-        assert [c.strip() for c in lost_table.plain_row(2)] == ["instruction", CORRECTION06, "m1"]
+        # named by turn and kind, not by message id (issue 22 item 13)
+        assert [c.strip() for c in lost_table.plain_row(2)] == ["instruction", CORRECTION06, "req 1 turn 1 user"]
         lost_table.focus()
         lost_table.move_cursor(row=2)
         await pilot.press("enter")
@@ -77,6 +78,10 @@ async def test_the_summaries_pane_lists_what_the_compaction_lost_and_jumps_to_it
         blocks = app.query_one(BlocksView)
         assert blocks.request.blocks[blocks.table.cursor_row].message_id == "m1"
         assert str(blocks.request.blocks[blocks.table.cursor_row].status) == "summarized"
+        # the fact is marked in the block's detail
+        detail = app.query_one("#block-detail", Static).content
+        marked = [detail.plain[s.start:s.end] for s in detail.spans if "reverse" in str(s.style)]
+        assert marked and all(m.casefold() == CORRECTION06.casefold() for m in marked)
 
 
 async def test_a_probe_from_the_palette_marks_where_the_correction_disappears(tmp_path):

@@ -360,7 +360,8 @@ async def test_block_detail_explains_its_reason_and_the_table_shows_reasons_whol
         assert not any("protected_required_…" in line for line in lines)
 
 
-async def test_the_reason_column_does_not_repeat_the_status(tmp_path):
+async def test_the_reason_column_says_summarized_as_the_cli_does(tmp_path):
+    """Issue 22 item 13 (it was left empty where it repeated the status, issue 14)."""
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
@@ -370,7 +371,7 @@ async def test_the_reason_column_does_not_repeat_the_status(tmp_path):
         blocks = app.current_request.blocks
         index = next(i for i, b in enumerate(blocks) if b.reason == "summarized" and str(b.status) == "summarized")
         row = table.plain_row(index)
-        assert row[6] == "summarized" and row[7] == ""
+        assert row[6] == "summarized" and row[7] == "summarized"
 
 
 def test_readme_marks_and_reason_tables_match_the_app():
@@ -421,7 +422,10 @@ async def test_a_largest_block_opens_in_the_blocks_pane(tmp_path):
         request = app.current_request
         largest = max(range(len(request.blocks)),
                       key=lambda i: (request.blocks[i].tokens_sent, request.blocks[i].tokens))
-        name = request.blocks[largest].message_id
+        message_id = request.blocks[largest].message_id
+        from widgets.names import names_of
+
+        name = names_of(app.view.thread).name(message_id, 40)[:16]  # named, not by its id (issue 22)
         lines = screen_lines(app)
         header = next(y for y, line in enumerate(lines) if "Largest blocks" in line)
         y = next(y for y in range(header + 1, len(lines)) if name in lines[y])
@@ -430,8 +434,11 @@ async def test_a_largest_block_opens_in_the_blocks_pane(tmp_path):
         await settle(app, pilot)
         assert app.query_one("#tabs").active == "blocks"
         assert app.focused.id == "blocks-table"
-        assert app.query_one("#blocks-table").cursor_row == largest
-        assert plain(app.query_one("#block-detail", Static)).startswith(name)
+        table = app.query_one("#blocks-table")
+        assert table.cursor_row == largest
+        top = round(table.scroll_offset.y)  # scrolled to it
+        assert top <= largest < top + table.scrollable_content_region.height - 1
+        assert plain(app.query_one("#block-detail", Static)).startswith(message_id)
 
 
 async def test_since_previous_request_lists_what_came_in_and_went_out(tmp_path):

@@ -103,11 +103,64 @@ async def test_the_status_line_and_the_budget_pane_show_what_the_thread_and_the_
         await settle(app, pilot)
         budget = app.query_one(BudgetView)
         text = Text()
-        for line in app.console.render_lines(budget.render_budget(len(app.view.requests)), app.console.options):
+        wide = app.console.options.update(width=400)  # one line per row: the columns do not interleave
+        for line in app.console.render_lines(budget.render_budget(len(app.view.requests)), wide):
             for seg in line:
                 text.append(seg.text)
         plain = " ".join(text.plain.split())
         assert "input" in plain and "cache write" in plain and "cache read" in plain and "output" in plain
-        break_row = dict(cost_rows(app.current_request))["Cache break"].plain
+        from widgets.names import names_of
+
+        break_row = dict(cost_rows(app.current_request, names_of(app.view.thread)))["Cache break"].plain
         assert break_row.startswith("pruning: block ") and " was pruned or dropped; " in break_row
         assert " ".join(break_row.split()) in plain
+
+
+def _claude_code_session():
+    from pathlib import Path
+
+    from inspector.importers import parse_text
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real" / \
+        "claude-code-session-with-compaction.jsonl"
+    _, result = parse_text(path.read_text(encoding="utf-8"), path.name)
+    return max(result.threads, key=lambda t: len(t.requests))
+
+
+async def test_the_sweep_screen_is_readable_at_80x24_and_plots_unset_where_it_behaves(tmp_path):
+    """Issue 22 item 9 (and 10 for its select): at 80x24 the values field was 4-6 characters wide, the
+    cost columns lay under the plot, digits ran into the axis, and `0 (unset)` was drawn at x=0."""
+    from inspector.screens.sweep import key_label
+    from inspector.sweep import plot_x
+
+    thread = _claude_code_session()
+    app = make_app(tmp_path, source=MemorySource([thread]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.action_sweep()
+        await pilot.pause()
+        await app.workers.wait_for_complete()  # the default values' run, before it is replaced
+        screen = app.screen
+        assert screen.key == "claude_code.autocompact_pct_override"
+        values = screen.query_one("#sweep-values", Input)
+        assert values.size.width >= 20
+        values.value = "0, 50, 90"
+        screen.action_run()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = screen.query_one(DataTable)
+        assert table.region.width >= 76 and table.region.bottom <= screen.query_one(PlotextPlot).region.y
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels[-3:] == ["cost", "summ.", "lost"] and "b2b" in labels
+        assert sum(c.get_render_width(table) for c in table.columns.values()) <= table.region.width
+        assert str(table.get_row_at(0)[0]).startswith("0 (unset)")
+        drawn = Text.from_ansi(screen.query_one(PlotextPlot).plt.build()).plain.splitlines()
+        ticks = [line for line in drawn if "┤" in line]
+        assert ticks and all(line[line.index("┤") - 1] == " " for line in ticks)  # a space before the axis
+        assert any("unset 0 at 100" in line for line in drawn)
+        tooltip = screen.query_one(PlotextPlot).tooltip
+        assert [c.header for c in tooltip.columns][-3:] == ["summarization", "compactions", "back-to-back"]
+        assert tooltip.row_count == 3
+    assert plot_x("claude_code.autocompact_pct_override", 0) == 100 and plot_x("codex.auto_compact_token_limit", 0) is None
+    assert key_label("claude_code.autocompact_pct_override") == "claude_code.autocompact_pct_override"
+    assert key_label("context_editing.clear_tool_inputs_and_more_words") == "ce.clear_tool_inputs_and_more_words"

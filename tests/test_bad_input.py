@@ -72,7 +72,7 @@ CORPUS = [
     Case("truncated-middle.jsonl", 0,
          ("truncated-middle.jsonl:3: invalid JSON", "truncated-middle.jsonl:4: parentUuid 'u2' is not in the file; "
           "the chain continues with line 2", "model calls 3/3 with billed tokens"), {"bad-session": 5}),
-    Case("call-no-result.json", 0, ("imported 1 thread(s) from 1 file(s); 0 skipped",), {"nocall": 3}),
+    Case("call-no-result.json", 0, ("imported 1 thread(s) from 1 file(s); 0 warning(s)",), {"nocall": 3}),
     Case("deeply-nested.json", 1, ("deeply-nested.json: JSON nested deeper than 100 levels",)),
     Case("duplicate-ids.json", 0,
          ("duplicate-ids.json: thread dups: message id 'x' appears twice; the later one renamed 'x~2'",),
@@ -81,10 +81,10 @@ CORPUS = [
     Case("empty-thread.json", 0, ("imported 1 thread(s)",), {"empty": 0}),
     Case("garbage-lines.jsonl", 0,
          ("garbage-lines.jsonl:2: invalid JSON", "garbage-lines.jsonl:3: not a JSON object",
-          "garbage-lines.jsonl:4: not a JSON object", "3 skipped"),
+          "garbage-lines.jsonl:4: not a JSON object", "3 warning(s)"),
          {"bad-session": 2}),
     Case("invalid-utf8.jsonl", 0, ("invalid-utf8.jsonl:3: invalid UTF-8 replaced with U+FFFD",), {"bad-session": 4}),
-    Case("missing-content.json", 0, ("0 skipped",), {"nocontent": 2}),
+    Case("missing-content.json", 0, ("0 warning(s)",), {"nocontent": 2}),
     Case("nan-tokens.json", 0,
          ("nan-tokens.json: thread nan: request 'r1': prompt_tokens nan is not a token count; value dropped",),
          {"nan": 1}),
@@ -95,17 +95,17 @@ CORPUS = [
     Case("nul-bytes.jsonl", 0,
          ("nul-bytes.jsonl: thread bad-session: message 'a1': NUL characters replaced with U+FFFD",),
          {"bad-session": 2}),
-    Case("only-system.json", 0, ("0 skipped",), {"sys": 2}),
+    Case("only-system.json", 0, ("0 warning(s)",), {"sys": 2}),
     Case("parentuuid-cycle.jsonl", 0, ("parentuuid-cycle.jsonl:1: parentUuid 'a2' closes a cycle",),
          {"bad-session": 4}),
-    Case("result-before-call.json", 0, ("0 skipped",), {"before": 3}),
+    Case("result-before-call.json", 0, ("0 warning(s)",), {"before": 3}),
     Case("summary-cycle.json", 0,
          ("summary-cycle.json: thread scycle: summary 's2': previous_summary_id 's1' closes a cycle; link dropped",),
          {"scycle": 3}),
     Case("summary-dangling.json", 0,
          ("summary-dangling.json: thread sdangle: summary 's1': previous_summary_id 'missing' names no summary",),
          {"sdangle": 3}),
-    Case("tool-result-no-call.json", 0, ("0 skipped",), {"orphan": 3}),
+    Case("tool-result-no-call.json", 0, ("0 warning(s)",), {"orphan": 3}),
     Case("truncated.jsonl", 0, ("truncated.jsonl:4: invalid JSON (Unterminated string",), {"bad-session": 3}),
     Case("unknown-format-version.json", 1,
          ("unknown-format-version.json: unsupported format 'context-inspector/v99'",)),
@@ -114,7 +114,7 @@ CORPUS = [
     Case("wrong-shape.json", 1, ('wrong-shape.json: "threads" must be a list',)),
     # Round two (issue 15): one bad item never loses its unit; untrusted text never reaches the terminal raw.
     Case("openai-null-entry.json", 0, ("openai-null-entry.json: message 2: not a chat message with a known role",
-                                       "1 skipped"), {"openai-null-entry": 3}),
+                                       "1 warning(s)"), {"openai-null-entry": 3}),
     Case("huge-relevance.json", 0,
          ("huge-relevance.json: thread bigrel: message 'a1': relevance 99999999999999999999999999999999999999"
           "9… (400 characters) is not a finite number; dropped",), {"bigrel": 3}),
@@ -138,7 +138,7 @@ CORPUS = [
     Case("escapes-codex.jsonl", 0,
          ("escapes-codex.jsonl:3: \u241b]0;title\u2407 line without a payload object",
           "escapes-codex.jsonl:4: unknown response item '\\x1b]52;c;Zm9v\\x07\\x1b[2J'"), {"esc-codex": 2}),
-    Case("column-limits.json", 0, ("imported 6 thread(s) from 1 file(s); 0 skipped",),
+    Case("column-limits.json", 0, ("imported 6 thread(s) from 1 file(s); 0 warning(s)",),
          {"good1": 2, "bigtokens": 2, "longname": 3, "longdate": 2, "m" * 300: 1, "good2": 1}),
     # Round three (issue 24): a link that loops is bridged like a missing parent; the leaf is chosen by
     # structure; a count that is not a token count is unknown, never 0 or negative; one bad value never
@@ -149,15 +149,15 @@ CORPUS = [
     Case("cc-boundary-cycle.jsonl", 0,
          ("cc-boundary-cycle.jsonl:3: logicalParentUuid 'b2' closes a cycle; the chain continues with line 2",
           "cc-boundary-cycle.jsonl:7: logicalParentUuid 'b1' leads into a cycle; the chain continues with line 6",
-          "model calls 3/3 with billed tokens, tool results 0/0, compactions 2/2", "2 skipped"), {"cc-session": 6}),
+          "model calls 3/3 with billed tokens, tool results 0/0, compactions 2/2", "2 warning(s)"), {"cc-session": 6}),
     Case("cc-boundary-self.jsonl", 0,
          ("cc-boundary-self.jsonl:3: logicalParentUuid 'b1' leads into a cycle; the chain continues with line 2",
-          "model calls 3/3 with billed tokens, tool results 0/0, compactions 2/2", "1 skipped"), {"cc-session": 6}),
+          "model calls 3/3 with billed tokens, tool results 0/0, compactions 2/2", "1 warning(s)"), {"cc-session": 6}),
     Case("cc-boundary-forward.jsonl", 0,
          ("cc-boundary-forward.jsonl:3: logicalParentUuid 'a3' closes a cycle; the chain continues with line 2",
-          "model calls 3/3 with billed tokens, tool results 0/0, compactions 2/2", "1 skipped"), {"cc-session": 6}),
+          "model calls 3/3 with billed tokens, tool results 0/0, compactions 2/2", "1 warning(s)"), {"cc-session": 6}),
     Case("cc-leaf-first.jsonl", 0,
-         ("model calls 3/3 with billed tokens, tool results 1/1, compactions 1/1", "0 skipped"), {"cc-session": 6}),
+         ("model calls 3/3 with billed tokens, tool results 1/1, compactions 1/1", "0 warning(s)"), {"cc-session": 6}),
     Case("cc-huge-output-tokens.jsonl", 0,
          ("cc-huge-output-tokens.jsonl:2: model call m1: usage output_tokens 10000000000000000000000000 is not a "
           "token count; output count dropped", "model calls 2/2 with billed tokens"), {"cc-session": 4}),
@@ -170,13 +170,13 @@ CORPUS = [
           "cc-nan-usage.jsonl:6: model call m3: usage input_tokens True is not a token count",
           "model calls 1/4 with billed tokens"), {"cc-session": 8}),
     Case("cc-single-block-content.jsonl", 0,
-         ("model calls 2/2 with billed tokens, tool results 1/1", "0 skipped"), {"cc-session": 4}),
+         ("model calls 2/2 with billed tokens, tool results 1/1", "0 warning(s)"), {"cc-session": 4}),
     Case("cc-surrogate-arguments.jsonl", 0,
          ("cc-surrogate-arguments.jsonl: thread cc-session: message 'a1': lone surrogates replaced with U+FFFD",
           "model calls 2/2 with billed tokens, tool results 1/1"), {"cc-session": 4}),
     Case("native-surrogate-arguments.json", 0,
          ("native-surrogate-arguments.json: thread bad-args: message 'a1': lone surrogates replaced with U+FFFD",
-          "imported 2 thread(s) from 1 file(s); 1 skipped"), {"bad-args": 3, "clean": 2}),
+          "imported 2 thread(s) from 1 file(s); 1 warning(s)"), {"bad-args": 3, "clean": 2}),
     Case("codex-compacted-object.jsonl", 0,
          ("codex-compacted-object.jsonl:7: compacted message is an object with no text in it; kept as its JSON text",
           "compactions 2/2"), {"codex-compacted": 5}),
@@ -311,7 +311,7 @@ def test_every_repair_is_warned_once_and_stored(tmp_path: Path):
     source = src / "repairs.json"
     source.write_text(REPAIRS_TEXT)
     db = tmp_path / "fix.sqlite"
-    result = import_case(source, db, Case("repairs.json", 0, ("10 skipped",), {"fix": 3}))
+    result = import_case(source, db, Case("repairs.json", 0, ("10 warning(s)",), {"fix": 3}))
     warnings = [line.removeprefix("warning: ").replace(f"{source}", "repairs.json")
                 for line in result.stderr.splitlines()]
     assert sorted(warnings) == sorted(REPAIR_WARNINGS)
@@ -391,7 +391,7 @@ def test_a_100000_line_rollout_imports_and_simulates(tmp_path: Path):
     source = src / "rollout.jsonl"
     source.write_text("\n".join(lines) + "\n")
     db = tmp_path / "long.sqlite"
-    import_case(source, db, Case("rollout.jsonl", 0, ("rollout.jsonl:5001: invalid JSON", "1 skipped"),
+    import_case(source, db, Case("rollout.jsonl", 0, ("rollout.jsonl:5001: invalid JSON", "1 warning(s)"),
                                  {"long": 2 * turns}))
     result = run("simulate", "--thread", "long", "--db", str(db), "--timeline", "--json")
     assert result.exit_code == 0, result.stderr
@@ -407,7 +407,7 @@ def test_a_100000_message_jsonl_imports(tmp_path: Path):
     source = src / "chat.jsonl"
     source.write_text("\n".join(lines) + "\n")
     db = tmp_path / "chat.sqlite"
-    import_case(source, db, Case("chat.jsonl", 0, ("chat.jsonl:100000: invalid JSON", "1 skipped"), {"chat": 99_999}))
+    import_case(source, db, Case("chat.jsonl", 0, ("chat.jsonl:100000: invalid JSON", "1 warning(s)"), {"chat": 99_999}))
     result = run("simulate", "--thread", "chat", "--db", str(db), "--timeline", "--json")
     assert result.exit_code == 0, result.stderr
     # One before each of the 49,999 assistant messages, one after the trailing user message.

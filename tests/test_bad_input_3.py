@@ -120,7 +120,7 @@ def test_a_symlinked_sub_folder_is_walked_once_and_a_loop_is_said(tmp_path: Path
     db = tmp_path / "out" / "store.sqlite"
     result = run("import", str(root), "--db", str(db))
     assert result.exit_code == 0, result.stderr
-    assert "imported 2 thread(s) from 2 file(s); 1 skipped" in result.stdout
+    assert "imported 2 thread(s) from 2 file(s); 1 warning(s)" in result.stdout
     assert result.stderr.splitlines() == [f"warning: {root / 'real' / 'loop'}: a link to a folder already walked; "
                                           "not walked again"]
     assert listed(db) == {"one": 2, "two": 2}
@@ -148,7 +148,7 @@ def test_a_folder_that_cannot_be_read_is_said(tmp_path: Path, monkeypatch):
     assert result.exit_code == 0, result.stderr
     assert result.stderr.splitlines() == [f"error: {root / 'closed'}: folder cannot be read (Permission denied); "
                                           "nothing under it imported"]
-    assert "imported 1 thread(s) from 1 file(s); 0 skipped; 1 file(s) failed" not in result.stdout
+    assert "imported 1 thread(s) from 1 file(s); 0 warning(s); 1 file(s) failed" not in result.stdout
     assert "1 folder(s) not read" in result.stdout
     assert listed(db) == {"open": 2}
 
@@ -167,7 +167,7 @@ def test_a_1100_folder_deep_tree_imports(tmp_path: Path):
     try:
         result = run("import", str(deep), "--db", str(db))
         assert result.exit_code == 0, result.stderr
-        assert "imported 1 thread(s) from 1 file(s); 0 skipped" in result.stdout
+        assert "imported 1 thread(s) from 1 file(s); 0 warning(s)" in result.stdout
         assert listed(db) == {"bottom": 2}
     finally:
         os.unlink(levels[-1] / "bottom.json")
@@ -206,7 +206,7 @@ def test_one_file_named_three_ways_is_imported_once(tmp_path: Path):
     db = tmp_path / "store.sqlite"
     result = run("import", str(folder / "a.json"), str(folder / "sub" / ".." / "a.json"), str(folder), "--db", str(db))
     assert result.exit_code == 0, result.stderr
-    assert "imported 1 thread(s) from 1 file(s); 2 skipped" in result.stdout
+    assert "imported 1 thread(s) from 1 file(s); 2 warning(s)" in result.stdout
     assert sorted(result.stderr.splitlines()) == [  # the same path twice is simply read once; links are said
         f"warning: {folder / 'b.json'}: the same file as {folder / 'a.json'}; imported once",
         f"warning: {folder / 'sub' / 'c.json'}: the same file as {folder / 'a.json'}; imported once"]

@@ -409,7 +409,7 @@ def test_values_past_postgresql_integer_and_varchar_limits_import(any_db: str, t
     shutil.copyfile(BAD_DIR / "column-limits.json", tmp_path / "limits.json")
     result = run("import", str(tmp_path / "limits.json"), "--db", any_db)
     assert result.exit_code == 0, result.stderr
-    assert "imported 6 thread(s) from 1 file(s); 0 skipped" in result.stdout
+    assert "imported 6 thread(s) from 1 file(s); 0 warning(s)" in result.stdout
     with Store.open(any_db) as store:
         assert store.load_thread("bigtokens").requests[0].prompt_tokens == 3_000_000_000
         assert store.load_thread("bigtokens").window == 5_000_000_000
@@ -444,7 +444,7 @@ def test_an_import_reports_the_thread_the_database_refused(tmp_path: Path, monke
     db = tmp_path / "s.sqlite"
     result = run("import", str(source), "--db", str(db))
     assert result.exit_code == 0
-    assert "imported 1 thread(s) from 1 file(s); 0 skipped; 1 thread(s) not saved" in result.stdout
+    assert "imported 1 thread(s) from 1 file(s); 0 warning(s); 1 thread(s) not saved" in result.stdout
     [line] = [x for x in result.stderr.splitlines() if x.startswith("error: ")]
     assert line.startswith(f"error: {source}: thread huge: cannot be saved (") and "thread skipped" in line
     listing = run("threads", "--db", str(db), "--json")
@@ -536,7 +536,7 @@ def test_an_older_store_is_widened_by_an_import_never_by_a_view(any_db: str, tmp
     shutil.copyfile(BAD_DIR / "column-limits.json", tmp_path / "limits.json")
     result = run("import", str(tmp_path / "limits.json"), "--db", any_db)
     assert result.exit_code == 0, result.stderr
-    assert "imported 6 thread(s) from 1 file(s); 0 skipped" in result.stdout
+    assert "imported 6 thread(s) from 1 file(s); 0 warning(s)" in result.stdout
     with Store.open(any_db) as store:
         assert store.load_thread("bigtokens").requests[0].prompt_tokens == 3_000_000_000
         assert store.load_thread("longname").messages[1].tool_calls[0].name == "t" * 300

@@ -120,6 +120,45 @@ def test_a_compaction_is_a_break_and_the_system_prompt_is_still_read():
     assert budgets[4].cache_break is None
 
 
+def test_after_a_compaction_only_the_cached_system_prefix_is_read_and_the_rest_is_written():
+    """Issue 22 item 2: the leading block holds the agent's own part in billed tokens (here 3,000 of
+    which 2,000 are the cached system prefix, the request's floor); the messages are replayed tokens
+    scaled to the billed size. A growing prompt reads the previous one as billed; the compaction's
+    prompt (the lead, then a summary) reads the system prefix alone and writes everything past it,
+    whatever the lead and the tokenizer difference add up to."""
+    from types import SimpleNamespace
+
+    from inspector.pipeline.cache import Block, Prompt, simulate_cache
+
+    lead = Block(("lead", 0), 3_000, None, None, "lead")
+    grow = [Prompt((lead, *(Block(("m", f"m{i}", "kept", 1_000), 1_000, i, f"m{i}", "message") for i in range(n))),
+                   3_000 + 1_000 * n) for n in (2, 4)]
+    summary = Block(("s", "summary", "s1", 500), 500, 0, None, "summary")
+    compacted = Prompt((lead, summary), 3_500)
+    billed = [3_000 + 1_400 * 2, 3_000 + 1_400 * 4, 3_000 + 700]  # the provider counts the messages 1.4x
+    audits = [SimpleNamespace(compaction=None), SimpleNamespace(compaction=None), SimpleNamespace(compaction=object())]
+    rules = CacheRules("anthropic", 300.0)
+    out = simulate_cache(audits, [*grow, compacted], [None] * 3, rules, None, {}, billed, [2_000] * 3)
+    assert out[1].read == billed[0] and out[1].write == billed[1] - billed[0]  # the earlier prompt, as billed
+    assert out[2].read == 2_000 and out[2].write == billed[2] - 2_000
+    assert out[2].brk is not None and out[2].brk.cause == "compaction" and out[2].brk.lost_tokens == billed[1] - 2_000
+    # without a known system prefix the whole leading block is what a break still reads
+    assert simulate_cache(audits, [*grow, compacted], [None] * 3, rules, None, {}, billed)[2].read == 3_000
+
+
+def test_the_cached_system_prefix_is_read_from_the_recorded_breaks_never_from_the_request_itself():
+    from inspector.pipeline.cache_rules import system_prefixes
+
+    msgs = tuple(Message(f"u{k}", Role.USER, "x") for k in range(6))
+    # prompt, cache read: r0 reads 0; r2 breaks (900 read after a 5,000 prompt); r4 breaks to 950;
+    # r1, r3 grow (they read about the previous prompt); r5 reads more than the smallest prompt
+    usage = [(4_000, 0), (5_000, 3_990), (6_000, 900), (7_000, 5_990), (4_500, 950), (9_000, 8_000)]
+    reqs = tuple(Request(f"r{k}", f"u{k}", prompt_tokens=p, cache_read_tokens=c) for k, (p, c) in enumerate(usage))
+    prefixes = system_prefixes(Thread("t", messages=msgs, requests=reqs))
+    assert prefixes == {"r0": 900, "r1": 900, "r2": 950, "r3": 900, "r4": 900, "r5": 950}
+    assert system_prefixes(Thread("t", messages=msgs, requests=tuple(Request(f"r{k}", f"u{k}") for k in range(6)))) == {}
+
+
 def test_openai_reads_any_shared_prefix_from_1024_tokens_in_steps_of_128():
     rules = rules_for(_agentic([0], source="codex"))
     assert (rules.provider, rules.writes, rules.step) == ("openai", False, 128)

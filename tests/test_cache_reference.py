@@ -73,23 +73,26 @@ def threads(draw):
     billed = None
     if draw(st.booleans()):
         billed = [0 if p is None else p.tokens + draw(st.integers(0, 400)) for p in prompts]
+    floors = None
+    if draw(st.booleans()):  # the cached system prefix: mostly one, sometimes more than the lead
+        floors = [draw(st.sampled_from([0, 20, 20, 20, 25, 60])) for _ in prompts]
     audits = [SimpleNamespace(compaction=object() if draw(st.integers(0, 6)) == 0 else None) for _ in prompts]
-    return table if runs else None, prompts, times, billed, audits
+    return table if runs else None, prompts, times, billed, audits, floors
 
 
 @settings(max_examples=500, deadline=None)
 @given(threads(), st.sampled_from(RULES))
 def test_simulate_cache_equals_the_model_as_first_written(thread, rules):
-    table, prompts, times, billed, audits = thread
+    table, prompts, times, billed, audits, floors = thread
     order = {f"m{i}": i for i in range(100)}
-    fast = simulate_cache(audits, prompts, times, rules, table, order, billed)
-    assert fast == reference.simulate_cache(audits, prompts, times, rules, table, order, billed)
+    fast = simulate_cache(audits, prompts, times, rules, table, order, billed, floors)
+    assert fast == reference.simulate_cache(audits, prompts, times, rules, table, order, billed, floors)
 
 
 @settings(max_examples=300, deadline=None)
 @given(threads())
 def test_match_and_is_prefix_equal_the_model_as_first_written(thread):
-    table, prompts, _times, _billed, _audits = thread
+    table, prompts, _times, _billed, _audits, _floors = thread
     sent = [p for p in prompts if p is not None]
     for a in sent:
         for b in sent:

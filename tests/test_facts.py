@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,6 +103,54 @@ def test_instructions_are_the_users_sentences_with_a_trigger_word():
         "Don't guess"]
 
 
+def test_harness_wrappers_are_neither_instructions_nor_turns():
+    """Issue 22 item 7: 7 of 8 "lost instructions" of one real compaction were `<task-notification>`
+    sub-agent reports, each also counted as a user turn."""
+    from inspector.model import assign_turns
+
+    report = ("<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n<result>Never edit the "
+              "fixtures. You must run the tests.</result>\n</task-notification>")
+    messages = [
+        _m("u1", "user", "Fix the parser; don't touch the lexer."),
+        _m("a1", "assistant", "On it."),
+        _m("u2", "user", report),
+        _m("u3", "user", "<command-name>/compact</command-name>\n<command-args></command-args>"),
+        _m("u4", "user", "<local-command-stdout>Always compacted.</local-command-stdout>"),
+        _m("u5", "user", "<bash-input>make</bash-input><bash-stdout>must rebuild</bash-stdout>"),
+        _m("u6", "user", "<system-reminder>Always be careful.</system-reminder>Never push to main."),
+    ]
+    assert _texts(messages, FactKind.INSTRUCTION) == ["Fix the parser; don't touch the lexer", "Never push to main"]
+    assert assign_turns(messages) == [1, 1, 1, 1, 1, 1, 2]
+    # harness lines before the user's first message open the first turn, which that message joins
+    lead = [_m("c1", "user", "Caveat: local commands below.", meta={"isMeta": True}), *messages]
+    assert assign_turns(lead) == [1, 1, 1, 1, 1, 1, 1, 2]
+
+
+def test_a_test_id_is_an_error_where_its_line_says_it_failed():
+    """Issue 22 item 8: passing pytest ids were counted as errors (189 in one real compaction)."""
+    output = ("tests/test_a.py::test_ok PASSED [ 50%]\n"
+              "tests/test_a.py::test_bad FAILED [100%]\n"
+              "ERROR tests/test_b.py::test_setup - fixture 'db' not found\n")
+    errors = _texts([_m("t1", "tool", output, tool_call_id="c1"),
+                     _m("a1", "assistant", "tests/test_a.py::test_ok passes now")], FactKind.ERROR)
+    assert "tests/test_a.py::test_ok" not in errors
+    assert "tests/test_a.py::test_bad" in errors and "tests/test_b.py::test_setup" in errors
+
+
+def test_word_lists_and_template_paths_are_not_paths():
+    """Issue 22 item 8: `open/closed/blocked` and `docs/plans/YYYY-MM-DD-<topic>-design.md` were paths;
+    grep's context lines (`state.go-143`) named one file many times."""
+    messages = [
+        _m("u1", "user", "Status is open/closed/blocked; write docs/plans/YYYY-MM-DD-<topic>-design.md and "
+                         "{name}.py, see cmd/entire/cli."),
+        _m("t1", "tool", "cli/state.go-143-func load()\ncli/state.go:144: x\ncmd/entire/cli/state.go",
+           tool_call_id="c1"),
+    ]
+    assert _texts(messages, FactKind.PATH) == ["cmd/entire/cli", "cli/state.go", "cmd/entire/cli/state.go"]
+    # a directory of plain words is a path where a path of the span lies inside it, else a word list
+    assert _texts(messages[:1], FactKind.PATH) == []
+
+
 def test_each_fact_once_at_its_first_message():
     messages = [_m("u1", "user", "Look at src/app.py."), _m("a1", "assistant", "SRC/APP.PY and ./src/app.py")]
     paths = [f for f in extract_facts(messages) if f.kind is FactKind.PATH]
@@ -116,6 +166,7 @@ _FRAGMENTS = st.sampled_from([
     "src/app.py", "/tmp/x", "~/a/b", "./run.sh", "README.md", "@x/y.ts", "a/b/c", "`foo_bar()`", "ContextManager",
     "context.window", "call(", ")", "30s", "1.5 GB", "155,979 tokens", "80%", "$12", "https://a.b/c.", "Error: x",
     "FAILED t.py::test_y", "$ ls -la", "```bash\n", "```", "<system-reminder>", "</system-reminder>", "E   boom",
+    "<task-notification>", "</task-notification>", "t.py::test_z PASSED", "YYYY-MM-DD", "<topic>", "x.go-12-",
     "Traceback (most recent call last)", "ß", "\\", "\"", "'", "é", "x", "7",
 ])
 _TEXT = st.one_of(st.lists(_FRAGMENTS, max_size=25).map("".join), st.text(max_size=80))
@@ -165,16 +216,25 @@ def test_facts_follow_the_messages_and_a_prefix_gives_a_prefix(messages):
     assert order == sorted(order)
     keys = [fact_key(f) for f in facts]
     assert len(keys) == len(set(keys))
+    # (a word list like `a/b/c` is a path only once a path of the span lies inside it: a later
+    # message can bring one, so those are left out of the prefix property)
+    facts = [f for f in facts if not _word_list(f)]
     for k in range(len(messages) + 1):
-        prefix = extract_facts(messages[:k])
+        prefix = [f for f in extract_facts(messages[:k]) if not _word_list(f)]
         assert facts[: len(prefix)] == prefix
+
+
+def _word_list(fact) -> bool:
+    return fact.kind is FactKind.PATH and re.fullmatch(r"[A-Za-z]+(?:/[A-Za-z]+){2,}", fact.text) is not None
 
 
 @settings(max_examples=200, deadline=None)
 @given(_messages())
 def test_every_fact_of_the_span_comes_from_one_of_its_messages(messages):
-    everything = {fact_key(f) for m in messages for f in message_facts(m)}
-    assert {fact_key(f) for f in extract_facts(messages)} == everything
+    everything = {fact_key(f): f for m in messages for f in message_facts(m)}
+    extracted = {fact_key(f) for f in extract_facts(messages)}
+    assert extracted <= set(everything)
+    assert all(_word_list(everything[k]) for k in set(everything) - extracted)  # only word lists left out
 
 
 def test_every_fact_kind_is_documented_in_the_readme():

@@ -186,7 +186,7 @@ def test_import_paths_reports_skips_errors_progress_and_records(db_url, tmp_path
     assert report.threads == ["chat"]
     assert report.skipped == [f"{good}:2: invalid JSON (Expecting property name enclosed in double quotes at column 2)"]
     assert report.errors == [f"{unknown}: unknown transcript format (use --format)", f"{tmp_path / 'missing.json'}: no such file"]
-    assert report.summary_line() == "imported 1 thread(s) from 1 file(s); 1 skipped; 2 file(s) failed"
+    assert report.summary_line() == "imported 1 thread(s) from 1 file(s); 1 warning(s); 2 file(s) failed"
     grand = good.stat().st_size + unknown.stat().st_size  # one bar for the whole run, in bytes
     assert [c for c in calls if c[0] == "chat.jsonl"][-1] == ("chat.jsonl", good.stat().st_size, grand)
     assert calls[-1] == ("", grand, grand)

@@ -49,7 +49,7 @@ def reference_simulation(name: str, thread_id: str, profile: str) -> dict:
 def test_import_threads_simulate_gives_the_files_own_simulation(db_url, name: str, profile: str):  # noqa: F811
     imported = run("import", str(real_path(name)), "--db", db_url)
     assert imported.exit_code == 0, imported.stderr
-    assert "imported 1 thread(s) from 1 file(s); 0 skipped" in imported.stdout
+    assert "imported 1 thread(s) from 1 file(s); 0 warning(s)" in imported.stdout
     listing = run("threads", "--db", db_url, "--json")
     assert listing.exit_code == 0, listing.stderr
     [info] = json.loads(listing.stdout)

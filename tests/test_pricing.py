@@ -28,6 +28,14 @@ def test_the_shipped_table_has_a_date_a_source_and_the_models_of_the_real_transc
     assert table.lookup("gpt-4o-2024-08-06").model == "gpt-4o"
 
 
+def test_the_default_summarization_model_has_a_price():
+    """Iris's compactions are priced at `summarization.model` (issue 22 item 3): its default is listed."""
+    from inspector.config import KEY_SPECS
+
+    price = _shipped().lookup(KEY_SPECS["summarization.model"].default)
+    assert price is not None and (price.input, price.output) == (3.0, 15.0)
+
+
 def test_a_model_that_is_not_listed_has_no_price_rather_than_a_neighbours():
     table = _shipped()
     assert table.lookup("gpt-5-mini") is None  # not gpt-5's price

@@ -187,12 +187,12 @@ def test_seed_probe_command_text(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [
         'probe "never edit the test fixtures": in m1',
-        "  request 0: verbatim in m1 (kept)",
-        "  request 1: absent",
-        "  lost at request 1 (r1)",
+        "  request 1: verbatim in m1 (kept)",  # numbered from 1, as simulate's text and the TUI say
+        "  request 2: absent",
+        "  lost at request 2 (index 1, r1)",
         'probe "app.py": in no message',
-        "  request 0: absent",
-        "  request 1: in summary s06",
+        "  request 1: absent",
+        "  request 2: in summary s06",
         "  never lost",
     ]
 

@@ -152,3 +152,61 @@ def test_blocks_and_since_previous_at_small_sizes(snap_compare, demo_url, tmp_pa
         await settle(app, pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+SIZES = [(80, 24), (120, 36), (160, 48)]
+SIZE_IDS = ["80x24", "120x36", "160x48"]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_budget_at_a_real_compaction_at_common_sizes(snap_compare, demo_url, tmp_path, size):
+    """Issue 22: the bill first (the request's cost, its summarization call, the cache break named by
+    its block), readable at each size."""
+    app = _app(demo_url, tmp_path, CLAUDE_CODE)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert app.current_request.compaction is not None and app.current_request.budget.summarization
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_lost_facts_at_common_sizes(snap_compare, demo_url, tmp_path, size):
+    """Issue 22: the lost facts named by turn and kind, paths shortened from the left."""
+    app = _app(demo_url, tmp_path, CLAUDE_CODE)
+
+    async def run_before(pilot):
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        await app.workers.wait_for_complete()
+        await settle(app, pilot)
+        assert app.query_one("SummariesView").lost
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_sweep_screen_at_common_sizes(snap_compare, demo_url, tmp_path, size):
+    """Issue 22 item 9: the sweep of `claude_code.autocompact_pct_override` over 0, 20 and 50, its
+    table over the full width and its plot under it, unset plotted at 100."""
+    app = _app(demo_url, tmp_path, CLAUDE_CODE)
+
+    async def run_before(pilot):
+        from textual.widgets import Input
+
+        await settle(app, pilot)
+        app.action_sweep()
+        await pilot.pause()
+        await app.workers.wait_for_complete()  # the default values' run, before it is replaced
+        app.screen.query_one("#sweep-values", Input).value = "0, 20, 50"
+        app.screen.action_run()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.screen.query_one("#sweep-rows").focus()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -26,6 +26,31 @@ def test_case_quotes_and_whitespace_are_normalised():
     assert not survives(_f(R, "never edit the test fixtures"), "- inspected app.py\n- pending work remains")
 
 
+def test_backticks_do_not_make_a_kept_instruction_lost():
+    """Issue 22 item 8: the summary says it without the backticks (or with them, the other way round)."""
+    assert survives(_f(R, "don't touch `config.py`"), "The user said: don't touch config.py.")
+    assert survives(_f(R, "never run rm -rf"), "Rule: never run `rm -rf`.")
+
+
+def test_a_path_survives_relative_to_the_cwd_by_a_unique_file_name_and_a_directory_through_a_path_in_it():
+    """Issue 22 item 8 on one small span (cwd /work/cli): the summary "Read README.md, strategy.go,
+    config.go, main.go" keeps `.../strategy/strategy.go` (the only strategy.go of the span), the
+    session's own `main.go` (`/work/cli/main.go`, named relative to the cwd) and the directory
+    `strategy.go` lies in; not `config.go` or `cmd/main.go`, whose file names two paths of the span
+    share, nor a directory nothing kept lies in."""
+    from inspector.pipeline.survival import judge
+
+    names = ["/work/cli/cmd/entire/cli/strategy/strategy.go", "/work/cli/main.go", "/work/cli/cmd/main.go",
+             "/work/cli/a/config.go", "/work/cli/b/config.go", "/work/cli/cmd/entire/cli/strategy",
+             "/work/cli/docs", "README.md"]
+    facts = [_f(P, n) for n in names]
+    summary = "Read README.md, strategy.go, config.go, main.go."
+    fates = judge(facts, summary, cwd="/work/cli")
+    assert [f.survived for f in fates] == [True, True, False, False, False, True, False, True]
+    # without the cwd, main.go is a name two paths share: neither is kept
+    assert [f.survived for f in judge(facts, summary)] == [True, False, False, False, False, True, False, True]
+
+
 def test_words_match_whole():
     assert not survives(_f(ID, "parse"), "parse_line was renamed")
     assert survives(_f(ID, "parse_line"), "parse_line() was renamed")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from inspector.cli import main
 from inspector.config import ConfigError
 from inspector.sweep import combinations, parse_key
-from tests.store_fixtures import real_path
+from tests.store_fixtures import real_lines, real_path
 
 COMPACTION = "claude-code-session-with-compaction.jsonl"
 SIDECHAINS = "claude-code-session-with-sidechains.jsonl"
@@ -107,7 +107,8 @@ def test_the_text_table_marks_the_threads_own_config(real_db):
     result = _run("sweep", "--thread", threads[0]["id"], "--db", db, "--key", "context.compaction_threshold=0.5,0.75")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].split()[:3] == ["context.compaction_threshold", "COMPACTIONS", "FAILURES"]
+    assert lines[0].split()[:4] == ["context.compaction_threshold", "COMPACTIONS", "BACK-TO-BACK", "FAILURES"]
+    assert "SUMMARIZATION" in lines[0].split()
     assert lines[2].startswith("0.75") and lines[2].rstrip().endswith("*")
     assert not lines[1].rstrip().endswith("*")
 
@@ -167,3 +168,82 @@ def test_a_key_the_profile_does_not_read_is_said(real_db):
     rows = json.loads(_run("sweep", "--thread", thread["id"], "--db", db, "--json",
                            "--key", "harness.keep_last=1,3").stdout)["rows"]
     assert rows[0] | {"config": None} == rows[1] | {"config": None}
+
+
+def _compaction_thread(threads):
+    return next(t for t in threads if t["summaries"])
+
+
+def test_a_sweep_prices_every_compaction_s_summarization_call_and_counts_back_to_back_ones(real_db):
+    """Issue 22 item 3, its Done-when: `claude_code.autocompact_pct_override` over 0, 20 and 50 on the
+    real 2.0.76 session. Every row with compactions has a summarization cost > 0 that its cost
+    includes (summed here from `simulate --json` per request, independently of the sweep), and the
+    back-to-back count beside it (compactions at consecutive requests, counted here)."""
+    db, threads = real_db
+    thread = _compaction_thread(threads)
+    key = "claude_code.autocompact_pct_override"
+    rows = json.loads(_run("sweep", "--thread", thread["id"], "--db", db, "--json", "--key", f"{key}=0,20,50").stdout)
+    rows = rows["rows"]
+    assert [r["config"][key] for r in rows] == [0, 20, 50]
+    for row in rows:
+        sim = json.loads(_run("simulate", "--thread", thread["id"], "--db", db, "--json", "--timeline",
+                              "--compactions", "decide", "--set", f"{key}={row['config'][key]}").stdout)
+        reqs = sim["requests"]
+        calls = [r["budget"]["summarization"] for r in reqs if r["compaction"] is not None]
+        assert len(calls) == row["compactions"] > 0 and all(c is not None and c["cost"] > 0 for c in calls)
+        assert row["summarization_cost"] == pytest.approx(sum(c["cost"] for c in calls), abs=1e-4)
+        own = sum((r["budget"]["cost_split"] or {}).get(k, 0) for r in reqs
+                  for k in ("input", "cache_write", "cache_read", "output"))
+        assert row["cost"] == pytest.approx(own + row["summarization_cost"], abs=1e-3)  # the calls are in `cost`
+        assert row["back_to_back"] == sum(1 for a, b in zip(reqs, reqs[1:], strict=False) if a["compaction"] and b["compaction"])
+    assert rows[1]["compactions"] > rows[2]["compactions"] > 0
+    assert rows[1]["back_to_back"] > 0 and rows[1]["summarization_cost"] > rows[0]["summarization_cost"]
+    text = _run("sweep", "--thread", thread["id"], "--db", db, "--key", f"{key}=0,20,50").stdout
+    assert "BACK-TO-BACK: compactions right after the previous one" in text
+
+
+def test_the_summarization_call_sends_what_claude_code_compacted(real_db):
+    """At the recorded compaction (recorded mode) the call's input is the prompt Claude Code was about to
+    send: the `compact_boundary`'s own `preTokens`, read here from the JSONL, within 1%; most of it is
+    the previous request's cached prompt (Claude Code's cache-sharing fork)."""
+    db, threads = real_db
+    thread = _compaction_thread(threads)
+    pre = [rec["compactMetadata"]["preTokens"] for rec in real_lines(COMPACTION)
+           if rec.get("subtype") == "compact_boundary"]
+    sim = json.loads(_run("simulate", "--thread", thread["id"], "--db", db, "--json", "--timeline",
+                          "--compactions", "recorded").stdout)
+    calls = [(r, k) for k, r in enumerate(sim["requests"]) if r["compaction"] is not None]
+    assert len(calls) == len(pre) == 1
+    (req, k), = calls
+    call = req["budget"]["summarization"]
+    assert call["input_tokens"] == pytest.approx(pre[0], rel=0.01)
+    previous = sim["requests"][k - 1]["budget"]
+    assert call["cache_read_tokens"] == previous["calibrated_prompt_tokens"] > 0.9 * call["input_tokens"]
+    assert 1_000 < call["output_tokens"] < 20_000  # the summary Claude Code wrote
+
+
+def test_all_sums_the_known_costs_and_counts_the_unpriced_threads(real_db, tmp_path):
+    """Issue 22 item 4: one thread without a price (a 3-message fragment naming no model) no longer
+    makes the whole sweep's cost unknown."""
+    import shutil
+
+    db, threads = real_db
+    mixed = tmp_path / "mixed.sqlite"
+    shutil.copy(db, mixed)
+    fragment = tmp_path / "fragment.json"
+    fragment.write_text(json.dumps({"format": "context-inspector/v1", "threads": [{"id": "fragment", "messages": [
+        {"id": "m1", "role": "user", "content": "hello " * 400},
+        {"id": "m2", "role": "assistant", "content": "hi " * 300},
+        {"id": "m3", "role": "user", "content": "bye " * 300}]}]}), encoding="utf-8")
+    assert _run("import", str(fragment), "--db", str(mixed)).exit_code == 0
+    key = "claude_code.autocompact_pct_override=0,50"
+    rows = json.loads(_run("sweep", "--all", "--db", str(mixed), "--json", "--jobs", "1", "--key", key).stdout)["rows"]
+    alone = json.loads(_run("sweep", "--thread", "fragment", "--db", str(mixed), "--json", "--key", key).stdout)["rows"]
+    assert [r["cost"] for r in alone] == [None, None]
+    priced = [json.loads(_run("sweep", "--thread", t["id"], "--db", db, "--json", "--key", key).stdout)["rows"]
+              for t in threads]
+    for i, row in enumerate(rows):
+        assert row["unpriced_threads"] == 1
+        assert row["cost"] == pytest.approx(sum(p[i]["cost"] for p in priced), abs=1e-5)
+    text = _run("sweep", "--all", "--db", str(mixed), "--jobs", "1", "--key", key).stdout
+    assert "1 thread without a price" in text and "$" in text.splitlines()[1]

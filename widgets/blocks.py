@@ -10,11 +10,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
-from inspector.model import Message, Summary
+from inspector.model import Message, Role, Summary
 from inspector.pipeline.audit import BlockAudit, BlockStatus, RequestAudit
 from widgets.budget import STATUS_STYLES
 from widgets.linetable import Column, LineTable
 from widgets.meanings import reason_meaning
+from widgets.names import MessageNames
 from widgets.safe import literal, safe_line
 
 CLEARED_PLACEHOLDER = "[Tool output cleared]"
@@ -34,9 +35,11 @@ def block_columns(reason_width: int = REASON_WIDTH, *, by_tokens: bool = False) 
 BLOCK_COLUMNS = block_columns()
 
 
-def block_preview(block: BlockAudit, messages: Mapping[str, Message], summaries: Mapping[str, Summary]) -> str:
-    """One line naming the block: a tool call's name and arguments, a tool result's tool, the first words
-    of a message, the summary a synthetic block carries."""
+def block_preview(block: BlockAudit, messages: Mapping[str, Message], summaries: Mapping[str, Summary],
+                  names: MessageNames | None = None) -> str:
+    """One line naming the block: the tool and what it was called on (a tool result by the call it
+    answers: `Read(cmd/…/manual_commit.go) result`), then the first words of its text; the summary a
+    synthetic block carries. The UUID is in the block's detail."""
     if block.message_id is None:
         summary = summaries.get(block.summary_id) if block.summary_id else None
         lead = f"{block.kind} {summary.id}: " if summary is not None else f"{block.kind}: "
@@ -44,6 +47,10 @@ def block_preview(block: BlockAudit, messages: Mapping[str, Message], summaries:
     message = messages.get(block.message_id)
     if message is None:
         return ""
+    if names is not None and (message.tool_calls or message.role is Role.TOOL or message.tool_call_id):
+        name = names.name(block.message_id, PREVIEW_CHARS)
+        text = message.content[:PREVIEW_CHARS].strip()
+        return safe_line(f"{name}: {text}" if text else name, PREVIEW_CHARS)
     parts = []
     if message.name and message.tool_call_id:
         parts.append(f"{message.name} →")
@@ -67,9 +74,8 @@ def role_label(block: BlockAudit) -> str:
 
 
 def block_row(index: int, block: BlockAudit, preview: str = "") -> tuple:
-    """The table cells of one block; every untrusted value wrapped in Text (never markup). The reason is
-    left out where it only repeats the status (summarized / summarized)."""
-    reason = "" if block.reason == str(block.status) else safe_line(block.reason, 60)
+    """The table cells of one block; every untrusted value wrapped in Text (never markup)."""
+    reason = safe_line(block.reason, 60)
     return (
         Text(str(index + 1), style="dim"),
         Text("-" if block.position is None else str(block.position)),
@@ -182,6 +188,9 @@ class BlocksView(Horizontal):
         self.partners: Mapping[str, tuple[str, ...]] = {}
         self.by_tokens = False
         self.order: list[int] | None = None  # table row -> block index when sorted by tokens
+        self.names: MessageNames | None = None
+        # (message id, text): a lost fact marked in its block's detail, when that block is shown
+        self.highlight: tuple[str, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield LineTable(BLOCK_COLUMNS, id="blocks-table")
@@ -210,6 +219,7 @@ class BlocksView(Horizontal):
         messages: Mapping[str, Message],
         summaries: Mapping[str, Summary],
         partners: Mapping[str, tuple[str, ...]] | None = None,
+        names: MessageNames | None = None,
     ) -> None:
         # Keep the selected message selected across requests, so stepping shows how its status changes.
         old = self.selected_block() if request is not None else None
@@ -223,6 +233,7 @@ class BlocksView(Horizontal):
         self.messages = messages
         self.summaries = summaries
         self.partners = partners or {}
+        self.names = names
         self._fill(keep)
 
     def _fill(self, keep: int) -> None:
@@ -235,11 +246,11 @@ class BlocksView(Horizontal):
         self.order = sorted(range(len(blocks)), key=lambda i: (-blocks[i].tokens, i)) if self.by_tokens else None
         widest = max((len(r) for r in {b.reason for b in blocks}), default=0)
         table.set_columns(block_columns(min(widest, 60), by_tokens=self.by_tokens), self._hidden())
-        order, messages, summaries = self.order, self.messages, self.summaries
+        order, messages, summaries, names = self.order, self.messages, self.summaries, self.names
 
         def row(r: int) -> tuple:
             i = order[r] if order is not None else r
-            return block_row(i, blocks[i], block_preview(blocks[i], messages, summaries))
+            return block_row(i, blocks[i], block_preview(blocks[i], messages, summaries, names))
 
         table.set_rows(len(blocks), row, cursor=self.row_of(keep))
         if blocks:
@@ -252,27 +263,42 @@ class BlocksView(Horizontal):
         self.table.set_columns(self.table.columns, self._hidden())
 
     def action_toggle_sort(self) -> None:
-        """Thread order, or the largest blocks (full tokens) first; the selected block stays selected."""
-        selected = self.selected_block()
-        keep = self.request.blocks.index(selected) if self.request is not None and selected is not None else 0
+        """Thread order, or the largest blocks (full tokens) first; the cursor goes to the top (the
+        largest block, or the first one)."""
         self.by_tokens = not self.by_tokens
-        self._fill(keep)
+        blocks = self.request.blocks if self.request is not None else ()
+        top = min(range(len(blocks)), key=lambda i: (-blocks[i].tokens, i)) if self.by_tokens and blocks else 0
+        self._fill(top)
 
-    def select_block(self, index: int) -> None:
-        """Select the block at `index` of the request's blocks (in thread order, whatever the sort)."""
+    def select_block(self, index: int, highlight: str | None = None) -> None:
+        """Select the block at `index` of the request's blocks (in thread order, whatever the sort), scrolled
+        into view; `highlight`: a text marked in its detail (a lost fact)."""
+        message_id = self.request.blocks[index].message_id if self.request is not None else None
+        self.highlight = (message_id, highlight) if highlight and message_id else None
         row = self.row_of(index)
         self.table.move_cursor(row=row, animate=False)
+        self.table.call_after_refresh(self.table.scroll_to_cursor)  # once the table has its size
         self.show_detail(row)
 
     def show_detail(self, row: int) -> None:
         if self.request is None or not (0 <= row < len(self.request.blocks)):
             return
         block = self.request.blocks[self.block_index(row)]
-        self._detail(block_detail(block, self.request, self.messages, self.summaries, self.partners))
+        detail = block_detail(block, self.request, self.messages, self.summaries, self.partners)
+        mark = self.highlight[1] if self.highlight and self.highlight[0] == block.message_id else None
+        if mark:
+            detail.highlight_words([mark], style="bold reverse #ff875f", case_sensitive=False)
+        self._detail(detail, mark)
 
-    def _detail(self, text: Text) -> None:
+    def _detail(self, text: Text, highlight: str | None = None) -> None:
         self.query_one("#block-detail", Static).update(text)
-        self.query_one("#block-detail-scroll", VerticalScroll).scroll_home(animate=False)
+        scroll = self.query_one("#block-detail-scroll", VerticalScroll)
+        at = text.plain.casefold().find(highlight.casefold()) if highlight else -1
+        if at < 0:
+            scroll.scroll_home(animate=False)
+            return
+        line = text.plain.count("\n", 0, at)  # the marked text's line (before wrapping)
+        scroll.call_after_refresh(scroll.scroll_to, y=max(0, line - 2), animate=False)
 
     def on_line_table_row_highlighted(self, event: LineTable.RowHighlighted) -> None:
         event.stop()

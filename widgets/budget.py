@@ -15,7 +15,8 @@ from textual.widgets import Static
 from inspector.config import AGENT_PROFILES
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
-from widgets.cost import cost_rows
+from widgets.cost import bill_line, cost_rows
+from widgets.names import MessageNames
 from widgets.rendered import RenderedOnce
 from widgets.safe import safe_line
 
@@ -112,9 +113,9 @@ def largest_block_indexes(request: RequestAudit, count: int = 6) -> list[int]:
                           key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
 
 
-def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
-    """The blocks that cost the most in this request, as sent (what to look at first); a click on one
-    opens it in the Blocks pane (`app.open_block`)."""
+def largest_blocks(request: RequestAudit, count: int = 6, names: MessageNames | None = None) -> Table:
+    """The blocks that cost the most in this request, as sent (what to look at first), named by their
+    tool or words (`names`); a click on one opens it in the Blocks pane (`app.open_block`)."""
     table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim", title_justify="left")
     table.add_column("Largest blocks")
     table.add_column("Sent", justify="right")
@@ -123,11 +124,25 @@ def largest_blocks(request: RequestAudit, count: int = 6) -> Table:
     blocks = request.blocks
     for index in largest_block_indexes(request, count):
         block = blocks[index]
-        name = f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
+        named = names.name(block.message_id, 40) if names is not None and block.message_id else ""
+        name = named or f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
         link = Style(underline=True, meta={"@click": f"app.open_block({index})"})
         table.add_row(Text(name, style=link), f"{block.tokens_sent:,}", f"{block.tokens:,}",
                       Text(str(block.status), style=STATUS_STYLES.get(str(block.status), "")))
     return table
+
+
+def compaction_text(request: RequestAudit, names: MessageNames | None) -> str:
+    """What the request's compaction replaced, by turns and messages (the ids are in the Blocks pane)."""
+    c = request.compaction
+    why = "manual (/compact), the user's own, replayed where it happened" if c.manual else c.trigger
+    covered = [b for b in request.blocks if b.summary_id == c.summary_id and b.message_id is not None
+               and str(b.status) == "summarized"]
+    turns = sorted({b.turn for b in covered if b.turn is not None})
+    span = "" if not turns else f"turn {turns[0]}" if turns[0] == turns[-1] else f"turns {turns[0]}-{turns[-1]}"
+    what = f"{len(covered):,} messages" + (f" ({span})" if span else "") if covered else \
+        f"{safe_line(c.first_message_id, 24)} .. {safe_line(c.last_message_id, 24)}"
+    return f"{why}: summary {safe_line(c.summary_id, 24)} replaces {what}"
 
 
 SIDE_BY_SIDE = 110  # pane width from which the legend and the facts sit side by side
@@ -159,6 +174,7 @@ class BudgetView(Static):
         self.calibration_note: str | None = None
         self.own_tokens: int | None = None
         self.ratio: float | None = None
+        self.names: MessageNames | None = None
 
     def show(
         self,
@@ -175,7 +191,9 @@ class BudgetView(Static):
         calibration_note: str | None = None,
         own_tokens: int | None = None,
         ratio: float | None = None,
+        names: MessageNames | None = None,
     ) -> None:
+        self.names = names
         self.calibration = calibration
         self.calibration_note = calibration_note
         self.own_tokens = own_tokens
@@ -217,6 +235,9 @@ class BudgetView(Static):
         grid.add_row(self._ruler(self.threshold, "compaction", b.window, width))
         if self.pruning_threshold:
             grid.add_row(self._ruler(self.pruning_threshold, "hard pruning", b.window, width))
+        bill = bill_line(request)
+        if bill is not None:  # the bill at a glance, at every size (its parts are in the facts below)
+            grid.add_row(bill)
         legend = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim")
         legend.add_column("")
         legend.add_column("Category")
@@ -243,9 +264,6 @@ class BudgetView(Static):
         facts = Table(box=None, padding=(0, 1), show_header=False)
         facts.add_column(style="dim")
         facts.add_column()
-        exactness = "approximate" if self.approximate else "exact"
-        facts.add_row("Tokenizer", f"{self.tokenizer} ({exactness})")
-        facts.add_row("Profile", self.profile)
         if request.failed and b.needed_tokens is not None:  # not sent: what it needed, not "0"
             facts.add_row("Prompt (replayed)", Text(f"not sent (needs {b.needed_tokens:,})", style="#ff5f5f"))
         else:
@@ -261,11 +279,16 @@ class BudgetView(Static):
             facts.add_row("Prompt (calibrated)", calibrated)
             if self.calibration_note:  # a guess, not a figure anchored on a recorded count: said so
                 facts.add_row("", Text(safe_line(self.calibration_note, 160), style="#ffaf5f"))
+        for label, value in cost_rows(request, self.names):  # the bill first: what a user checks against the provider's
+            facts.add_row(label, value)
         if (b.recorded_prompt_tokens is not None and b.recorded_prompt_tokens > b.prompt_tokens
                 and b.system_tokens == 0 and b.tool_tokens == 0 and not b.unaccounted_tokens):
             # Agent transcripts (Claude Code, Codex) keep the conversation, not the agent's own prompt.
             facts.add_row("", Text("the thread holds no system prompt or tool definitions; the recorded "
                                    "count includes the agent's own", style="dim"))
+        exactness = "approximate" if self.approximate else "exact"
+        facts.add_row("Tokenizer", f"{self.tokenizer} ({exactness})")
+        facts.add_row("Profile", self.profile)
         facts.add_row("History budget", f"{b.available:,}")
         facts.add_row("History sent", f"{b.history_tokens:,}")
         if self.threshold is not None:
@@ -283,23 +306,12 @@ class BudgetView(Static):
         facts.add_row("Protected turns", "-" if request.protect_turns is None else str(request.protect_turns))
         facts.add_row("Summaries injected", ", ".join(safe_line(s, 24) for s in request.summaries_injected) or "none")
         if request.compaction is not None:
-            c = request.compaction
-            why = "manual (/compact), the user's own, replayed where it happened" if c.manual else c.trigger
-            facts.add_row(
-                "Compaction",
-                Text(
-                    f"{why}: {safe_line(c.summary_id, 24)} covers "
-                    f"{safe_line(c.first_message_id, 24)} .. {safe_line(c.last_message_id, 24)}",
-                    style="#d787ff",
-                ),
-            )
+            facts.add_row("Compaction", Text(compaction_text(request, self.names), style="#d787ff"))
         if self.recorded_compaction is not None:
             s = self.recorded_compaction
-            text = Text(
-                f"{safe_line(s.id, 24)} covers {safe_line(s.first_message_id, 24)} .. "
-                f"{safe_line(s.last_message_id, 24)}",
-                style="#d787ff",
-            )
+            same = request.compaction is not None and request.compaction.summary_id == s.id
+            text = Text("the one above" if same else f"{safe_line(s.id, 24)}, covering {safe_line(s.first_message_id, 24)}"
+                        f" .. {safe_line(s.last_message_id, 24)}", style="#d787ff")
             pre = s.meta.get("preTokens") if isinstance(s.meta, dict) else None
             if isinstance(pre, int):
                 text.append(f" (pre-compaction tokens {pre:,})", style="dim")
@@ -312,8 +324,6 @@ class BudgetView(Static):
         protected = sum(map(truth, map(_PROTECTED, request.blocks)))  # C-level over thousands of blocks
         status_line.append(f"protected {protected}", style="bold")
         facts.add_row("Blocks", status_line)
-        for label, value in cost_rows(request):
-            facts.add_row(label, value)
         if request.error is not None:
             facts.add_row("Error", Text(safe_line(request.error.message, 200), style="#ff5f5f"))
         for note in request.diagnostics:
@@ -329,7 +339,7 @@ class BudgetView(Static):
             body.add_row(facts)
         grid.add_row(body)
         grid.add_row(Text(""))
-        grid.add_row(largest_blocks(request))
+        grid.add_row(largest_blocks(request, names=self.names))
         return grid
 
     @staticmethod

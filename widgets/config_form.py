@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
 from inspector.config import KEY_SPECS, PROFILE_KEYS, PROFILES, Config, ConfigError, coerce
+from widgets.safe import safe_line
 
 # Keys offered as a Select, with their choices (the rest are free Inputs validated on the fly).
 SELECT_KEYS = tuple(k for k, spec in KEY_SPECS.items() if spec.choices)
@@ -28,6 +29,27 @@ def error_id(key: str) -> str:
 
 def format_value(value: Any) -> str:
     return str(value)
+
+
+LABEL_WIDTH = 29  # the label column's text width (30 with its padding)
+
+
+def key_lines(key: str, width: int = LABEL_WIDTH) -> str:
+    """The key as the label shows it: on one line where it fits, else broken after its dots (never
+    inside a word: `claude_code.` / `autocompact_pct_override`)."""
+    if len(key) <= width or "." not in key:
+        return key
+    lines: list[str] = []
+    line = ""
+    for part in key.split("."):
+        piece = part if not line else "." + part
+        if line and len(line) + len(piece) > width:
+            lines.append(line + ".")
+            line = part
+        else:
+            line += piece
+    lines.append(line)
+    return "\n".join(lines)
 
 
 class ConfigForm(VerticalScroll):
@@ -82,7 +104,7 @@ class ConfigForm(VerticalScroll):
             spec = KEY_SPECS[key]
             with Vertical(classes="cfg-row", id=widget_id(key) + "-row"):
                 with Horizontal(classes="cfg-line"):
-                    yield Label(key, classes="cfg-label", markup=False)
+                    yield Label(key_lines(key), classes="cfg-label", markup=False)
                     if spec.choices:
                         yield Select(
                             [(c, c) for c in spec.choices], value=config[key], allow_blank=False,
@@ -135,6 +157,16 @@ class ConfigForm(VerticalScroll):
             if widget_id(key) == widget_id_:
                 return key
         return None
+
+    def has_field(self, key: str) -> bool:
+        return key in PROFILE_KEYS[self.config.profile] and self.is_mounted
+
+    def show_error(self, key: str, message: str) -> None:
+        """A one-line message under the field of `key` (cleared by the next load or valid value)."""
+        error = self.query_one("#" + error_id(key), Static)
+        self.errors[key] = message
+        error.update(Text(safe_line(message, 300)))
+        error.add_class("-shown")
 
     def validate(self, key: str, raw: str) -> Any | None:
         """The coerced value, or None after showing the one-line error under the field."""

@@ -136,6 +136,10 @@ class LineTable(ScrollView, can_focus=True):
     def _body_height(self) -> int:
         return max(1, self.scrollable_content_region.height - 1)
 
+    def scroll_to_cursor(self) -> None:
+        """Scroll so the cursor row is in view (again, once the table has its size)."""
+        self._scroll_to_cursor()
+
     def _scroll_to_cursor(self) -> None:
         top = round(self.scroll_offset.y)
         height = self._body_height()

@@ -26,7 +26,9 @@ for _profile in REGISTRY.values():
 MARKS: tuple[tuple[str, str, str], ...] = (
     ("⚑", "Blocks", "the block is protected: the profile never drops or prunes it (`*` in the text output)"),
     ("◆", "timeline", "the replay compacts before this request"),
-    ("◇", "timeline", "the app itself compacted before this request (a recorded summary)"),
+    ("◇", "timeline", "the app itself compacted before this request (a recorded summary) and this replay does "
+                      "not (a what-if, or `decide` mode, placed it elsewhere); where the replay compacts there too, "
+                      "`◆` is drawn"),
     ("•", "timeline", "the prompt tokens the provider recorded for this request"),
     ("✗", "timeline", "the request fails: its protected context alone is over the budget"),
     ("▲", "timeline", "the selected request"),

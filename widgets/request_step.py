@@ -10,6 +10,7 @@ from textual.widgets import Static
 from inspector.pipeline.audit import RequestAudit
 from inspector.request_step import RequestStep, StepBlock
 from widgets.budget import STATUS_STYLES
+from widgets.names import MessageNames
 from widgets.safe import safe_line
 
 SHOWN = 40  # blocks listed per section (the rest are counted)
@@ -20,13 +21,14 @@ def _signed(value: int) -> Text:
     return Text(f"{value:+,}", style=style, justify="right")
 
 
-def _section(title: str, rows: tuple[StepBlock, ...], *, new: bool) -> Group:
+def _section(title: str, rows: tuple[StepBlock, ...], *, new: bool, names: MessageNames | None) -> Group:
     table = Table(box=None, padding=(0, 1), show_header=bool(rows), header_style="bold dim", expand=False)
-    table.add_column("block", no_wrap=True, overflow="ellipsis", max_width=32)
-    table.add_column("role", no_wrap=True, min_width=9)
-    table.add_column("status", no_wrap=True, min_width=10 if new else 22)
+    table.add_column("block", no_wrap=True, overflow="ellipsis", max_width=42)
+    table.add_column("turn", no_wrap=True, justify="right", min_width=4)
+    table.add_column("status", no_wrap=True, min_width=10 if new else 20)
     table.add_column("sent", justify="right", no_wrap=True, min_width=6 if new else 15)
-    table.add_column("reason", no_wrap=True, overflow="ellipsis")
+    table.add_column("reason", no_wrap=True, overflow="ellipsis", max_width=22)
+    table.add_column("id", no_wrap=True, overflow="ellipsis", max_width=12, style="dim")
     for step in rows[:SHOWN]:
         b = step.block
         status = Text()
@@ -35,10 +37,12 @@ def _section(title: str, rows: tuple[StepBlock, ...], *, new: bool) -> Group:
             status.append(" → ")
         status.append(step.after, style=STATUS_STYLES.get(step.after, ""))
         sent = f"{b.tokens_sent:,}" if new else f"{step.tokens_before:,} → {b.tokens_sent:,}"
-        table.add_row(Text(safe_line(b.message_id or f"({b.kind})", 48)), Text(safe_line(b.role, 10)), status,
-                      sent, Text(safe_line(b.reason, 40), style="dim"))
+        name = names.name(b.message_id, 44) if names is not None and b.message_id else ""
+        label = name or (f"({b.kind})" if b.message_id is None else f"{b.role} {b.message_id}")
+        table.add_row(Text(safe_line(label, 48)), "-" if b.turn is None else str(b.turn), status, sent,
+                      Text(safe_line(b.reason, 40), style="dim"), Text(safe_line(b.message_id or "", 40)))
     if len(rows) > SHOWN:
-        table.add_row(Text(f"… {len(rows) - SHOWN} more", style="dim"), "", "", "", "")
+        table.add_row(Text(f"… {len(rows) - SHOWN} more", style="dim"), "", "", "", "", "")
     head = Text(f"{title}: {len(rows)}", style="bold")
     if not rows:
         head.append("  none", style="dim")
@@ -52,7 +56,7 @@ class RequestStepView(Static):
     RequestStepView { padding: 0 1; height: auto; }
     """
 
-    def show(self, step: RequestStep | None, request: RequestAudit | None) -> None:
+    def show(self, step: RequestStep | None, request: RequestAudit | None, names: MessageNames | None = None) -> None:
         if request is None:
             self.update(Text("No request selected.", style="dim"))
             return
@@ -65,7 +69,11 @@ class RequestStepView(Static):
         deltas = Table.grid(padding=(0, 2))
         deltas.add_column(style="dim")
         deltas.add_column(justify="right")
-        deltas.add_row("Prompt tokens", _signed(step.prompt_delta))
+        if step.billed_delta is not None:  # what the provider bills (calibrated), then the replay's own count
+            deltas.add_row("Prompt tokens (billed)", _signed(step.billed_delta))
+            deltas.add_row("Prompt tokens (replayed)", _signed(step.prompt_delta))
+        else:
+            deltas.add_row("Prompt tokens", _signed(step.prompt_delta))
         deltas.add_row("History sent", _signed(step.history_delta))
         deltas.add_row("Injected summaries", _signed(step.summary_delta))
         if step.system_delta:
@@ -73,12 +81,12 @@ class RequestStepView(Static):
         deltas.add_row("Sent by what came in", Text(f"+{step.sent_in:,}", justify="right"))
         deltas.add_row("No longer sent by what went out", Text(f"-{step.sent_out:,}", justify="right"))
         parts: list = [head, deltas, Text("")]
-        parts.append(_section("Came in", step.came_in, new=True))
+        parts.append(_section("Came in", step.came_in, new=True, names=names))
         parts.append(Text(""))
-        parts.append(_section("Went out (excluded, pruned, summarized)", step.went_out, new=False))
+        parts.append(_section("Went out (excluded, pruned, summarized)", step.went_out, new=False, names=names))
         if step.came_back:
             parts.append(Text(""))
-            parts.append(_section("Came back", step.came_back, new=False))
+            parts.append(_section("Came back", step.came_back, new=False, names=names))
         if step.gone:
             gone = Text(f"\nNo longer in the prompt ({len(step.gone)}): ", style="bold")
             gone.append(", ".join(safe_line(b.summary_id or b.kind, 30) for b in step.gone[:SHOWN]), style="dim")

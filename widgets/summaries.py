@@ -13,9 +13,10 @@ from textual.message import Message
 from textual.widgets import Static
 
 from inspector.model import SUMMARY_LIST_FIELDS, Summary
-from inspector.pipeline.facts import KINDS, Fact
+from inspector.pipeline.facts import KINDS, Fact, FactKind
 from inspector.pipeline.survival import CompactionLoss
 from widgets.linetable import Column, LineTable
+from widgets.names import MessageNames, short_path
 from widgets.safe import literal, safe_line
 
 
@@ -117,7 +118,23 @@ def lost_rows(loss: CompactionLoss | None) -> list[Fact]:
     return [f for kind in KINDS for f in lost if f.kind is kind]
 
 
-LOST_COLUMNS = [Column("lost", 11), Column("fact", 44), Column("message", 16)]
+LOST_COLUMNS = [Column("lost", 10), Column("fact", 36), Column("from", 26)]
+FACT_WIDTH = 36
+
+
+def lost_cells(fact: Fact, names: MessageNames | None) -> tuple[Text, Text, Text]:
+    """A lost fact's row: its kind, its text (a path shortened from the left, so its file name shows),
+    and where it came from: the request that first sent it, its turn and its tool or role
+    (`req 5 turn 3 Read result`; the message's id without names)."""
+    text = safe_line(fact.text, 400)
+    text = short_path(text, FACT_WIDTH) if fact.kind is FactKind.PATH else text
+    if names is not None and names.kind(fact.message_id):
+        request, turn = names.first_request(fact.message_id), names.turn(fact.message_id)
+        where = " ".join(part for part in (f"req {request}" if request else "", f"turn {turn}" if turn else "",
+                                           names.kind(fact.message_id)) if part)
+    else:
+        where = fact.message_id
+    return Text(str(fact.kind), style="#ff875f"), Text(text), Text(safe_line(where, 40), style="dim")
 
 SUMMARY_COLUMNS = [
     Column("#", 3), Column("summary", 22), Column("msgs", 5, "right"), Column("tokens → summary", 16, "right"),
@@ -131,8 +148,8 @@ class SummariesView(Horizontal):
     DEFAULT_CSS = """
     SummariesView { height: 1fr; }
     SummariesView > #summaries-left { width: 74; height: 1fr; }
-    SummariesView #summaries-table { height: 1fr; }
-    SummariesView #lost-facts { height: 1fr; border-top: solid $primary-darken-2; }
+    SummariesView #summaries-table { height: auto; max-height: 50%; }
+    SummariesView #lost-facts { height: 1fr; min-height: 4; border-top: solid $primary-darken-2; }
     SummariesView > #summary-detail-scroll { width: 1fr; min-width: 36; height: 1fr; border-left: solid $primary-darken-2; padding: 0 1; }
     """
 
@@ -155,6 +172,7 @@ class SummariesView(Horizontal):
         self.losses: Mapping[str, CompactionLoss] = {}
         self.lost: list[Fact] = []
         self.lost_of: str | None = None  # the summary whose lost facts are listed
+        self.names: MessageNames | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="summaries-left"):
@@ -178,9 +196,11 @@ class SummariesView(Horizontal):
         injected: Sequence[str],
         unused: Sequence[Summary] = (),
         losses: Mapping[str, CompactionLoss] | None = None,
+        names: MessageNames | None = None,
     ) -> None:
         """The replay's chain, then any recorded summaries the replay did not use (marked as such).
         `losses`: per summary id, what its compaction lost (None: not computed yet)."""
+        self.names = names
         keep = self.table.cursor_row
         self.losses = losses or {}
         self.unused = frozenset(s.id for s in unused)
@@ -217,8 +237,7 @@ class SummariesView(Horizontal):
         keep = self.lost_table.cursor_row if summary_id == self.lost_of else 0
         self.lost_of = summary_id
         self.lost = lost_rows(loss)
-        rows = [(Text(str(f.kind), style="#ff875f"), Text(safe_line(f.text, 200)), Text(safe_line(f.message_id, 40),
-                 style="dim")) for f in self.lost]
+        rows = [lost_cells(f, self.names) for f in self.lost]
         self.lost_table.set_rows(len(rows), lambda i: rows[i], cursor=min(max(keep, 0), max(0, len(rows) - 1)))
 
     def select_summary(self, summary_id: str) -> bool:

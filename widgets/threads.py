@@ -30,6 +30,16 @@ NARROW = 40  # below this width the list drops its source column, so titles keep
 NARROW_COLUMNS = [c for c in THREAD_COLUMNS if c.label != "source"]
 
 
+def request_count(t: ThreadInfo) -> Text:
+    """The reqs cell: the recorded requests, `~N` where the thread recorded none and the replay derives
+    N, `!` (red) where the import of its file left something out."""
+    derived = not t.requests and t.derived_requests
+    text = f"~{t.derived_requests:,}" if derived else f"{t.requests:,}"
+    if t.incomplete:
+        return Text(text + "!", style="bold red")
+    return Text(text, style="dim" if derived else "")
+
+
 class ThreadList(Vertical):
     DEFAULT_CSS = """
     ThreadList { height: 1fr; }
@@ -89,9 +99,7 @@ class ThreadList(Vertical):
             Text(("▶ " if current else "") + safe_line(t.title or t.id, 80), style="bold" if current else ""),
             *source,
             Text(f"{t.messages:,}"),
-            Text(f"{t.requests:,}!", style="bold red") if t.incomplete
-            else Text(f"{t.requests:,}") if t.requests or not t.derived_requests
-            else Text(f"~{t.derived_requests:,}", style="dim"),
+            request_count(t),
             Text(f"{t.summaries:,}"),
         )
 

@@ -309,13 +309,23 @@ class TimelineChart(Widget, can_focus=True):
             segments.append(Segment(line_char * (width - used), line_style))
         return Strip(segments).crop(0, width)
 
+    def shown_requests(self) -> tuple[int, int]:
+        """The first and last request (0-based) the chart shows."""
+        if not self.points:
+            return 0, -1
+        if self.overview:
+            return 0, len(self.points) - 1
+        return self._start, min(len(self.points), self._start + self.visible_count()) - 1
+
     def _marker_line(self, width: int) -> Strip:
+        """The x axis: a mark per request (▲ selected, ⊘ probe, ✗ failed, ◆ ◇ compactions, ○ event),
+        and request numbers (from 1) written on the axis where no mark is, every few columns."""
         styles = self.STYLES
-        segments = [Segment(" " * (GUTTER - 1) + "└", styles["gutter"])]
         cols, start, end, col_w, cursor = self._columns()
         probe = None
         if self.probe_mark is not None:
             probe = self.probe_mark // self.bucket_size() if self.overview else self.probe_mark
+        cells: list[tuple[str, Style]] = []
         for i in range(start, end):
             point = cols[i]
             if i == cursor:
@@ -332,8 +342,40 @@ class TimelineChart(Widget, can_focus=True):
                 char, style = "○", styles["compaction"]
             else:
                 char, style = "─", styles["axis"]
-            segments.append(Segment(char.ljust(col_w, "─" if char == "─" else " "), style))
-        used = GUTTER + (end - start) * col_w
+            for k, c in enumerate(char.ljust(col_w, "─" if char == "─" else " ")):
+                cells.append((c, style if k == 0 or char != "─" else styles["axis"]))
+        self._number_axis(cells, start, col_w)
+        segments = [Segment(" " * (GUTTER - 1) + "└", styles["gutter"])]
+        segments.extend(Segment(c, st) for c, st in cells)
+        used = GUTTER + len(cells)
         if used < width:
             segments.append(Segment("─" * (width - used), styles["axis"]))
-        return Strip(segments).crop(0, width)
+        return Strip(segments).simplify().crop(0, width)
+
+    AXIS_STEPS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000)
+
+    def _number_axis(self, cells: list[tuple[str, Style]], start: int, col_w: int) -> None:
+        """Request numbers (from 1) on the axis at round steps, each left-aligned on its request's column,
+        where the axis is bare (no mark) under it and one column either side."""
+        per = self.bucket_size()
+        columns = len(cells) // col_w if col_w else 0
+        if not columns:
+            return
+        widest = len(str((start + columns) * per))
+        step = next((s for s in self.AXIS_STEPS if s / per * col_w >= widest + 3), self.AXIS_STEPS[-1])
+        style = self.STYLES["gutter"]
+        for col in range(columns):
+            lo = (start + col) * per + 1  # the requests of this column (1-based): lo .. lo + per - 1
+            multiple = -(-lo // step) * step
+            if lo == 1:
+                label = "1"
+            elif multiple <= lo + per - 1:
+                label = str(multiple)
+            else:
+                continue
+            at = col * col_w
+            span = range(max(0, at - 1), min(len(cells), at + len(label) + 1))
+            if at + len(label) > len(cells) or any(cells[x][0] != "─" for x in span):
+                continue
+            for k, ch in enumerate(label):
+                cells[at + k] = (ch, style)

@@ -64,6 +64,15 @@ class FileWriter:
         if saved.skipped:
             message += f" (not saved: {', '.join(saved.skipped)}, this thread's own)"
         app.call_from_thread(app.notify, message, timeout=6)
+        if saved.written:
+            app.call_from_thread(self._rebase)
+
+    def _rebase(self) -> None:
+        """The saved values are the new baseline: the shown thread is replayed against the config file as
+        it is now (the edits it still differs in, such as a thread's own window, carried over)."""
+        app = self.app
+        if app.view is not None:
+            app.replayer.load(app.view.thread.id, keep_position=True)
 
     def export(self, payload: dict[str, Any]) -> None:
         self._run(partial(self._export_work, payload), "export audit")

@@ -98,8 +98,9 @@ class LossTracker:
         """The losses of `view`, or None while they are being computed."""
         return self.losses if view is not None and view is self.view else None
 
-    def jump_to_source(self, message_id: str, request_index: int) -> None:
-        """Show the block of `message_id` at the compaction's request, in the Blocks pane."""
+    def jump_to_source(self, message_id: str, request_index: int, fact: str | None = None) -> None:
+        """Show the block of `message_id` at the compaction's request, in the Blocks pane, with `fact`
+        (the lost fact's text) marked in its detail."""
         app = self.app
         app.jump_to_request(request_index)
         app.query_one(TabbedContent).active = "blocks"
@@ -110,7 +111,7 @@ class LossTracker:
         if request is not None:
             index = next((i for i, b in enumerate(request.blocks) if b.message_id == message_id), None)
             if index is not None:
-                blocks.select_block(index)
+                blocks.select_block(index, fact)
         app.query_one("#blocks-table").focus()
 
     # probes -------------------------------------------------------------------------------------------

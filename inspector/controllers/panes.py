@@ -17,6 +17,7 @@ from inspector.screens.status import StatusLine, TimelineLabel
 from inspector.screens.view import timeline_scale
 from widgets.blocks import BlocksView
 from widgets.budget import BudgetView
+from widgets.names import names_of
 from widgets.request_step import RequestStepView
 from widgets.summaries import SummariesView
 from widgets.timeline import TimelineChart
@@ -66,7 +67,8 @@ class PaneUpdater:
             return
         chart = app.query_one(TimelineChart)
         app.query_one(TimelineLabel).show(app.view, app.current_request,
-                                          overview_per=chart.bucket_size() if chart.overview else None)
+                                          overview_per=chart.bucket_size() if chart.overview else None,
+                                          shown=chart.shown_requests())
 
     def update_panes(self) -> None:
         self.timer = None
@@ -91,7 +93,7 @@ class PaneUpdater:
             recorded_compaction=recorded,
             calibration=None if calibration is None else calibration.fit.short(),
             calibration_note=_calibration_note(view, request),
-            **_own_and_ratio(calibration, request),
+            **_own_and_ratio(calibration, request), names=names_of(view.thread),
             pruning_threshold=(float(view.config["harness.pruning_threshold"])
                                if view.config.profile == "harness" else None))
         # Tables are rebuilt only when visible; the others are refreshed when their tab opens.
@@ -112,17 +114,18 @@ class PaneUpdater:
         self.stale_tabs.discard(tab)
         request = app.current_request
         if tab == "blocks":
-            app.query_one(BlocksView).show(request, view.messages, view.summaries, view.partners)
+            app.query_one(BlocksView).show(request, view.messages, view.summaries, view.partners,
+                                           names_of(view.thread))
         elif tab == "step":
             step = None
             if request is not None and request.index > 0:
                 step = request_step(view.audit(request.index - 1), request)
-            app.query_one(RequestStepView).show(step, request)
+            app.query_one(RequestStepView).show(step, request, names_of(view.thread))
         elif tab == "summaries":
             injected = request.summaries_injected if request is not None else ()
             app.query_one(SummariesView).show(view.simulation.summaries, view.summary_stats, injected,
                                               unused=view.unused_recorded_summaries,
-                                              losses=app.loss.losses_of(view))
+                                              losses=app.loss.losses_of(view), names=names_of(view.thread))
 
 
 def _calibration_note(view: Any, request: Any) -> str | None:

@@ -29,12 +29,17 @@ ENGINE = "engine"  # the worker group of loads and replays (the live tail waits 
 
 
 def switch_profile(config: Config, profile: str, thread: Thread) -> Config:
-    """`config` under another profile, keeping the user's edits and the thread's own window (a 200K
-    thread stays 200K under shifting, whose default window is 8K)."""
+    """`config` under another profile, keeping the user's edits, the thread's own window (a 200K
+    thread stays 200K under shifting, whose default window is 8K) and its tokenizer (a Claude Code
+    thread counted with o200k_base is not recounted with chars4, which would move its calibration:
+    only the user changes the tokenizer)."""
     switched = config.with_profile(profile)
+    kept = {}
     if thread.window and switched["context.window"] != config["context.window"]:
-        switched = switched.updated({"context.window": config["context.window"]})
-    return switched
+        kept["context.window"] = config["context.window"]
+    if switched["context.tokenizer"] != config["context.tokenizer"]:
+        kept["context.tokenizer"] = config["context.tokenizer"]
+    return switched.updated(kept) if kept else switched
 
 
 class ReplayController:

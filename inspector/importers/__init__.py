@@ -112,7 +112,9 @@ class ImportReport:
         text = f"imported {len(self.threads)} thread(s) from {len(self.files)} file(s)"
         if self.replaced:
             text += f", {len(self.replaced)} replaced"
-        text += f"; {len(self.skipped) + self.unlisted} skipped"
+        # every warning says what happened (a line skipped, a chain bridged, an id renamed): counted as
+        # warnings, since most leave nothing out
+        text += f"; {len(self.skipped) + self.unlisted} warning(s)"
         if self.errors:
             text += f"; {len(self.errors)} file(s) failed"
         if self.folder_errors:

@@ -1,9 +1,12 @@
-"""What a replay costs: the prompt cache of every request, priced, recorded beside replayed.
+"""What a replay costs: the prompt cache of every request, priced, recorded beside replayed, and
+the summarization call of every compaction.
 
 Pure. `account(...)` runs the cache model of `cache.py` over a replay's timeline and returns
 one `RequestCost` per request; `with_cost` puts it into the request's budget (simulate JSON:
 `budget.cache_read_tokens`, `cache_write_tokens`, `cache_break`, `cost`, `recorded_cost`,
-`recorded_cache_read_tokens`, `recorded_cache_write_tokens`, `cost_split`).
+`recorded_cache_read_tokens`, `recorded_cache_write_tokens`, `cost_split`, `summarization`).
+A compaction's cost includes its summarization call, priced by the profile's rule
+(`profiles.base.SummarizationCall`): what the agent sends to summarize and the summary it gets.
 
 Token units: the cache is simulated in the replay's own counts and scaled to the request's
 billed prompt size, `billed_prompt_tokens` (the calibrated count where the replay has one,
@@ -17,20 +20,24 @@ from dataclasses import dataclass, fields, replace
 from operator import attrgetter
 from typing import Any
 
-from inspector.model import Request, Role, Thread, effective_requests
-from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit
+from inspector.model import Request, Role, Summary, Thread, effective_requests
+from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit, SummarizationCost
 from inspector.pipeline.cache import (
     Block,
     Prompt,
     Run,
     RunTable,
+    _cached_length,
+    lead_tokens,
     parse_time,
     prompt_from_audit,
     simulate_cache,
-    with_lead_extra,
+    with_lead,
 )
-from inspector.pipeline.cache_rules import CacheRules, rules_for
+from inspector.pipeline.cache_rules import CacheRules, rules_for, system_prefixes
 from inspector.pipeline.pricing import CostSplit, PriceTable, request_cost
+from inspector.pipeline.profiles.base import SummarizationCall
+from inspector.tokens import message_costs
 
 
 def billed_prompt_tokens(budget: BudgetAudit) -> int:
@@ -54,6 +61,14 @@ class RequestCost:
     brk: CacheBreak | None
     cost: CostSplit | None
     recorded_cost: float | None
+    summarization: SummarizationCost | None = None
+
+    @property
+    def total(self) -> float | None:
+        """The request's own call and its compaction's summarization call (None: either has no price)."""
+        if self.cost is None or (self.summarization is not None and self.summarization.cost is None):
+            return None
+        return self.cost.total + (0.0 if self.summarization is None else self.summarization.cost.total)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +86,8 @@ class ThreadCost:
     recorded_cost: float | None
     breaks_by_cause: dict[str, int] | None = None
     break_cost: float | None = None  # what the breaks cost more than reading the lost tokens
+    summarization_cost: float | None = 0.0  # the compactions' summarization calls (in `cost`)
+    back_to_back: int = 0  # compactions right after the previous one (at the next request)
 
     @property
     def cache_read_share(self) -> float | None:
@@ -84,6 +101,8 @@ class ThreadCost:
                 "cache_read_share": None if share is None else round(share, 4),
                 "cache_breaks": self.cache_breaks, "breaks_by_cause": dict(sorted((self.breaks_by_cause or {}).items())),
                 "break_cost": None if self.break_cost is None else round(self.break_cost, 6),
+                "summarization_cost": None if self.summarization_cost is None else round(self.summarization_cost, 6),
+                "back_to_back": self.back_to_back,
                 "cost": None if self.cost is None else round(self.cost, 6),
                 "recorded_cost": None if self.recorded_cost is None else round(self.recorded_cost, 6)}
 
@@ -242,12 +261,29 @@ def _count_outputs(thread: Thread, requests: Sequence[Request], counter) -> list
     return out
 
 
-def _lead_extra(budget: BudgetAudit, replayed: int, billed: int) -> int:
-    """The unaccounted tokens in replayed units (billed = unaccounted + ratio x replayed)."""
-    extra = unaccounted_tokens(budget)
-    if not extra or not replayed or billed <= extra:
-        return 0
-    return round(extra * replayed / (billed - extra))
+def _leads(timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None], billed: Sequence[int],
+           prefixes: dict[str, int]) -> tuple[list[int], list[int]]:
+    """Each sent request's leading block and cached system prefix, in billed tokens.
+
+    The lead: the prompt's own leading block (the system prompt and tools the transcript holds) plus
+    what the provider billed beyond the transcript at the thread's first request (the agent's own
+    system prompt, tools and injected files; the same in every replay, as nothing compacts before
+    the first request). The system prefix, what a request whose messages changed still reads: what
+    the thread's recorded usage shows (`cache_rules.system_prefixes`), else the whole lead."""
+    gap = next((max(0, b - p.tokens) for p, b in zip(prompts, billed, strict=True) if p is not None), 0)
+    leads: list[int] = []
+    floors: list[int] = []
+    for a, p, b in zip(timeline, prompts, billed, strict=True):
+        if p is None:
+            leads.append(0)
+            floors.append(0)
+            continue
+        lead = lead_tokens(p) + gap
+        floor = prefixes.get(a.request_id, lead)
+        lead = max(lead, floor)
+        leads.append(lead if lead < b else b)
+        floors.append(floor if floor < b else b)
+    return leads, floors
 
 
 def _recorded_cost(r: Request, price, rules: CacheRules) -> float | None:
@@ -270,6 +306,7 @@ class _ThreadFacts:
     requests: dict[str, Request]
     times: dict[str, float | None]
     order: dict[str, int]
+    prefixes: dict[str, int]  # request id -> the cached system prefix its recorded usage shows
 
 
 def _thread_facts(thread: Thread, counter) -> _ThreadFacts:
@@ -280,17 +317,89 @@ def _thread_facts(thread: Thread, counter) -> _ThreadFacts:
         return hit[2]
     requests = {r.id: r for r in effective_requests(thread)}
     facts = _ThreadFacts(rules_for(thread), requests, {r.id: parse_time(r.created_at) for r in requests.values()},
-                         thread.message_index())
+                         thread.message_index(), system_prefixes(thread))
     if len(memo) >= 4:
         memo.clear()
     memo[key] = (thread.messages, thread.requests, facts)
     return facts
 
 
+def _message_prefix(thread: Thread, counter) -> list[int]:
+    """Prefix sums of every message's replayed tokens (no config key changes them: remembered)."""
+    memo = counter.__dict__.setdefault("_cache_message_prefix", {})
+    hit = memo.get(id(thread.messages))
+    if hit is not None and hit[0] is thread.messages:
+        return hit[1]
+    prefix = [0]
+    for c in message_costs(counter, thread.messages, 0):
+        prefix.append(prefix[-1] + c)
+    if len(memo) >= 4:
+        memo.clear()
+    memo[id(thread.messages)] = (thread.messages, prefix)
+    return prefix
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizationPricing:
+    """What `account` needs to price a replay's summarization calls: the profile's rule, the
+    configured `summarization.model` and the replay's summaries by id."""
+
+    call: SummarizationCall
+    model: str | None
+    summaries: dict[str, Summary]
+
+
+def _summarization(k: int, timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
+                   billed: Sequence[int], times: Sequence[float | None], requests: Sequence[Request],
+                   pricing: SummarizationPricing, rules: CacheRules, prices: PriceTable | None, thread: Thread,
+                   counter, position: dict[str, int]) -> SummarizationCost:
+    """The summarization call of request k's compaction, in billed tokens: the replayed tokens it
+    sends beyond the last request's prompt, and the summary, are scaled as that request's messages
+    are billed (its billed prompt beyond the leading block per replayed token)."""
+    audit = timeline[k]
+    comp = audit.compaction
+    call = pricing.call
+    j = next((i for i in range(k - 1, -1, -1) if prompts[i] is not None), None)
+    ratio = 1.0
+    if j is not None:
+        lead = lead_tokens(prompts[j])
+        rest = prompts[j].tokens - lead
+        ratio = (billed[j] - lead) / rest if rest > 0 else 1.0
+    prefix = _message_prefix(thread, counter)
+    summary = pricing.summaries.get(comp.summary_id)
+    read = 0
+    if call.sends == "history":
+        # the last request's prompt, then every message after it up to this request's
+        start = position.get(timeline[j].after_message_id, -1) + 1 if j is not None else 0
+        end = position.get(audit.after_message_id, start - 1) + 1
+        before = billed[j] if j is not None else 0
+        sent = before + round(ratio * (prefix[end] - prefix[start] if end > start else 0))
+        if call.cached and j is not None:
+            t, t_j = times[k], times[j]
+            if t is None or t_j is None or t - t_j <= rules.lifetime:
+                read = min(_cached_length(rules, before), sent)
+    else:
+        lo = position.get(comp.first_message_id)
+        hi = position.get(comp.last_message_id)
+        span = prefix[hi + 1] - prefix[lo] if lo is not None and hi is not None and hi >= lo else 0
+        previous = pricing.summaries.get(summary.previous_summary_id) if summary and summary.previous_summary_id \
+            else None
+        span += counter.count(previous.injected_text()) if previous is not None else 0
+        sent = round(ratio * span)
+    output = round(ratio * counter.count(summary.injected_text())) if summary is not None else 0
+    model = pricing.model if call.model == "summarization" else (requests[k].model or
+                                                                  (requests[j].model if j is not None else None))
+    price = prices.lookup(model) if prices is not None else None
+    cost = None if price is None else request_cost(price, prompt=sent, cache_read=read, cache_write=0, output=output)
+    return SummarizationCost(model or (prices.default_model if prices is not None else None), sent, read, output,
+                             cost)
+
+
 def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
             table: RunTable | None, prices: PriceTable | None, counter,
-            rules: CacheRules | None = None) -> list[RequestCost]:
-    """One `RequestCost` per request of the timeline."""
+            rules: CacheRules | None = None, summarization: SummarizationPricing | None = None) -> list[RequestCost]:
+    """One `RequestCost` per request of the timeline; `summarization`: how the profile's compactions
+    write their summaries (None: by no model call)."""
     facts = _thread_facts(thread, counter)
     rules = rules or facts.rules
     by_id = facts.requests
@@ -298,10 +407,10 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
     times = [facts.times.get(r.id) for r in requests]
     order = facts.order
     billed = [billed_prompt_tokens(a.budget) for a in timeline]
-    # The agent's own prefix (system prompt, tools) sits in the leading block, in replayed units.
-    prompts = [p if p is None else with_lead_extra(p, _lead_extra(a.budget, p.tokens, b))
-               for a, p, b in zip(timeline, prompts, billed, strict=True)]
-    results = simulate_cache(timeline, prompts, times, rules, table, order, billed)
+    # The leading block holds the cached system prefix in billed tokens (cache.py, "Units").
+    leads, floors = _leads(timeline, prompts, billed, facts.prefixes)
+    prompts = [p if p is None else with_lead(p, lead) for p, lead in zip(prompts, leads, strict=True)]
+    results = simulate_cache(timeline, prompts, times, rules, table, order, billed, floors)
     outputs = _output_tokens(thread, requests, counter)
     out: list[RequestCost] = []
     price_of: dict[str | None, object] = {}  # one lookup per model name, not per request
@@ -331,11 +440,17 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
                 brk = replace(brk, cost=rewrite - reread)
         out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, res.read, res.write, brk, cost,
                                recorded))
+    if summarization is not None:
+        for k, audit in enumerate(timeline):
+            if audit.compaction is not None:
+                call = _summarization(k, timeline, prompts, billed, times, requests, summarization, rules, prices,
+                                      thread, counter, order)
+                out[k] = replace(out[k], summarization=call)
     return out
 
 
 COST_FIELDS = ("recorded_cache_read_tokens", "recorded_cache_write_tokens", "cache_read_tokens",
-               "cache_write_tokens", "cache_break", "cost", "recorded_cost", "cost_split")
+               "cache_write_tokens", "cache_break", "cost", "recorded_cost", "cost_split", "summarization")
 _BUDGET_NAMES = tuple(f.name for f in fields(BudgetAudit))
 _REQUEST_NAMES = tuple(f.name for f in fields(RequestAudit))
 # Every request of a long thread is priced on each edit: the audits are rebuilt positionally
@@ -349,7 +464,7 @@ _BUDGET_AT = _REQUEST_NAMES.index("budget")
 def with_cost(audit: RequestAudit, c: RequestCost) -> RequestAudit:
     """The audit with its cache and cost in the budget."""
     values = (c.recorded_cache_read, c.recorded_cache_write, c.cache_read, c.cache_write, c.brk,
-              None if c.cost is None else c.cost.total, c.recorded_cost, c.cost)
+              c.total, c.recorded_cost, c.cost, c.summarization)
     if not _FAST:
         return replace(audit, budget=replace(audit.budget, **dict(zip(COST_FIELDS, values, strict=True))))
     budget = BudgetAudit(*_budget_head(audit.budget), *values)
@@ -358,13 +473,23 @@ def with_cost(audit: RequestAudit, c: RequestCost) -> RequestAudit:
     return RequestAudit(*args)
 
 
+def back_to_back(timeline: Sequence[RequestAudit]) -> int:
+    """Compactions right after the previous one: before request k when request k - 1 compacted too
+    (the kept tail alone, or what the agent re-attaches, is over the threshold)."""
+    return sum(1 for a, b in zip(timeline, timeline[1:], strict=False) if a.compaction is not None and b.compaction is not None)
+
+
 def totals(timeline: Sequence[RequestAudit], costs: Sequence[RequestCost]) -> ThreadCost:
     prompt = read = write = breaks = 0
     cost: float | None = 0.0
     recorded: float | None = 0.0
     break_cost: float | None = 0.0
+    summarization: float | None = 0.0
     causes: dict[str, int] = {}
     for a, c in zip(timeline, costs, strict=True):
+        if c.summarization is not None:
+            summarization = None if summarization is None or c.summarization.cost is None else \
+                summarization + c.summarization.cost.total
         if not a.failed:
             prompt += billed_prompt_tokens(a.budget)
             read += c.cache_read or 0
@@ -373,8 +498,9 @@ def totals(timeline: Sequence[RequestAudit], costs: Sequence[RequestCost]) -> Th
             breaks += 1
             causes[c.brk.cause] = causes.get(c.brk.cause, 0) + 1
             break_cost = None if break_cost is None or c.brk.cost is None else break_cost + c.brk.cost
-        cost = None if cost is None or c.cost is None else cost + c.cost.total
+        total = c.total
+        cost = None if cost is None or total is None else cost + total
         recorded = None if recorded is None or c.recorded_cost is None else recorded + c.recorded_cost
     return ThreadCost(len(timeline), sum(1 for a in timeline if a.compaction is not None),
                       sum(1 for a in timeline if a.failed), prompt, read, write, breaks, cost, recorded,
-                      causes, break_cost)
+                      causes, break_cost, summarization, back_to_back(timeline))

@@ -121,6 +121,25 @@ class CacheBreak:
                 "lost_tokens": self.lost_tokens, "cost": None if self.cost is None else round(self.cost, 6)}
 
 
+@dataclass(frozen=True, slots=True)
+class SummarizationCost:
+    """The summarization call of a request's compaction (DESIGN.md, "Cost of a compaction"): what the
+    agent sent to summarize (`input_tokens`, of which `cache_read_tokens` read from the cache) and the
+    summary it got back (`output_tokens`), in billed tokens, and its price (`cost` None: the model has
+    no price)."""
+
+    model: str | None
+    input_tokens: int
+    cache_read_tokens: int
+    output_tokens: int
+    cost: CostSplit | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "input_tokens": self.input_tokens, "cache_read_tokens": self.cache_read_tokens,
+                "output_tokens": self.output_tokens,
+                "cost": None if self.cost is None else round(self.cost.total, 6)}
+
+
 @fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class BudgetAudit:
@@ -148,9 +167,10 @@ class BudgetAudit:
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     cache_break: CacheBreak | None = None
-    cost: float | None = None
+    cost: float | None = None  # the request's own call and, at a compaction, its summarization call
     recorded_cost: float | None = None
-    cost_split: CostSplit | None = None
+    cost_split: CostSplit | None = None  # the request's own call
+    summarization: SummarizationCost | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -177,6 +197,7 @@ class BudgetAudit:
             "cost": None if self.cost is None else round(self.cost, 6),
             "recorded_cost": None if self.recorded_cost is None else round(self.recorded_cost, 6),
             "cost_split": None if self.cost_split is None else self.cost_split.to_json(),
+            "summarization": None if self.summarization is None else self.summarization.to_json(),
         }
 
 

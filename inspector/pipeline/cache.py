@@ -20,6 +20,17 @@ A **cache break** is marked where a request's prompt stops being an extension of
 previous request's prompt (or that prompt's entry expired): the first changed block and the
 cause (`compaction`, `pruning`, `summary_injected`, `what_if_edit`, `lifetime_expired`).
 
+Units: prompts are compared in the replay's own counts, but each cache entry holds its prompt at
+the request's billed size, so a request that extends an earlier prompt reads that prompt as it
+was billed. The leading block's tokens are billed ones (the agent's own part before any message:
+the system prompt, tools and injected files the transcript may lack, `accounting._leads`); a
+shared prefix shorter than an entry (OpenAI) is that lead plus the rest scaled to the request's
+billed size. A request whose earlier prompt is not a prefix of its own (a compaction, a pruned
+block) reads, from Anthropic's cache, only the cached system prefix, the request's `floor` (what
+the provider caches at the breakpoint after the system prompt: on the real Claude Code sessions
+the tools and system prompt, less than the agent's own part, which also holds the files and
+reminders it injects into the conversation), and writes the rest.
+
 Prompts are lists of segments: a `Block` (one block) or, on the iris fast path, a `Run` of
 consecutive thread messages sent whole except tool outputs before `prune_below`, which are
 compared in bulk with prefix sums. Both spell every message block the same way, so the
@@ -227,11 +238,36 @@ def _cached_length(rules: CacheRules, tokens: int) -> int:
     return rules.min_tokens + (tokens - rules.min_tokens) // rules.step * rules.step
 
 
-def _readable(rules: CacheRules, m: _Match, ratio: float) -> int:
-    """Billed tokens a request can read from one entry (`ratio`: billed tokens per replayed token)."""
+def lead_tokens(prompt: Prompt) -> int:
+    """The billed tokens of the prompt's leading block (the cached system prefix); 0 without one."""
+    segments = prompt.segments
+    if segments and type(segments[0]) is Block and segments[0].kind == "lead":
+        return segments[0].tokens
+    return 0
+
+
+def _billed(common: int, lead_a: int, lead_b: int, ratio: float) -> int:
+    """Billed tokens of a shared prefix of `common` tokens that starts with the earlier prompt's lead
+    (`lead_a` billed tokens; the request's own is `lead_b`): the lead as billed, the rest scaled."""
+    shared = lead_a if lead_a < lead_b else lead_b
+    return shared + round((common - lead_a) * ratio)
+
+
+def _readable(rules: CacheRules, m: _Match, lead_b: int, ratio: float, whole: int, floor: int,
+              compacted: bool = False) -> int:
+    """Billed tokens a request can read from one entry: all of it (`whole` billed tokens) where the
+    entry's prompt is a prefix of the request's; else, for OpenAI, the shared prefix (the lead as
+    billed, `lead_b` the request's own, the rest scaled by `ratio`; at most the system prefix both
+    share, `floor`, where the request `compacted`: everything past it is new), for Anthropic the
+    system prefix."""
+    if m.a_done:
+        return _cached_length(rules, whole)
     if rules.provider == "openai":
-        return _cached_length(rules, round(m.common * ratio))
-    return _cached_length(rules, round((m.common if m.a_done else m.lead) * ratio))
+        got = _billed(m.common, m.lead, lead_b, ratio)
+        if compacted and got > floor:
+            got = floor
+        return _cached_length(rules, got if got < whole else whole)
+    return _cached_length(rules, floor if m.lead else 0)
 
 
 def _cause(audit: RequestAudit, div: _Divergence, order: dict[str, int]) -> str:
@@ -251,13 +287,15 @@ def _cause(audit: RequestAudit, div: _Divergence, order: dict[str, int]) -> str:
     return "what_if_edit"
 
 
-def with_lead_extra(prompt: Prompt, extra: int) -> Prompt:
-    """The prompt with `extra` tokens in its leading block (the agent's own system prompt and tools
-    that the transcript does not hold), the block's key unchanged."""
-    if not extra or not prompt.segments or type(prompt.segments[0]) is not Block:
+def with_lead(prompt: Prompt, tokens: int) -> Prompt:
+    """The prompt with `tokens` billed tokens in its leading block (the cached system prefix: the
+    agent's own system prompt and tools, which the transcript may not hold), its key unchanged."""
+    if not prompt.segments or type(prompt.segments[0]) is not Block or prompt.segments[0].kind != "lead":
         return prompt
     lead = prompt.segments[0]
-    return Prompt((lead._replace(tokens=lead.tokens + extra), *prompt.segments[1:]), prompt.tokens + extra)
+    if lead.tokens == tokens:
+        return prompt
+    return Prompt((lead._replace(tokens=tokens), *prompt.segments[1:]), prompt.tokens - lead.tokens + tokens)
 
 
 def is_prefix(a: Prompt, b: Prompt, table: RunTable | None) -> bool:
@@ -285,15 +323,18 @@ def is_prefix(a: Prompt, b: Prompt, table: RunTable | None) -> bool:
 
 def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
                    times: Sequence[float | None], rules: CacheRules, table: RunTable | None,
-                   order: dict[str, int], billed: Sequence[int] | None = None) -> list[CacheResult]:
+                   order: dict[str, int], billed: Sequence[int] | None = None,
+                   floors: Sequence[int] | None = None) -> list[CacheResult]:
     """Cache reads, writes and breaks of every request, in order.
 
-    `billed`: each request's billed prompt size; the results are scaled to it from the prompt's
-    own token count (None: results in the prompts' own counts).
+    `billed`: each request's billed prompt size (None: the prompts' own counts); an entry holds
+    its prompt at that size, and a shared prefix shorter than an entry is its leading block as
+    billed plus the rest scaled to the request's size. `floors`: each request's cached system
+    prefix in billed tokens, at most its leading block (None: the whole leading block).
 
     The previous prompt is tried first: on a growing prompt it is a whole prefix, the most any
     entry can give, and the others are skipped (an entry gives at most its own tokens)."""
-    entries: list[list] = []  # [prompt, last use time, billed tokens]
+    entries: list[list] = []  # [prompt, last use time, billed tokens, cached system prefix]
     previous: list | None = None  # the entry of the previous request that sent something
     out: list[CacheResult] = []
     append = out.append
@@ -306,7 +347,11 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
             continue
         tokens = prompt.tokens
         size = tokens if billed is None else billed[k]
-        ratio = size / tokens if tokens else 1.0
+        lead_b = lead_tokens(prompt)
+        if lead_b > size:
+            lead_b = size
+        floor = lead_b if floors is None or floors[k] > lead_b else floors[k]
+        ratio = (size - lead_b) / (tokens - lead_b) if tokens > lead_b else 1.0
         best, best_entry = 0, None
         brk = None
         if previous is not None:
@@ -314,7 +359,11 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
             alive = t is None or previous[1] is None or t - previous[1] <= life
             whole = is_prefix(earlier, prompt, table)
             m = None if whole else match(earlier, prompt, table)
-            got = cached_length(rules, round(earlier.tokens * ratio)) if whole else _readable(rules, m, ratio)
+            if whole:
+                got = cached_length(rules, previous[2])
+            else:
+                got = _readable(rules, m, lead_b, ratio, previous[2], previous[3] if previous[3] < floor else floor,
+                                audit.compaction is not None)
             got = size if got > size else got
             if alive and got > 0:
                 best, best_entry = got, previous
@@ -323,20 +372,21 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
                 for entry in reversed(entries):
                     if entry is previous or not (t is None or entry[1] is None or t - entry[1] <= life):
                         continue
+                    if entry[2] <= best or size <= best:
+                        continue  # an entry gives at most its own billed tokens
                     other = entry[0]
-                    bound = round(other.tokens * ratio)
-                    if bound <= best or size <= best:
-                        continue
                     # a whole prefix is never larger (a prompt's tokens are its segments', each >= 0):
                     # most earlier prompts are, once pruning or a compaction shrank this one
                     if other.tokens <= tokens and is_prefix(other, prompt, table):
-                        got = cached_length(rules, bound)
+                        got = cached_length(rules, entry[2])
                     elif openai:
-                        got = _readable(rules, match(other, prompt, table), ratio)
+                        got = _readable(rules, match(other, prompt, table), lead_b, ratio, entry[2],
+                                        entry[3] if entry[3] < floor else floor, audit.compaction is not None)
                     else:
                         first = other.segments[0] if other.segments else None
-                        same_lead = first is not None and lead is not None and lead == first
-                        got = cached_length(rules, round(first.tokens * ratio)) if same_lead else 0
+                        same_lead = type(first) is Block and type(lead) is Block and first.kind == "lead" and \
+                            lead.key == first.key
+                        got = cached_length(rules, entry[3] if entry[3] < floor else floor) if same_lead else 0
                     got = size if got > size else got
                     if got > best:
                         best, best_entry = got, entry
@@ -352,7 +402,7 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
             best_entry[1] = t
         write = size - best if rules.writes else 0
         append(CacheResult(best, write, brk))
-        previous = [prompt, t, size]
+        previous = [prompt, t, size, floor]
         entries.append(previous)
         if len(entries) > MAX_ENTRIES:  # drop the least recently used (the oldest without timestamps)
             if entries[0][1] is None:

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from inspector.model import Message, Role, tool_link_id
+from inspector.model import Message, Role, blank_harness, is_harness_message, tool_link_id
 from inspector.pipeline.textmatch import normalise, number_form, path_forms
 
 
@@ -147,11 +147,20 @@ _PATH_RUN_RE = re.compile(r"(?<![\w./~+@-])[\w~+@-]*+[./][\w./~+@-]*")
 _EXT_RE = re.compile(r"\.([A-Za-z][A-Za-z0-9]{0,9})$")
 
 
+# grep's context lines name a file as `path-LINE-text` (`cli/state.go-143`, `handlers.go-55-func`)
+_GREP_CONTEXT_RE = re.compile(r"^(.*\.[A-Za-z][A-Za-z0-9]{0,9})-\d+(?:-.*)?$")
+# A date or counter placeholder of a template (`docs/plans/YYYY-MM-DD-<topic>-design.md`)
+_PLACEHOLDER_RE = re.compile(r"YYYY|(?<![A-Za-z])(?:MM-DD|X{3,}|N{3,})(?![A-Za-z])")
+
+
 def _path_of_run(run: str) -> str | None:
     """`run` (or the part of it left after trimming) when it reads as a path, else None."""
     run = run.rstrip(".-")
     if run.startswith("@"):
         run = run[1:]
+    grep = _GREP_CONTEXT_RE.match(run)
+    if grep:
+        run = grep.group(1)
     if len(run) < 3 or "//" in run or not any(ch.isalpha() for ch in run):
         return None
     if "/" in run:
@@ -180,8 +189,11 @@ def find_paths(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for match in _PATH_RUN_RE.finditer(text):
         run = match.group(0)
-        if text[match.start() - 1:match.start()] == "<":
+        before, after = text[match.start() - 1:match.start()], text[match.end():match.end() + 1]
+        if before == "<":
             continue  # "</tag>" closes markup
+        if before in (">", "}") or after in ("<", "{") or _PLACEHOLDER_RE.search(run):
+            continue  # a piece of a template: `docs/plans/YYYY-MM-DD-<topic>-design.md`, `{name}.py`
         path = _path_of_run(run)
         if path is not None:
             out.append((match.start() + match.group(0).find(path), path))
@@ -207,6 +219,8 @@ _ERROR_ANYWHERE_RE = re.compile(
 )
 _LISTING_RE = re.compile(r"^\s*\d+(?:→|\t|:\s)")
 _TEST_ID_RE = re.compile(r"(?<![\w/.-])[\w./-]*\w\.py::[\w:\[\]./-]*[\w\]]")
+# A test id is an error where its line says it failed (`FAILED tests/x.py::t - ...`), not where it passed
+_FAILURE_RE = re.compile(r"fail|error", re.IGNORECASE)
 MAX_ERROR_CHARS = 300
 
 
@@ -220,7 +234,11 @@ def find_errors(text: str, *, output: bool) -> list[tuple[int, str]]:
                 out.append((offset + line.find(stripped), stripped[:MAX_ERROR_CHARS].rstrip()))
             offset += len(line)
     if "::" in text:
-        out.extend((m.start(), m.group(0)) for m in _TEST_ID_RE.finditer(text))
+        for m in _TEST_ID_RE.finditer(text):
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.end())
+            if _FAILURE_RE.search(text[start:end if end >= 0 else len(text)]):
+                out.append((m.start(), m.group(0)))
     return out
 
 
@@ -308,22 +326,11 @@ def find_numbers(text: str) -> list[tuple[int, str]]:
     return [(m.start(), m.group(0)) for m in _NUMBER_RE.finditer(text)]
 
 
-_WRAPPER_RE = re.compile(
-    r"<(system-reminder|local-command-[\w-]+|command-[\w-]+)>.*?</\1>|<(?:system-reminder|command-[\w-]+)>",
-    re.DOTALL,
-)
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+|\n")
 _TRIGGER_RE = re.compile(r"\b(?:never|don't|don’t|dont|do not|always|must|mustn't|mustn’t|instead)\b", re.IGNORECASE)
 _MARKER_RE = re.compile(r"^(?:[-*•>#]+|\d{1,3}[.)])\s*")
 _LABEL_RE = re.compile(r"^[A-Za-z][\w ]{0,20}:\s+(?=\S)")
 MAX_INSTRUCTION_CHARS = 400
-
-
-def _blank_wrappers(text: str) -> str:
-    """Harness wrappers replaced by as many newlines (offsets stay valid, no fact spans one)."""
-    if "<" not in text:
-        return text
-    return _WRAPPER_RE.sub(lambda m: "\n" * len(m.group(0)), text)
 
 
 def sentences(text: str) -> Iterator[tuple[int, str]]:
@@ -353,15 +360,11 @@ def find_instructions(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _is_harness_meta(message: Message) -> bool:
-    return bool(message.meta.get("isMeta") or message.meta.get("command"))
-
-
 def message_facts(message: Message) -> list[Fact]:
     """The facts of one message, in the order they appear in its parts (duplicates kept)."""
     found: list[tuple[int, int, int, FactKind, str]] = []  # (part, offset, kind order, kind, text)
     order = {kind: i for i, kind in enumerate(KINDS)}
-    user_words = message.role is Role.USER and not _is_tool_result(message) and not _is_harness_meta(message)
+    user_words = message.role is Role.USER and not _is_tool_result(message) and not is_harness_message(message)
     talk = message.role in (Role.USER, Role.ASSISTANT) and not _is_tool_result(message)
 
     def add(part: int, hits: list[tuple[int, str]], kind: FactKind) -> None:
@@ -370,7 +373,7 @@ def message_facts(message: Message) -> list[Fact]:
     for p, part in enumerate(source_parts(message)):
         text = part.text
         if part.origin == TEXT and message.role is Role.USER:
-            text = _blank_wrappers(text)
+            text = blank_harness(text)
         add(p, find_paths(text), FactKind.PATH)
         add(p, find_urls(text), FactKind.URL)
         if part.origin == TOOL_INPUT:
@@ -423,8 +426,24 @@ def prepare(messages: Iterable[Message]) -> None:
         _keyed_facts(message)
 
 
+_WORD_LIST_RE = re.compile(r"[A-Za-z]+(?:/[A-Za-z]+){2,}")
+
+
+def _word_lists(facts: Sequence[Fact]) -> set[str]:
+    """Path facts that are only words and slashes (`open/closed/blocked`, `read/write/list`) with no
+    other path of the span inside them: alternatives, not a directory (`cmd/entire/cli` stays where
+    `cmd/entire/cli/state.go` is named)."""
+    paths = [f.text for f in facts if f.kind is FactKind.PATH]
+    words = [p for p in paths if _WORD_LIST_RE.fullmatch(p)]
+    if not words:
+        return set()
+    inside = ["/" + p.casefold() for p in paths if not _WORD_LIST_RE.fullmatch(p)]
+    return {w for w in words if not any(f"/{w.casefold()}/" in p for p in inside)}
+
+
 def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:
-    """Every distinct fact of `messages`, at its first appearance, in thread order."""
+    """Every distinct fact of `messages`, at its first appearance, in thread order (word lists that
+    only look like paths left out, `_word_lists`)."""
     seen: set[tuple[str, str]] = set()
     out: list[Fact] = []
     for message in messages:
@@ -432,4 +451,5 @@ def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:
             if key not in seen:
                 seen.add(key)
                 out.append(fact)
-    return tuple(out)
+    drop = _word_lists(out)
+    return tuple(f for f in out if not (f.kind is FactKind.PATH and f.text in drop)) if drop else tuple(out)

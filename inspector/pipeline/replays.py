@@ -81,8 +81,18 @@ class Replay:
                 self._costs = ()
             else:
                 self._costs = tuple(accounting.account(self.thread, self.timeline, prompts, table,
-                                                       self.ctx.prices, self.ctx.counter))
+                                                       self.ctx.prices, self.ctx.counter,
+                                                       summarization=self._summarization_pricing()))
         return self._costs
+
+    def _summarization_pricing(self):
+        """How the profile's compactions write their summaries, for their price (None: no model call)."""
+        from inspector.pipeline.accounting import SummarizationPricing
+
+        call = REGISTRY[self.config.profile].summarization
+        if call is None:
+            return None
+        return SummarizationPricing(call, self.config["summarization.model"], {s.id: s for s in self.summaries})
 
     def _priced(self, audit: RequestAudit) -> RequestAudit:
         costs = self.costs

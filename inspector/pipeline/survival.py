@@ -5,7 +5,9 @@ the thread. A compaction's span is the messages its request marks as summarized 
 summary that no earlier compaction had replaced (where a profile's new summary replaces the
 whole history, as Claude Code's does, the older messages count once, at their own compaction);
 the summary text is what the pipeline sends for it (`Summary.injected_text()`).
-The rules for facts and for survival are in `inspector.pipeline.facts`.
+The rules for facts and for survival are in `inspector.pipeline.facts`; the rules that need the
+whole span (a path named relative to the session's working directory or by a file name no other
+path of the span has, a directory through a path inside it) are in `judge`.
 """
 
 from __future__ import annotations
@@ -124,9 +126,51 @@ class CompactionLoss:
         }
 
 
-def judge(facts: Sequence[Fact], summary_text: str) -> tuple[FactFate, ...]:
+def _relative(path: str, cwd: str | None) -> str:
+    """The normalised path, relative to the session's working directory where it lies inside it."""
+    norm = path_forms(path)[0].rstrip("/")
+    if cwd:
+        root = path_forms(cwd)[0].rstrip("/") + "/"
+        if norm.startswith(root) and len(norm) > len(root):
+            return norm[len(root):]
+    return norm
+
+
+def _base_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _lies_in(inner: str, directory: str) -> bool:
+    """Whether the path `inner` lies inside `directory` (both normalised and cwd-relative)."""
+    return inner.startswith(directory + "/") or f"/{directory}/" in "/" + inner
+
+
+def judge(facts: Sequence[Fact], summary_text: str, cwd: str | None = None) -> tuple[FactFate, ...]:
+    """The fate of each of a span's facts in the summary (`survives`). A path also survives where the
+    summary names it relative to the session's working directory `cwd`, or by its file name where no
+    other path of the span has that file name; a directory where a surviving path lies inside it."""
     text = SummaryText(summary_text)
-    return tuple(FactFate(f, survives(f, text)) for f in facts)
+    kept = [survives(f, text) for f in facts]
+    paths = [i for i, f in enumerate(facts) if f.kind is FactKind.PATH]
+    if paths:
+        relative = {i: _relative(facts[i].text, cwd) for i in paths}
+        names: dict[str, int] = {}
+        for rel in set(relative.values()):
+            names[_base_name(rel)] = names.get(_base_name(rel), 0) + 1
+        for i in paths:
+            if kept[i]:
+                continue
+            rel = relative[i]
+            name = _base_name(rel)
+            by_cwd = rel != path_forms(facts[i].text)[0] and contains(text.plain, rel, path=True)
+            by_name = "." in name.lstrip(".") and names[name] == 1 and contains(text.plain, name, path=True)
+            kept[i] = by_cwd or by_name
+        plain = {i: path_forms(facts[i].text)[0].rstrip("/") for i in paths}
+        surviving = [i for i in paths if kept[i]]
+        for i in paths:
+            if not kept[i] and "." not in _base_name(relative[i]).lstrip("."):
+                kept[i] = any(_lies_in(relative[j], relative[i]) or _lies_in(plain[j], plain[i]) for j in surviving)
+    return tuple(FactFate(f, k) for f, k in zip(facts, kept, strict=True))
 
 
 def covered_ids(audit: RequestAudit, summary: Summary, thread: Thread) -> tuple[str, ...]:
@@ -154,6 +198,7 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
     known = getattr(replay, "summary_spans", None)
     spans = (known() if callable(known) else None) or {}
     out: list[CompactionLoss] = []
+    cwd = thread.meta.get("cwd") if isinstance(thread.meta.get("cwd"), str) else None
     earlier: set[str] = set()  # messages an earlier compaction replaced
     for request in timeline.requests:
         compaction = request.compaction
@@ -167,7 +212,7 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
         earlier.update(ids)
         facts = extract([messages[i] for i in ids if i in messages])
         out.append(CompactionLoss(summary.id, summary.source, request.index, request.request_id, ids,
-                                  judge(facts, summary.injected_text())))
+                                  judge(facts, summary.injected_text(), cwd)))
     return tuple(out)
 
 

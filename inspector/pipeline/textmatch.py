@@ -10,12 +10,13 @@ import re
 
 _QUOTES = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": "'", "\u201d": "'",
-    "\u201e": "'", "\u00b4": "'", "\u2032": "'", "`": "'", '"': "'", "\\": "/",
+    "\u201e": "'", "\u00b4": "'", "\u2032": "'", "`": None, '"': "'", "\\": "/",
 })
 
 
 def normalise(text: str) -> str:
-    """Case folded, quote marks made one (`'`), backslashes made `/`, whitespace runs one space."""
+    """Case folded, quote marks made one (`'`), backticks (markdown's code marks, not quotes) dropped,
+    backslashes made `/`, whitespace runs one space."""
     return " ".join(text.translate(_QUOTES).casefold().split())
 
 

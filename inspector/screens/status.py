@@ -109,7 +109,9 @@ class StatusLine(Static):
 class TimelineLabel(Static):
     """The selected request's figures and the chart's legend, above the chart."""
 
-    def show(self, view: ViewState, request: RequestAudit | None, *, overview_per: int | None) -> None:
+    def show(self, view: ViewState, request: RequestAudit | None, *, overview_per: int | None,
+             shown: tuple[int, int] | None = None) -> None:
+        """`shown`: the first and last request (0-based) the chart shows, said where it is not all of them."""
         label = Text(no_wrap=True, overflow="ellipsis")
         if request is None:
             label.append("no requests", style="dim")
@@ -117,6 +119,8 @@ class TimelineLabel(Static):
             b = request.budget
             label.append(f"request {request.index + 1}/{len(view.requests)}", style="bold")
             label.append(f" (index {request.index})", style="dim")
+            if shown is not None and (shown[0] > 0 or shown[1] < len(view.requests) - 1):
+                label.append(f"  showing {shown[0] + 1}-{shown[1] + 1}", style="#87afd7")
             if request.failed:  # nothing was sent: say what it needed, not "prompt 0"
                 label.append("  prompt not sent")
             else:

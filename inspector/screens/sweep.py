@@ -1,16 +1,22 @@
 """The sweep screen (palette: "Sweep a config key"): pick a key and its values, watch the rows
 fill in while a worker replays each config, and see a metric plotted against the key with the
-thread's own value marked."""
+thread's own value marked.
+
+Laid out for 80 columns up: the controls on two lines (the key and its values, then the metric,
+the mode and Run), the table over its full width (short column names under 110 columns), the
+plot under it. An unset value (`0` of a percentage override) is plotted where it behaves (100),
+or apart from the line; the plot's tooltip lists every row's figures."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Select, Static
 from textual.worker import get_current_worker
@@ -20,27 +26,52 @@ from inspector import sweep
 from inspector.config import KEY_SPECS, PROFILE_KEYS, Config, ConfigError
 from inspector.model import Thread
 from widgets.safe import safe_line
+from widgets.timeline import compact_number
 
-COLUMNS = ("value", "compactions", "failures", "prompt tokens", "cache read", "breaks", "cost", "facts lost")
+COLUMNS = ("value", "compactions", "back-to-back", "failures", "prompt tokens", "cache read", "breaks", "cost",
+           "summarization", "facts lost")
+SHORT_COLUMNS = ("value", "comp", "b2b", "fail", "prompt", "read", "brk", "cost", "summ.", "lost")
+WIDE = 110  # screen width from which the table's columns have their whole names
+SHORT_NOTE = "b2b back-to-back · brk cache breaks · summ. summarization calls (in cost)"
+KEY_WIDTH = 38  # characters of a key the select shows before it abbreviates the section
 
 
 def numeric_keys(profile: str) -> list[str]:
     return [k for k in PROFILE_KEYS.get(profile, ()) if KEY_SPECS[k].type in (int, float)]
 
 
+def key_label(key: str, width: int = KEY_WIDTH) -> str:
+    """The key as the select shows it on one line: whole where it fits, else its section abbreviated to
+    its initials at the dot (`cc.autocompact_pct_override`), never cut inside a word."""
+    if len(key) <= width or "." not in key:
+        return key
+    section, _, name = key.rpartition(".")
+    short = "".join(part[:1] for part in section.replace(".", "_").split("_") if part)
+    return f"{short}.{name}"
+
+
+def _tick(value: float, metric: str) -> str:
+    """A y-axis label, with a space before the axis."""
+    if metric in ("cost", "summarization_cost"):
+        return (f"${value:,.2f}" if value < 100 else f"${compact_number(value)}") + " "
+    if metric == "cache_read_share":
+        return f"{value:.0%} "
+    return f"{compact_number(value)} "
+
+
 class SweepScreen(Screen[None]):
     DEFAULT_CSS = """
     SweepScreen { layout: vertical; }
     SweepScreen #sweep-title { height: 1; padding: 0 1; }
-    SweepScreen #sweep-controls { height: 3; }
-    SweepScreen #sweep-key { width: 40; }
-    SweepScreen #sweep-values { width: 1fr; }
+    SweepScreen .sweep-controls { height: 1; margin: 0 1; }
+    SweepScreen #sweep-key { width: 44; }
+    SweepScreen #sweep-values { width: 1fr; min-width: 20; margin-left: 1; }
     SweepScreen #sweep-metric { width: 28; }
-    SweepScreen #sweep-mode { width: 28; }
-    SweepScreen #sweep-status { height: 1; padding: 0 1; }
-    SweepScreen #sweep-body { height: 1fr; }
-    SweepScreen #sweep-rows { width: 1fr; height: 1fr; }
-    SweepScreen #sweep-plot { width: 1fr; height: 1fr; }
+    SweepScreen #sweep-mode { width: 26; margin-left: 1; }
+    SweepScreen #sweep-run { min-width: 7; width: 9; height: 1; border: none; margin-left: 1; }
+    SweepScreen #sweep-status { height: auto; max-height: 4; padding: 0 1; }
+    SweepScreen #sweep-rows { height: auto; max-height: 40%; }
+    SweepScreen #sweep-plot { height: 1fr; min-height: 8; }
     """
     BINDINGS = [
         Binding("escape", "dismiss", "Close"),
@@ -56,12 +87,13 @@ class SweepScreen(Screen[None]):
         self.compactions = compactions
         self.rows: list[sweep.SweepRow] = []
         self.values: list[Any] = []
+        self.wide: bool | None = None
         keys = numeric_keys(base.profile)
         # A compaction key first (what a sweep is mostly for), else the profile's first number.
         self.key = next((k for k in keys if "compact" in k), keys[0])
 
     def _title_text(self) -> Text:
-        title = Text()
+        title = Text(no_wrap=True, overflow="ellipsis")
         title.append("Sweep ", style="bold")
         title.append(safe_line(self.thread.title or self.thread.id, 60))
         title.append(f"  profile {self.base.profile} · compactions {self.compactions}", style="dim")
@@ -74,25 +106,40 @@ class SweepScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title_text(), id="sweep-title")
-        with Horizontal(id="sweep-controls"):
-            yield Select([(k, k) for k in numeric_keys(self.base.profile)], value=self.key, allow_blank=False,
-                         id="sweep-key")
-            yield Input(self._default_text(self.key), id="sweep-values", placeholder="values, comma-separated")
+        with Horizontal(classes="sweep-controls"):
+            yield Select([(key_label(k), k) for k in numeric_keys(self.base.profile)], value=self.key,
+                         allow_blank=False, id="sweep-key", compact=True)
+            yield Input(self._default_text(self.key), id="sweep-values", placeholder="values, comma-separated",
+                        compact=True)
+        with Horizontal(classes="sweep-controls"):
             yield Select([(label, name) for name, label in sweep.METRICS.items()], value="cost", allow_blank=False,
-                         id="sweep-metric")
+                         id="sweep-metric", compact=True)
             yield Select([("decide compactions", "decide"), ("recorded compactions", "recorded")],
-                         value=self.compactions, allow_blank=False, id="sweep-mode")
-            yield Button("Run", id="sweep-run", variant="primary")
+                         value=self.compactions, allow_blank=False, id="sweep-mode", compact=True)
+            yield Button("Run", id="sweep-run", variant="primary", compact=True)
         yield Static("", id="sweep-status")
-        with Horizontal(id="sweep-body"):
-            with Vertical():
-                yield DataTable(id="sweep-rows", cursor_type="row", zebra_stripes=True)
-            yield PlotextPlot(id="sweep-plot")
+        yield DataTable(id="sweep-rows", cursor_type="row", zebra_stripes=True)
+        yield PlotextPlot(id="sweep-plot")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns(*COLUMNS)
+        self._columns()
         self.action_run()
+
+    def on_resize(self) -> None:
+        self._columns()
+
+    def _columns(self) -> None:
+        """Whole column names from `WIDE` columns, short ones (said in the status line) under it."""
+        wide = self.size.width >= WIDE if self.size.width else True
+        if wide == self.wide:
+            return
+        self.wide = wide
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        table.add_columns(*(COLUMNS if wide else SHORT_COLUMNS))
+        for row in self.rows:
+            self._table_row(row)
 
     def _default_text(self, key: str) -> str:
         return ", ".join(str(v) for v in sweep.default_values(key, self.base[key]))
@@ -145,21 +192,51 @@ class SweepScreen(Screen[None]):
             if worker.is_cancelled:
                 return
             self.app.call_from_thread(self._add_row, rows[0])
-        self.app.call_from_thread(self._status, Text(f"{len(values)} configs replayed; * the thread's own value",
-                                                     style="dim"))
+        self.app.call_from_thread(self._done)
+
+    def _done(self) -> None:
+        text = Text(f"{len(self.values)} configs replayed; * the thread's own value", style="dim")
+        for note in sweep.footnotes(self.rows):
+            text.append(f"\n{note}", style="dim")
+        if not self.wide:
+            text.append(f"\n{SHORT_NOTE}", style="dim")
+        self._status(text)
 
     def _status(self, text: Text) -> None:
         self.query_one("#sweep-status", Static).update(text)
 
-    def _add_row(self, row: sweep.SweepRow) -> None:
-        self.rows.append(row)
+    def _table_row(self, row: sweep.SweepRow) -> None:
         cells = next(sweep.iter_table([row]))
         value, rest, mark = cells[0], cells[1:-1], cells[-1]
         style = "bold #ffd75f" if mark else ""
-        self.query_one(DataTable).add_row(Text(value + (" *" if mark else ""), style=style),
-                                          *(Text(c, style=style) for c in rest))
+        back_to_back = "#ff875f" if row.back_to_back else ""
+        self.query_one(DataTable).add_row(
+            Text(value + (" *" if mark else ""), style=style),
+            *(Text(c, style=back_to_back if i == 1 and row.back_to_back else style) for i, c in enumerate(rest)))
+
+    def _add_row(self, row: sweep.SweepRow) -> None:
+        self.rows.append(row)
+        self._table_row(row)
         self._status(Text(f"{len(self.rows)} of {len(self.values)} configs replayed…", style="dim"))
         self._plot()
+
+    def _tooltip_table(self, name: str) -> Table | None:
+        """Every row's figures, as the plot's tooltip: the metric, the cost with its summarization
+        calls, and the compactions with the back-to-back ones."""
+        if not self.rows:
+            return None
+        table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
+        for column in (self.key, sweep.METRICS.get(name, name), "cost", "summarization", "compactions",
+                       "back-to-back"):
+            table.add_column(column, justify="right")
+        for row in self.rows:
+            value = sweep.metric(row, name)
+            table.add_row(sweep.value_label(self.key, row.config[self.key]),
+                          "-" if value is None else _tick(value, name).strip(),
+                          "-" if row.cost is None else f"${row.cost:,.2f}",
+                          "-" if row.summarization_cost is None else f"${row.summarization_cost:,.2f}",
+                          str(row.compactions), str(row.back_to_back))
+        return table
 
     def _plot(self) -> None:
         widget = self.query_one(PlotextPlot)
@@ -167,13 +244,43 @@ class SweepScreen(Screen[None]):
         plt.clear_data()
         plt.clear_figure()
         name = str(self.query_one("#sweep-metric", Select).value)
-        points = [(row.config[self.key], metric) for row in self.rows
-                  if (metric := sweep.metric(row, name)) is not None]
+        points: list[tuple[float, float]] = []
+        apart: list[float] = []  # metrics of unset values that behave like no value on the line
+        for row in self.rows:
+            value = sweep.metric(row, name)
+            if value is None:
+                continue
+            x = sweep.plot_x(self.key, row.config[self.key])
+            if x is None:
+                apart.append(value)
+            else:
+                points.append((x, value))
+        points.sort()
         plt.title(f"{sweep.METRICS.get(name, name)} vs {self.key}")
-        plt.xlabel(self.key)
+        spec = KEY_SPECS[self.key]
+        unset_at = sweep.plot_x(self.key, spec.unset) if spec.unset is not None else None
+        plt.xlabel(self.key + (f" (unset {spec.unset} at {unset_at:g})"
+                               if unset_at is not None and any(r.config[self.key] == spec.unset for r in self.rows)
+                               else ""))
         if points:
             plt.plot([p[0] for p in points], [p[1] for p in points], marker="dot")
-        own = self.base[self.key]
-        plt.vline(own, "red")  # the thread's own value
-        plt.text(" baseline", own, points[0][1] if points else 0, color="red", alignment="left")
+            lo_x, hi_x = points[0][0], points[-1][0]
+            if spec.type is int and hi_x > lo_x:  # whole numbers on the axis of a whole-number key
+                xs = sorted({round(lo_x + (hi_x - lo_x) * i / 4) for i in range(5)})
+                plt.xticks(xs, [str(x) for x in xs])
+        for value in apart:  # a horizontal line, labelled: an unset value has no place on the x axis
+            plt.hline(value, "orange")
+            plt.text(" unset", points[0][0] if points else 0, value, color="orange", alignment="left")
+        ys = [p[1] for p in points] + apart
+        if ys:
+            lo, hi = min(ys), max(ys)
+            ticks = [lo + (hi - lo) * i / 4 for i in range(5)] if hi > lo else [lo]
+            plt.yticks(ticks, [_tick(t, name) for t in ticks])
+        own = sweep.plot_x(self.key, self.base[self.key])
+        if own is not None:
+            plt.vline(own, "red")  # the thread's own value, labelled on the side the line has room
+            right = bool(points) and own >= (points[0][0] + points[-1][0]) / 2
+            plt.text("baseline " if right else " baseline", own, max(ys) if ys else 0, color="red",
+                     alignment="right" if right else "left")
+        widget.tooltip = self._tooltip_table(name)
         widget.refresh()

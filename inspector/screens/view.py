@@ -369,10 +369,11 @@ def timeline_scale(view: ViewState, request: RequestAudit | None) -> TimelineSca
     elif request is not None and config.profile in AGENT_PROFILES:
         threshold = request.stats.get("compaction_threshold_tokens")
     budget = prompt_ceiling(config.profile, request) if request is not None else None
-    if budget is not None and request is not None:
+    if budget is not None and request is not None and config.profile not in AGENT_PROFILES:
         b = request.budget
         if b.calibrated_prompt_tokens is not None and b.prompt_tokens > 0:
             # The bars are what the provider would bill: the ceiling the profile enforces on its own count,
-            # in the same units (what the calibration adds to this request's count, added to the ceiling).
-            budget += b.calibrated_prompt_tokens - b.prompt_tokens
+            # in the same units (what the calibration adds to this request's count, added to the ceiling),
+            # never above the window, which is the provider's own limit in billed tokens.
+            budget = min(window, budget + b.calibrated_prompt_tokens - b.prompt_tokens)
     return TimelineScale(window=window, budget=budget, threshold=threshold)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from inspector.model import Message, Role
+from inspector.model import HARNESS_WRAPPER_RE, Message, Role, is_harness_message
 from inspector.pipeline.profiles.harness.stages import CONTEXT_SUMMARY_MARKER
 
 # Things that look like file paths: a relative or absolute path with a file extension,
@@ -34,11 +34,8 @@ _PATH_CANDIDATE_RE = re.compile(r"(?<!\S)[^\s/.]*+[/.]\S*")
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 _SPACE_RE = re.compile(r"\s+")
-# Harness wrappers in user content (Claude Code's command echoes and reminders): not the user's words.
-_WRAPPER_RE = re.compile(
-    r"<(system-reminder|local-command-[\w-]+|command-[\w-]+)>.*?</\1>|<(?:system-reminder|command-[\w-]+)>",
-    re.DOTALL,
-)
+# Harness wrappers in user content (Claude Code's command echoes, reminders, sub-agent reports): not
+# the user's words (`inspector.model.HARNESS_WRAPPER_RE`).
 
 _RULE_RE = re.compile(
     r"\b(corrections?|correct(?:ed|ing)?|never|always|must|mustn't|don't|do not|doesn't|should(?:n't| not)?|"
@@ -154,8 +151,8 @@ def _is_tool_result(message: Message) -> bool:
 
 
 def is_harness_meta(message: Message) -> bool:
-    """Messages the importers flag as written by the harness, not the user (caveats, command echoes)."""
-    return bool(message.meta.get("isMeta") or message.meta.get("command"))
+    """Messages written by the harness, not the user (caveats, command echoes, sub-agent reports)."""
+    return is_harness_message(message)
 
 
 def merge_files(files: Recent, seen_in_output: Recent) -> tuple[str, ...]:
@@ -248,7 +245,7 @@ def extract_features(message: Message) -> Features:
         # Tool output is scanned for paths and errors only; relative imports ("../x.js") are noise.
         output = tuple(p for p in find_paths(text) if not p.startswith(("./", "../")))
         return Features(files=tuple(files), output_files=output, error=_first_error_line(message.content))
-    text = _WRAPPER_RE.sub(" ", text)
+    text = HARNESS_WRAPPER_RE.sub(" ", text)
     files.extend(find_paths(text))
     if text.startswith(CONTEXT_SUMMARY_MARKER) or is_harness_meta(message):
         return Features(files=tuple(files))

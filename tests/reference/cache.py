@@ -3,8 +3,11 @@
 `inspector/pipeline/cache.py` has since been tuned for speed (conditional expressions for
 min/max, the entries loop skipped with one entry, the least recently used entry dropped
 without a search where timestamps are missing); its `simulate_cache`, `match` and
-`is_prefix` must give the same results as these, kept as they were.
-"""
+`is_prefix` must give the same results as these, kept as they were (but for the rules added
+since, in both: an entry holds its prompt at its billed size, the leading block's tokens are
+billed ones and only the rest of a shared prefix is scaled to the request's billed size; a
+request whose earlier prompt is not a prefix of its own reads, from Anthropic's cache, only the
+cached system prefix, its `floor`, at most the leading block)."""
 
 from __future__ import annotations
 
@@ -23,7 +26,6 @@ from inspector.pipeline.cache import (
     _cause,
     _Divergence,
     _Match,
-    _readable,
 )
 from inspector.pipeline.cache_rules import CacheRules
 
@@ -122,17 +124,39 @@ def is_prefix(a: Prompt, b: Prompt, table: RunTable | None) -> bool:
 
 
 
+def _lead(prompt: Prompt) -> int:
+    first = prompt.segments[0] if prompt.segments else None
+    return first.tokens if type(first) is Block and first.kind == "lead" else 0
+
+
+def _to_billed(common: int, lead_a: int, lead_b: int, ratio: float) -> int:
+    return min(lead_a, lead_b) + round((common - lead_a) * ratio)
+
+
+def _readable(rules: CacheRules, m: _Match, lead_b: int, ratio: float, whole: int, floor: int,
+              compacted: bool = False) -> int:
+    if m.a_done:
+        return _cached_length(rules, whole)
+    if rules.provider == "openai":
+        got = _to_billed(m.common, m.lead, lead_b, ratio)
+        if compacted:
+            got = min(got, floor)
+        return _cached_length(rules, min(got, whole))
+    return _cached_length(rules, floor) if m.lead else 0
+
+
 def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
                    times: Sequence[float | None], rules: CacheRules, table: RunTable | None,
-                   order: dict[str, int], billed: Sequence[int] | None = None) -> list[CacheResult]:
+                   order: dict[str, int], billed: Sequence[int] | None = None,
+                   floors: Sequence[int] | None = None) -> list[CacheResult]:
     """Cache reads, writes and breaks of every request, in order.
 
-    `billed`: each request's billed prompt size; the results are scaled to it from the prompt's
-    own token count (None: results in the prompts' own counts).
+    `billed`: each request's billed prompt size, the size its entry holds (None: the prompts' own
+    counts); `floors`: each request's cached system prefix (None: its whole leading block).
 
     The previous prompt is tried first: on a growing prompt it is a whole prefix, the most any
     entry can give, and the others are skipped (an entry gives at most its own tokens)."""
-    entries: list[list] = []  # [prompt, last use time, billed tokens]
+    entries: list[list] = []  # [prompt, last use time, billed tokens, cached system prefix]
     previous: list | None = None  # the entry of the previous request that sent something
     out: list[CacheResult] = []
     life = rules.lifetime
@@ -142,32 +166,40 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
             out.append(CacheResult(0, 0, None))
             continue
         size = prompt.tokens if billed is None else billed[k]
-        ratio = size / prompt.tokens if prompt.tokens else 1.0
+        lead_b = min(_lead(prompt), size)
+        floor = lead_b if floors is None else min(floors[k], lead_b)
+        ratio = (size - lead_b) / (prompt.tokens - lead_b) if prompt.tokens > lead_b else 1.0
         best, best_entry = 0, None
         brk = None
         if previous is not None:
             alive = t is None or previous[1] is None or t - previous[1] <= life
             whole = is_prefix(previous[0], prompt, table)
             m = None if whole else match(previous[0], prompt, table)
-            got = _cached_length(rules, round(previous[0].tokens * ratio)) if whole else _readable(rules, m, ratio)
-            got = size if got > size else got
+            if whole:
+                got = _cached_length(rules, previous[2])
+            else:
+                got = _readable(rules, m, lead_b, ratio, previous[2], min(previous[3], floor),
+                                audit.compaction is not None)
+            got = min(got, size)
             if alive and got > 0:
                 best, best_entry = got, previous
             for entry in reversed(entries):
                 if entry is previous or not (t is None or entry[1] is None or t - entry[1] <= life):
                     continue
-                bound = round(entry[0].tokens * ratio)
-                if bound <= best or size <= best:
+                if entry[2] <= best or size <= best:
                     continue
                 if is_prefix(entry[0], prompt, table):
-                    got = _cached_length(rules, round(entry[0].tokens * ratio))
+                    got = _cached_length(rules, entry[2])
                 elif openai:
-                    got = _readable(rules, match(entry[0], prompt, table), ratio)
+                    got = _readable(rules, match(entry[0], prompt, table), lead_b, ratio, entry[2],
+                                    min(entry[3], floor), audit.compaction is not None)
                 else:
                     lead = entry[0].segments[0] if entry[0].segments else None
-                    same_lead = lead is not None and prompt.segments and prompt.segments[0] == lead
-                    got = _cached_length(rules, round(lead.tokens * ratio)) if same_lead else 0
-                got = size if got > size else got
+                    mine = prompt.segments[0] if prompt.segments else None
+                    same_lead = type(lead) is Block and lead.kind == "lead" and type(mine) is Block and \
+                        mine.kind == "lead" and mine.key == lead.key
+                    got = _cached_length(rules, min(entry[3], floor)) if same_lead else 0
+                got = min(got, size)
                 if got > best:
                     best, best_entry = got, entry
             cached_before = _cached_length(rules, previous[2])
@@ -182,7 +214,7 @@ def simulate_cache(audits: Sequence[RequestAudit], prompts: Sequence[Prompt | No
             best_entry[1] = t
         write = size - best if rules.writes else 0
         out.append(CacheResult(best, write, brk))
-        previous = [prompt, t, size]
+        previous = [prompt, t, size, floor]
         entries.append(previous)
         if len(entries) > MAX_ENTRIES:  # drop the least recently used (the oldest without timestamps)
             entries.remove(min(entries, key=_last_use))

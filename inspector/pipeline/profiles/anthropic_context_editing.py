@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative, positive
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative, positive
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ PROFILE = Profile(
         KeySpec("context_editing.clear_tool_inputs", str, "false", "also clear the cleared calls' inputs",
                 choices=("false", "true")),
         KeySpec("context_editing.compact_trigger", int, 150_000, "`compact_20260112` trigger, input tokens (0: off)",
-                non_negative),
+                non_negative, unset=0),
     ),
     reasons=(
         SHARED[Reason.SYSTEM],
@@ -74,4 +74,8 @@ PROFILE = Profile(
     message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
+    summarization=SummarizationCall(
+        "history", cached=True, model="thread",
+        source="Anthropic docs, \"Compaction\": the summary is an extra sampling step of the same model over "
+               "the request's input, billed in `usage.iterations` (with its own cache reads)"),
 )

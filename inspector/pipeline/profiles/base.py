@@ -25,6 +25,11 @@ class KeySpec:
     help: str
     check: Callable[[Any], str | None] = lambda v: None
     choices: tuple[str, ...] = ()
+    # A value that means "not set" (the agent's own default applies: 0 for an override), and the value
+    # that behaves the same where there is one (a percentage override of 100 lowers nothing): a sweep
+    # plots the unset value there, or apart from the line, never as if it were a very low setting.
+    unset: Any = None
+    unset_behaves_as: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,32 @@ class Replayer(Protocol):
     def audit(self, k: int) -> RequestAudit: ...
 
 
+SUMMARIZATION_SENDS = ("history", "span")
+SUMMARIZATION_MODELS = ("thread", "summarization")
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizationCall:
+    """How a profile's agent writes a compaction's summary, for the price of that call (DESIGN.md,
+    "Cost of a compaction"): its input is what the agent sends to summarize, its output the summary.
+
+    `sends`: "history", the conversation it would have sent next (the last request's prompt and
+    everything after it) with its instruction appended; "span", the summarized messages alone (and
+    the summary they continue). `cached`: the call reads the conversation's cached prompt, so the
+    last request's prompt is a cache read and only what follows it is uncached input (it writes
+    nothing); else every input token is uncached. `model`: "thread", the thread's own model;
+    "summarization", the `summarization.model` key. `source`: where the rule comes from."""
+
+    sends: str
+    cached: bool
+    model: str
+    source: str
+
+    def __post_init__(self) -> None:
+        if self.sends not in SUMMARIZATION_SENDS or self.model not in SUMMARIZATION_MODELS:
+            raise ValueError(f"summarization call: sends {self.sends!r}, model {self.model!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """One pipeline the inspector reproduces.
@@ -59,6 +90,8 @@ class Profile:
     pane and the timeline say so); `default_for` names the thread sources (importer formats)
     that replay under this profile by default; `thread_values(thread)` the key values a thread
     itself implies (e.g. Claude Code's output reserve from the thread's CLI version).
+    `summarization` is how its compactions' summaries are written, for their price (None: by no
+    model call, as shifting's local extractive summary).
     """
 
     name: str
@@ -74,6 +107,7 @@ class Profile:
     agent: bool = False
     default_for: tuple[str, ...] = ()
     thread_values: Callable[[Thread], Mapping[str, Any]] | None = None
+    summarization: SummarizationCall | None = None
 
 
 def ratio(v: float) -> str | None:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from inspector.model import Role
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules, StepRules
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative
 from inspector.pipeline.profiles.claude_code_reattach import Reattached, rough
 from inspector.pipeline.profiles.claude_code_versions import (
     BUFFER,
@@ -239,11 +239,13 @@ PROFILE = Profile(
     # (`python -m bench.bench_calibration`).
     defaults={"context.token_budget_ratio": 1.0, "context.tokenizer": "o200k_base"},
     keys=(
-        KeySpec("claude_code.autocompact_pct_override", int, 0, "`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`: compact at this percentage of `window - output_reserve` (0: unset; it only lowers the threshold)", _percent),
+        KeySpec("claude_code.autocompact_pct_override", int, 0, "`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`: compact at this percentage of `window - output_reserve` (0: unset; it only lowers the threshold)", _percent,
+                unset=0, unset_behaves_as=100),
         KeySpec("claude_code.output_reserve", int, 20_000, "tokens Claude Code keeps for the summary's output: `32000` up to CLI 2.1.20 (set from the thread's version; left at it, each request takes its own version's)",
                 non_negative),
         KeySpec("claude_code.autocompact_buffer", int, BUFFER, "the auto-compact buffer below `window - output_reserve`", non_negative),
-        KeySpec("claude_code.auto_compact_window", int, 0, "`CLAUDE_CODE_AUTO_COMPACT_WINDOW`: the window the threshold is taken from, for requests of CLI 2.1.75+ (0: unset; the CLI holds it to 100,000-1,000,000)", non_negative),
+        KeySpec("claude_code.auto_compact_window", int, 0, "`CLAUDE_CODE_AUTO_COMPACT_WINDOW`: the window the threshold is taken from, for requests of CLI 2.1.75+ (0: unset; the CLI holds it to 100,000-1,000,000)", non_negative,
+                unset=0),
     ),
     reasons=(
         SHARED[Reason.SYSTEM],
@@ -257,4 +259,9 @@ PROFILE = Profile(
     agent=True,
     default_for=("claude-code",),
     thread_values=_thread_values,
+    summarization=SummarizationCall(
+        "history", cached=True, model="thread",
+        source="Claude Code's compaction forks the conversation with its cache-safe parameters (system prompt, "
+               "tools, model, messages) so the summarization call reads the conversation's cached prompt and "
+               "writes none (`compact.ts`, as described in public write-ups of its prompt caching)"),
 )

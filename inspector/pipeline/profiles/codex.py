@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ PROFILE = Profile(
     defaults={"context.token_budget_ratio": 1.0, "context.tokenizer": "o200k_base"},
     keys=(
         KeySpec("codex.auto_compact_token_limit", int, 0, "`model_auto_compact_token_limit` (0: unset); never above 90% of the window",
-                non_negative),
+                non_negative, unset=0),
         KeySpec("codex.compact_user_tokens", int, 20_000, "recent user-message tokens a compaction keeps (`COMPACT_USER_MESSAGE_MAX_TOKENS`)",
                 non_negative),
     ),
@@ -68,4 +68,8 @@ PROFILE = Profile(
     replayer=replayer,
     agent=True,
     default_for=("codex",),
+    summarization=SummarizationCall(
+        "history", cached=True, model="thread",
+        source="openai/codex `codex-rs/core/src/compact.rs` (`run_compact_task`: the history and the "
+               "summarization prompt sent as a turn of the same model, on OpenAI's automatic prefix cache)"),
 )

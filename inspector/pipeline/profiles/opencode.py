@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
@@ -59,9 +59,9 @@ PROFILE = Profile(
                 non_negative),
         KeySpec("opencode.max_output_tokens", int, 32_000, "output tokens opencode reserves (`OUTPUT_TOKEN_MAX`)",
                 non_negative),
-        KeySpec("opencode.reserved", int, 0, "`compaction.reserved` (0: min(20000, max_output_tokens))", non_negative),
+        KeySpec("opencode.reserved", int, 0, "`compaction.reserved` (0: min(20000, max_output_tokens))", non_negative, unset=0),
         KeySpec("opencode.preserve_recent_tokens", int, 0, "recent tokens a compaction keeps (0: min(15000, max(2000, usable / 4)))",
-                non_negative),
+                non_negative, unset=0),
     ),
     reasons=(
         SHARED[Reason.SYSTEM],
@@ -75,4 +75,9 @@ PROFILE = Profile(
     message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
+    summarization=SummarizationCall(
+        "history", cached=False, model="thread",
+        source="sst/opencode `session/compaction.ts` (`process`: the compaction agent, with no system prompt "
+               "and no tools, sends the history again; it shares no prefix with the chat's cached prompt, "
+               "anomalyco/opencode#25120)"),
 )

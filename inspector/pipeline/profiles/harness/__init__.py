@@ -2,7 +2,7 @@
 replayer: `replayer`)."""
 
 from inspector.pipeline.audit import Reason
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative, ratio
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative, ratio
 from inspector.pipeline.profiles.common import REASONS as SHARED
 from inspector.pipeline.profiles.harness.replayer import HarnessReplayer
 from inspector.pipeline.profiles.harness.stages import OVERHEAD
@@ -42,4 +42,8 @@ PROFILE = Profile(
     ),
     message_overhead=OVERHEAD,
     replayer=HarnessReplayer,
+    summarization=SummarizationCall(
+        "span", cached=False, model="thread",
+        source="agent-harness-context-management.txt: `ChatCompactor` formats the middle of the history as a "
+               "summarization prompt for its client"),
 )

@@ -1,7 +1,7 @@
 """The iris profile: Iris's context management and summarization (stages and per-thread tables: `stages`; replay: `replayer`)."""
 
 from inspector.pipeline.audit import Reason
-from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, non_negative, positive
+from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative, positive
 from inspector.pipeline.profiles.common import REASONS as SHARED
 from inspector.pipeline.profiles.iris.replayer import IrisReplayer
 from inspector.pipeline.profiles.iris.stages import OVERHEAD
@@ -44,4 +44,8 @@ PROFILE = Profile(
     ),
     message_overhead=OVERHEAD,
     replayer=IrisReplayer,
+    summarization=SummarizationCall(
+        "span", cached=False, model="summarization",
+        source="iris-summarization.txt: an LLM (`summarization.model`) writes a structured summary of the "
+               "selected turns, bridging from the previous summary"),
 )

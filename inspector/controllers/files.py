@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from inspector.config import Config, ConfigError
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState
-from inspector.textsafe import json_dumps
+from inspector.terminal_safety import json_dumps
 from inspector.writes import create_new
 from widgets.safe import safe_line
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from textual.worker import WorkerState
 
 from inspector.controllers.replay import ENGINE, ReplayController
-from inspector.textsafe import safe_line
+from inspector.terminal_safety import safe_line
 
 if TYPE_CHECKING:
     from inspector.app import InspectorApp

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from textual.widgets import TabbedContent
 from textual.worker import get_current_worker
 
+from inspector.compare.between_replays import LossChange, diff_loss, edit_label
 from inspector.controllers.handoff import Handoff
-from inspector.diff import LossChange, diff_loss, edit_label
 from inspector.pipeline.facts import prepare
 from inspector.pipeline.probe import ProbeResult, probe
 from inspector.pipeline.survival import CompactionLoss, ReplayLike, compaction_losses

@@ -23,7 +23,7 @@ from widgets.safe import safe_line
 from widgets.timeline import TimelineChart
 
 if TYPE_CHECKING:
-    from inspector.app import InspectorApp
+    from inspector.controllers.host import InspectorHost
 
 PREPARE_CHUNK = 256  # messages whose facts are extracted between checks for cancellation
 
@@ -38,7 +38,7 @@ def _replay_of(view: ViewState, *, baseline: bool = False) -> ReplayLike:
 class LossTracker:
     """Losses of the shown view's compactions (and of its baseline, for the diff), and the last probe."""
 
-    def __init__(self, app: InspectorApp) -> None:
+    def __init__(self, app: InspectorHost) -> None:
         self.app = app
         self.view: ViewState | None = None  # the view `losses` belong to
         self.losses: dict[str, CompactionLoss] = {}

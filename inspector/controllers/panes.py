@@ -23,13 +23,13 @@ from widgets.summaries import SummariesView
 from widgets.timeline import TimelineChart
 
 if TYPE_CHECKING:
-    from inspector.app import InspectorApp
+    from inspector.controllers.host import InspectorHost
 
 
 class PaneUpdater:
     """Shows `app.view` at `app.current_request` in every pane."""
 
-    def __init__(self, app: InspectorApp, *, throttle: float) -> None:
+    def __init__(self, app: InspectorHost, *, throttle: float) -> None:
         self.app = app
         self.throttle = throttle
         self.stale_tabs: set[str] = set()

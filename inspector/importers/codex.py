@@ -21,9 +21,12 @@
   a turn's counts do not all touch a call (written apart) and the turn (between user messages,
   turn contexts and task starts) has as many calls as counts, the k-th count belongs to the k-th
   call. A count that matches no call is a warning naming its line.
-- A `compacted` line becomes a recorded Summary (`payload.message`, else the last message of the
-  `replacement_history`; none where the provider kept it encrypted, `meta["summary_encrypted"]`) covering every message since the previous one, before the next
-  request; the `replacement_history` (what Codex kept after compacting) goes to its meta.
+- A `compacted` line becomes a recorded Summary covering every message since the previous one,
+  before the next request: its text is `payload.message`, else the `replacement_history`'s last
+  message where it is Codex's summary (it begins with `SUMMARY_PREFIX`); else the summary is
+  opaque (remote compaction: `message: ""`, the summary encrypted by the provider or not in the
+  rollout), `meta["summary_encrypted"]`. The `replacement_history` (what Codex kept after
+  compacting) goes to its meta.
 - `ghost_snapshot` (Codex's undo snapshots) and other known non-conversation items and events
   are counted in `meta["other_lines"]`, silently; an unknown response item is a warning.
 """
@@ -45,6 +48,8 @@ from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 NON_CONVERSATION_ITEMS = ("ghost_snapshot", "compaction", "compaction_summary", "other")
 BOUNDARY_EVENTS = ("task_started", "turn_started")
+SUMMARY_PREFIX_START = "Another language model started to solve this problem"
+"""How Codex's summary message begins (`codex-rs/core/templates/compact/summary_prefix.md`)."""
 
 
 class _State:
@@ -261,7 +266,14 @@ def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: A
             skipped.append(f"{name}:{number}: compacted message is an object with no text in it; kept as its "
                            "JSON text")
         message = message_text
-    text = str(message or "") or (texts[-1] if texts and not encrypted else "")
+    text = str(message or "")
+    if not text:
+        # Local compaction (`compact.rs`) writes its summary as `message` and as the history's last user
+        # message, after SUMMARY_PREFIX; the remote one (`compact_remote*.rs`) writes `message: ""` and
+        # keeps the summary in the provider's encrypted `compaction` item, or nowhere the rollout shows.
+        summary_text = texts[-1] if texts and not encrypted else ""
+        text = summary_text if summary_text.startswith(SUMMARY_PREFIX_START) else ""
+    encrypted = not text
     if not coverage_ok:
         skipped.append(f"{name}:{number}: compaction with no messages before it")
         return

@@ -376,5 +376,5 @@ def reproduction(summaries, decided: tuple[RequestAudit, ...] | list[RequestAudi
                       if s.before_request_id in index and (s.meta or {}).get("trigger") != "manual")
     if not recorded:
         return None
-    placed = [r.index for r in decided if r.compaction is not None]
+    placed = [r.index for r in decided if r.compaction is not None and not r.compaction.manual]
     return reproduced_compactions(recorded, placed), len(recorded)

@@ -391,12 +391,12 @@ def test_codex_token_counts_bill_their_own_call_in_every_order(variant):
 
 
 @pytest.mark.parametrize("order", [None, counts_before_calls])
-def test_a_call_without_its_count_leaves_every_other_count_on_its_own_call(order):
+def test_a_call_without_its_count_is_a_request_and_leaves_every_other_count_on_its_own_call(order):
     recs = lines_of(CODEX)
     counts = [i for i, r in enumerate(recs) if is_count(r)]
     dropped = counts[10]  # a turn whose counts and calls now differ in number
     truth = codex_truth(recs)
-    del truth[10]
+    truth[10] = (None, *truth[10][1:])  # still a request, without tokens
     changed = [r for i, r in enumerate(recs) if i != dropped]
     _, result = parse_text(as_text(order(changed) if order else changed), CODEX)
     assert billed_calls(result.threads[0]) == truth

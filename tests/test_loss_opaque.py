@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from inspector.cli import main
-from inspector.diff import OPAQUE_KIND, diff_loss
-from inspector.lossreport import loss_lines
+from inspector.cli.loss_report import loss_lines
+from inspector.compare.between_replays import OPAQUE_KIND, diff_loss
 from inspector.model import Summary
 from inspector.pipeline.facts import Fact, FactKind
 from inspector.pipeline.survival import OPAQUE, CompactionLoss, FactFate, KindCount, fates_of

@@ -128,35 +128,79 @@ def _facts_lost(thread: Thread, replay) -> int:
 
 
 def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], *,
-                 compactions: str = "decide", on_row: Callable[[SweepRow], None] | None = None) -> list[SweepRow]:
+                 compactions: str = "decide", on_row: Callable[[SweepRow], None] | None = None,
+                 jobs: int = 1) -> list[SweepRow]:
     """One row per combination, in order. `compactions`: `recorded` follows the thread's recorded
-    compactions, `decide` lets the config decide every one (as `simulate --set` does)."""
+    compactions, `decide` lets the config decide every one (as `simulate --set` does).
+
+    `jobs` > 1 replays the first combination here (which counts the thread's tokens and extracts
+    its messages' facts once, for every combination) and the rest in `jobs` forked processes that
+    inherit that work; one process where the platform cannot fork."""
+    if compactions not in COMPACTION_MODES:
+        raise ConfigError(f"--compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
+    if jobs <= 1 or len(combos) < 3 or not _can_fork():
+        rows = []
+        for combo in combos:
+            rows.append(sweep_row(thread, base, combo, compactions))
+            if on_row is not None:
+                on_row(rows[-1])
+        return rows
+    import multiprocessing
+
+    first = sweep_row(thread, base, combos[0], compactions)
+    if on_row is not None:
+        on_row(first)
+    global _FORKED
+    _FORKED = (thread, base, tuple(combos), compactions)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(combos) - 1)) as pool:
+            rows = [first]
+            for row in pool.imap(_forked_row, range(1, len(combos))):
+                rows.append(row)
+                if on_row is not None:
+                    on_row(row)
+    finally:
+        _FORKED = None
+    return rows
+
+
+_FORKED: tuple | None = None
+"""What `sweep_thread`'s forked processes replay (set before the fork, so nothing is pickled but
+the combination's index and the row)."""
+
+
+def _forked_row(index: int) -> SweepRow:
+    assert _FORKED is not None
+    thread, base, combos, compactions = _FORKED
+    return sweep_row(thread, base, combos[index], compactions)
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+    import sys
+
+    return sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+
+
+def sweep_row(thread: Thread, base: Config, combo: Mapping[str, Any], compactions: str) -> SweepRow:
+    """The row of one combination: `base` with `combo`, replayed."""
     from inspector.pipeline.accounting import back_to_back
     from inspector.service import run_replay
 
-    if compactions not in COMPACTION_MODES:
-        raise ConfigError(f"--compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
-    rows: list[SweepRow] = []
-    for combo in combos:
-        config = base.updated(dict(combo))
-        replay = run_replay(thread, config, compactions=compactions)
-        totals = replay.cost_totals()
-        timeline = replay.timeline
-        if totals is None:
-            row = SweepRow(dict(combo), 1, len(timeline), sum(1 for a in timeline if a.compaction is not None),
-                           sum(1 for a in timeline if a.failed),
-                           sum(a.budget.prompt_tokens for a in timeline if not a.failed), 0, 0, None,
-                           _facts_lost(thread, replay), config == base, None, back_to_back(timeline), 1)
-        else:
-            unpriced = totals.cost is None
-            row = SweepRow(dict(combo), 1, totals.requests, totals.compactions, totals.failures,
-                           totals.prompt_tokens, totals.cache_read_tokens, totals.cache_breaks, totals.cost,
-                           _facts_lost(thread, replay), config == base,
-                           None if unpriced else totals.summarization_cost, totals.back_to_back, int(unpriced))
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
-    return rows
+    config = base.updated(dict(combo))
+    replay = run_replay(thread, config, compactions=compactions)
+    totals = replay.cost_totals()
+    timeline = replay.timeline
+    if totals is None:
+        return SweepRow(dict(combo), 1, len(timeline), sum(1 for a in timeline if a.compaction is not None),
+                        sum(1 for a in timeline if a.failed),
+                        sum(a.budget.prompt_tokens for a in timeline if not a.failed), 0, 0, None,
+                        _facts_lost(thread, replay), config == base, None, back_to_back(timeline), 1)
+    unpriced = totals.cost is None
+    return SweepRow(dict(combo), 1, totals.requests, totals.compactions, totals.failures,
+                    totals.prompt_tokens, totals.cache_read_tokens, totals.cache_breaks, totals.cost,
+                    _facts_lost(thread, replay), config == base,
+                    None if unpriced else totals.summarization_cost, totals.back_to_back, int(unpriced))
 
 
 def _worker(args: tuple) -> tuple[str, list[SweepRow] | str]:

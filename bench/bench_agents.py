@@ -20,7 +20,7 @@ from inspector.config import AGENT_PROFILES
 
 
 def _edit_times(thread, profile: str, mode: str, windows) -> list[float]:
-    from inspector.diff import diff_simulations
+    from inspector.compare.between_replays import diff_simulations
     from inspector.service import load_config, run_replay
 
     config = load_config(profile, {}, thread=thread)

@@ -12,7 +12,7 @@ import tracemalloc
 
 from bench.results import RESULTS
 from inspector.model import Message, Role, Summary, Thread
-from inspector.sanitize import sanitize_thread
+from inspector.thread_repair import sanitize_thread
 
 
 def _median_time(fn, repeat: int = 3) -> float:

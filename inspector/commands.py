@@ -14,14 +14,14 @@ from widgets.budget import largest_block_indexes
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
-    from inspector.app import InspectorApp
+    from inspector.controllers.host import InspectorHost
 
 
 class InspectorCommands(Provider):
     """Command palette: jump to thread / request, switch profile or strategy, export the audit."""
 
     @property
-    def inspector(self) -> InspectorApp:
+    def inspector(self) -> InspectorHost:
         return self.app  # type: ignore[return-value]
 
     def _commands(self) -> list[tuple[str, Any, str]]:

@@ -329,10 +329,10 @@ def run_replay(thread: Thread, config: Config, *, baseline: bool = False, compac
 
 def reproduction(thread: Thread, config: Config) -> tuple[int, int] | None:
     """(reproduced, recorded) automatic compactions of the thread that `config`, left to decide,
-    places within one request of where the agent compacted (`inspector.diff.reproduction`)."""
+    places within one request of where the agent compacted (`inspector.compare.between_replays.reproduction`)."""
     if not thread.summaries:
         return None
-    from inspector.diff import reproduction as count
+    from inspector.compare.between_replays import reproduction as count
 
     return count(thread.summaries, run_replay(thread, config, compactions="decide").timeline)
 

@@ -11,10 +11,10 @@ import pytest
 
 from inspector.anthropic_api import AnthropicError, RetryPolicy, anthropic_available, make_client
 from inspector.anthropic_tokens import AnthropicTokenizer, make_anthropic_tokenizer
+from inspector.cli.simulate_report import render_simulation
 from inspector.config import Config
 from inspector.model import Message, Role, Thread
 from inspector.pipeline import simulate
-from inspector.report import render_simulation
 from inspector.service import save_config
 from inspector.state import StateDB
 from inspector.summarizers.anthropic import AnthropicSummarizer

@@ -174,8 +174,8 @@ async def _at_the_compaction(app, pilot, tab: str) -> int:
 async def test_since_n_1_says_the_billed_delta_and_names_blocks_by_tool(tmp_path):
     """Items 11 and 13 at the real compaction: the billed row (the provider's figures, read from the JSONL)
     beside the replayed one, and blocks named by tool and turn, the UUID in its own column."""
-    from inspector.request_step import request_step
-    from widgets.request_step import RequestStepView
+    from inspector.compare.between_requests import request_step
+    from widgets.since_previous import RequestStepView
 
     billed = _usage_by_call()
     app = _session_app(tmp_path)

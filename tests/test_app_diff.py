@@ -1,4 +1,4 @@
-"""inspector.diff: what moved between a baseline replay and a what-if replay."""
+"""inspector.compare.between_replays: what moved between a baseline replay and a what-if replay."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from inspector.compare.between_replays import block_changes, compaction_indices, diff_simulations, failure_indices
 from inspector.config import Config
-from inspector.diff import block_changes, compaction_indices, diff_simulations, failure_indices
 from inspector.examples import demo_threads
 from inspector.pipeline.audit import (
     BlockAudit,

@@ -522,7 +522,7 @@ def test_json_output_is_always_json(tmp_path: Path, isolated_dirs: Path):
     whatever is not finite anyway prints as null."""
     import math
 
-    from inspector.cli_output import json_text
+    from inspector.cli.output import json_text
 
     assert json.loads(json_text({"cost": math.inf, "rows": [{"rate": math.nan}, 1.5]})) == {
         "cost": None, "rows": [{"rate": None}, 1.5]}

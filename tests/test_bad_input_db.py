@@ -433,7 +433,7 @@ def test_one_thread_the_database_refuses_never_takes_the_others_down(any_db: str
 
 def test_an_import_reports_the_thread_the_database_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Through the CLI: the refused thread is one error line naming the file and thread; the rest imports."""
-    from inspector import sanitize as _sanitize
+    from inspector import thread_repair as _sanitize
 
     monkeypatch.setattr(_sanitize, "MAX_TOKENS", 2**80)  # let a value through that SQLite cannot hold
     source = tmp_path / "two.json"

@@ -263,7 +263,7 @@ def _turns_thread(turns: int = 8) -> Thread:
 
 
 def test_a_what_if_that_prunes_more_shows_the_breaks_it_causes_and_their_cost():
-    from inspector.diff import cost_delta_of_totals, diff_simulations
+    from inspector.compare.between_replays import cost_delta_of_totals, diff_simulations
     from inspector.service import load_config, run_replay
 
     thread = _turns_thread()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.diff import block_changes, block_changes_shown
+from inspector.compare.between_replays import block_changes, block_changes_shown
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, RequestAudit
 
 STATUSES = list(BlockStatus)

@@ -17,7 +17,7 @@ from inspector.cli import main as cli_main
 from inspector.importers import export_native
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall, ToolDef
 from inspector.screens.source import MemorySource
-from inspector.textsafe import safe_line, safe_text
+from inspector.terminal_safety import safe_line, safe_text
 from tests.test_app_support import SIZE, make_app, plain, settle
 from widgets.blocks import BlocksView
 from widgets.linetable import LineTable

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from inspector.compare.between_replays import LossChange, diff_loss, diff_simulations, edit_label, loss_sentence
 from inspector.config import Config
-from inspector.diff import LossChange, diff_loss, diff_simulations, edit_label, loss_sentence
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 from inspector.pipeline import replay
 from inspector.pipeline.facts import FactKind

@@ -13,8 +13,8 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inspector.compare.between_replays import diff_simulations
 from inspector.config import KEY_SPECS, KEYS, PROFILE_KEYS, PROFILES, Config, ConfigError, coerce
-from inspector.diff import diff_simulations
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 from inspector.service import run_replay
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from inspector.textsafe import safe_line, safe_text
+from inspector.terminal_safety import safe_line, safe_text
 
 __all__ = ["literal", "safe_line", "safe_text"]
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 from inspector.config import Config, ConfigError
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState
-from inspector.textsafe import json_dumps
+from inspector.terminal_safety import json_dumps
 from inspector.writes import create_new
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
-    from inspector.app import InspectorApp
+    from inspector.controllers.host import InspectorHost
 
 
 def export_payload(view: ViewState | None, request: RequestAudit | None) -> dict[str, Any] | None:
@@ -33,7 +33,7 @@ def export_payload(view: ViewState | None, request: RequestAudit | None) -> dict
 class FileWriter:
     """Writes for `app` in "io" workers."""
 
-    def __init__(self, app: InspectorApp, *, config_file: Path | None, export_dir: Path, screenshot_dir: Path) -> None:
+    def __init__(self, app: InspectorHost, *, config_file: Path | None, export_dir: Path, screenshot_dir: Path) -> None:
         self.app = app
         self.config_file = config_file
         self.export_dir = export_dir

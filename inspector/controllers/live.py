@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 from textual.worker import WorkerState
 
 from inspector.controllers.replay import ENGINE, ReplayController
-from inspector.textsafe import safe_line
+from inspector.terminal_safety import safe_line
 
 if TYPE_CHECKING:
-    from inspector.app import InspectorApp
+    from inspector.controllers.host import InspectorHost
 
 
 class LiveTail:
     """Polls `replay.source` for the app's current thread while `enabled`."""
 
-    def __init__(self, app: InspectorApp, replay: ReplayController, *, enabled: bool, interval: float) -> None:
+    def __init__(self, app: InspectorHost, replay: ReplayController, *, enabled: bool, interval: float) -> None:
         self.app = app
         self.replay = replay
         self.enabled = enabled

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from textual.widgets import TabbedContent
 from textual.worker import get_current_worker
 
+from inspector.compare.between_replays import LossChange, diff_loss, edit_label
 from inspector.controllers.handoff import Handoff
-from inspector.diff import LossChange, diff_loss, edit_label
 from inspector.pipeline.facts import prepare
 from inspector.pipeline.probe import ProbeResult, probe
 from inspector.pipeline.survival import CompactionLoss, ReplayLike, compaction_losses
@@ -23,7 +23,7 @@ from widgets.safe import safe_line
 from widgets.timeline import TimelineChart
 
 if TYPE_CHECKING:
-    from inspector.app import InspectorApp
+    from inspector.controllers.host import InspectorHost
 
 PREPARE_CHUNK = 256  # messages whose facts are extracted between checks for cancellation
 
@@ -38,7 +38,7 @@ def _replay_of(view: ViewState, *, baseline: bool = False) -> ReplayLike:
 class LossTracker:
     """Losses of the shown view's compactions (and of its baseline, for the diff), and the last probe."""
 
-    def __init__(self, app: InspectorApp) -> None:
+    def __init__(self, app: InspectorHost) -> None:
         self.app = app
         self.view: ViewState | None = None  # the view `losses` belong to
         self.losses: dict[str, CompactionLoss] = {}

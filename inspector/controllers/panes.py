@@ -10,26 +10,26 @@ from typing import TYPE_CHECKING, Any
 from textual.timer import Timer
 from textual.widgets import TabbedContent
 
+from inspector.compare.between_requests import request_step
 from inspector.config import AGENT_PROFILES
 from inspector.pipeline.calibration import BASIS_NOTES, UNCERTAIN_BASES
-from inspector.request_step import request_step
 from inspector.screens.status import StatusLine, TimelineLabel
 from inspector.screens.view import timeline_scale
 from widgets.blocks import BlocksView
 from widgets.budget import BudgetView
 from widgets.names import names_of
-from widgets.request_step import RequestStepView
+from widgets.since_previous import RequestStepView
 from widgets.summaries import SummariesView
 from widgets.timeline import TimelineChart
 
 if TYPE_CHECKING:
-    from inspector.app import InspectorApp
+    from inspector.controllers.host import InspectorHost
 
 
 class PaneUpdater:
     """Shows `app.view` at `app.current_request` in every pane."""
 
-    def __init__(self, app: InspectorApp, *, throttle: float) -> None:
+    def __init__(self, app: InspectorHost, *, throttle: float) -> None:
         self.app = app
         self.throttle = throttle
         self.stale_tabs: set[str] = set()

@@ -22,7 +22,7 @@ from inspector.screens.view import Simulator, ViewState, build_view, default_sim
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
-    from inspector.app import InspectorApp
+    from inspector.controllers.host import InspectorHost
 
 PREPARE_CHUNK = 256  # messages the background summary scan handles between checks for cancellation
 ENGINE = "engine"  # the worker group of loads and replays (the live tail waits while one runs)
@@ -47,7 +47,7 @@ class ReplayController:
 
     def __init__(
         self,
-        app: InspectorApp,
+        app: InspectorHost,
         *,
         db_url: str | None,
         source: ThreadSource | None,

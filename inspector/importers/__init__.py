@@ -19,7 +19,7 @@ naming its line, and the file's threads carry `meta["import_gaps"]` (listed as i
 Bad input never stops the other files and never loses a whole thread for one bad item: invalid
 UTF-8 is decoded line by line with U+FFFD (each line reported), JSON nested deeper than
 `_common.MAX_DEPTH` is refused with a one-line error, and every parsed thread is repaired by
-`inspector.sanitize.sanitize_thread` (repeated ids renamed, NUL characters replaced, impossible token
+`inspector.thread_repair.sanitize_thread` (repeated ids renamed, NUL characters replaced, impossible token
 counts dropped, dangling or looping summary links cut), each repair one `file: thread X: reason`
 warning. A whole file that cannot be imported is one line in `ImportReport.errors`.
 """
@@ -52,9 +52,9 @@ from inspector.importers._sources import (
     shown,
 )
 from inspector.importers.native import export_native
-from inspector.sanitize import sanitize_thread
 from inspector.store import StoreError, sqlite_path
 from inspector.store.native import ThreadsRefused
+from inspector.thread_repair import sanitize_thread
 
 ImportError_ = FormatError
 """Alias used by the CLI: a whole input that cannot be imported."""

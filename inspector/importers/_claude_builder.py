@@ -26,7 +26,7 @@ from typing import Any
 
 from inspector.content import flatten_blocks
 from inspector.model import Message, Request, Role, Summary, ToolCall
-from inspector.sanitize import MAX_TOKENS
+from inspector.thread_repair import MAX_TOKENS
 
 COMMAND_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>")
 SYNTHETIC_MODEL = "<synthetic>"

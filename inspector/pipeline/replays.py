@@ -17,12 +17,12 @@ from inspector.pipeline.profiles import REGISTRY
 from inspector.tokens import TokenCounter, get_tokenizer, message_costs
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 
 def simulate(
     thread: Thread,
-    config: Config,
+    config: Settings,
     *,
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
@@ -42,7 +42,7 @@ class Replay:
     timeline at once, in about linear time, and one request's blocks on `audit(k)`.
     """
 
-    def __init__(self, thread: Thread, config: Config, ctx: ReplayContext) -> None:
+    def __init__(self, thread: Thread, config: Settings, ctx: ReplayContext) -> None:
         self.thread = thread
         self.config = config
         self.ctx = ctx
@@ -209,7 +209,7 @@ class Replay:
 
 def replay(
     thread: Thread,
-    config: Config,
+    config: Settings,
     *,
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
@@ -279,7 +279,7 @@ def _compaction_counts(thread: Thread, timeline, counter: TokenCounter) -> list[
     return out
 
 
-def reference_calibration(thread: Thread, config: Config, counter: TokenCounter,
+def reference_calibration(thread: Thread, config: Settings, counter: TokenCounter,
                           summarizer: Summarizer | None = None, *, compactions: str = "recorded") -> Calibration:
     """The thread's calibrated token model, fitted against the replay of its recorded history:
     `config` is the thread's baseline (its own profile and defaults) and `compactions` its

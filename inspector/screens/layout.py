@@ -12,7 +12,7 @@ from inspector.screens.status import DiffPanel, StatusLine, TimelineLabel
 from widgets.blocks import BlocksView
 from widgets.budget import BudgetView
 from widgets.config_form import ConfigForm
-from widgets.request_step import RequestStepView
+from widgets.since_previous import RequestStepView
 from widgets.summaries import SummariesView
 from widgets.threads import ThreadList
 from widgets.timeline import TimelineChart

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from inspector.diff import SimulationDiff
+from inspector.compare.between_replays import SimulationDiff
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState, timeline_scale
 from widgets.budget import STATUS_STYLES

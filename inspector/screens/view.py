@@ -8,8 +8,8 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any
 
+from inspector.compare.between_replays import BlockChange, SimulationDiff, block_changes_shown, diff_simulations
 from inspector.config import AGENT_PROFILES, Config
-from inspector.diff import BlockChange, SimulationDiff, block_changes_shown, diff_simulations
 from inspector.model import Message, Summary, Thread, tool_groups
 from inspector.pipeline import Replay
 from inspector.pipeline.audit import RequestAudit, Simulation
@@ -65,7 +65,7 @@ def _with_cost(diff: SimulationDiff, baseline: Replay | FullReplay, current: Rep
     if isinstance(baseline, Replay) and isinstance(current, Replay):
         from dataclasses import replace
 
-        from inspector.diff import cost_delta_of_totals
+        from inspector.compare.between_replays import cost_delta_of_totals
 
         return replace(diff, cost=cost_delta_of_totals(baseline.cost_totals(), current.cost_totals()))
     return diff
@@ -318,7 +318,7 @@ def _reproduction(simulator: Simulator, thread: Thread, config: Config, baseline
     """How many recorded compactions the baseline config, left to decide, places within one request."""
     if not thread.summaries:
         return None
-    from inspector.diff import reproduction
+    from inspector.compare.between_replays import reproduction
 
     decided = baseline if compactions == "decide" else _timeline(_run(simulator, thread, config, compactions="decide"))
     return reproduction(thread.summaries, decided.requests)

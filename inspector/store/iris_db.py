@@ -56,9 +56,9 @@ from inspector.model import (
     ThreadInfo,
     ToolCall,
 )
-from inspector.sanitize import sanitize_thread
 from inspector.store.engine import StoreError, database_errors, mask_url
 from inspector.store.native import Store
+from inspector.thread_repair import sanitize_thread
 
 IRIS_TABLES = ("conversations", "conversation_summaries")
 

@@ -14,8 +14,9 @@ To add a profile:
    blocks may be left out), `audit(k)` (request k with every block) and `chain` (the summaries
    it used); see `base.Replayer`. Import from `inspector.model`, `inspector.tokens`,
    `inspector.pipeline.audit`, `.context`, `.profiles.base`/`.common` and sibling modules, never
-   from `inspector.config` or `inspector.pipeline` itself (the import contract forbids the circle:
-   a replayer reads `config[key]` and may name `Config` under `if TYPE_CHECKING:`).
+   from `inspector.config` or `inspector.pipeline` itself, not even under `if TYPE_CHECKING:`
+   (`tests/test_imports.py` finds the circle): a replayer reads `config[key]` and annotates it
+   with `base.Settings`, the protocol `Config` fulfils.
    A one-module profile is fine too (`codex.py`); the real agents' profiles share the replayer
    in `agents.py` and give it their rules (`AgentRules`).
 2. In its `__init__.py` (or the module), define `PROFILE = Profile(...)`: name, what it reproduces, a short

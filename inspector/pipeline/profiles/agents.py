@@ -41,7 +41,7 @@ from inspector.pipeline.thread_memo import label_columns, remembered
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 OVERHEAD = 0  # tokens the agents' profiles add per message: their framing is in the calibrated ratio
 
@@ -83,7 +83,7 @@ class AgentRules:
     gives `StepRules`, which then decide the threshold and the trigger's reading per request."""
 
     profile: str
-    threshold: Callable[[Config], int | None]
+    threshold: Callable[[Settings], int | None]
     reads: str = "prompt"
     keep: str = "none"            # after a compaction: "none" | "user_messages" (codex) | "recent_turns" (opencode)
     prune: str = "none"           # "none" | "opencode" | "clear_tool_uses"
@@ -197,7 +197,7 @@ class AgentReplayer:
 
     FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (its trigger reads them)
 
-    def __init__(self, thread: Thread, config: Config, ctx, rules: AgentRules) -> None:
+    def __init__(self, thread: Thread, config: Settings, ctx, rules: AgentRules) -> None:
         self.thread, self.config, self.ctx, self.rules = thread, config, ctx, rules
         counter: TokenCounter = ctx.counter
         self.t = _tables(counter, thread, rules.profile)

@@ -23,13 +23,13 @@ from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, Summar
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 NAME = "anthropic-context-editing"
 PLACEHOLDER = "[tool result cleared]"
 
 
-def threshold(config: Config) -> int | None:
+def threshold(config: Settings) -> int | None:
     value = config["context_editing.compact_trigger"]
     return value if value > 0 else None
 
@@ -38,7 +38,7 @@ RULES = AgentRules(NAME, threshold, reads="prompt", keep="none", prune="clear_to
                    summary_first=True, placeholder=PLACEHOLDER)
 
 
-def replayer(thread, config: Config, ctx) -> AgentReplayer:
+def replayer(thread, config: Settings, ctx) -> AgentReplayer:
     return AgentReplayer(thread, config, ctx, RULES)
 
 

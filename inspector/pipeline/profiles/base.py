@@ -41,6 +41,24 @@ class ReasonDoc:
     meaning: str
 
 
+class Settings(Protocol):
+    """What a replayer reads of its config: `inspector.config.Config` is one. Declared here, below the
+    config module, so the profiles never name the module that lists them (no import circle, not even
+    under `TYPE_CHECKING`)."""
+
+    @property
+    def profile(self) -> str: ...
+
+    @property
+    def values(self) -> Mapping[str, Any]: ...
+
+    def __getitem__(self, key: str) -> Any: ...
+
+    def updated(self, changes: Mapping[str, Any]) -> Settings: ...
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
 class Replayer(Protocol):
     """A profile's replayer: built per (thread, config, ctx); the timeline at once, blocks on demand."""
 

@@ -44,14 +44,14 @@ from inspector.pipeline.profiles.common import REASONS as SHARED
 from inspector.pipeline.thread_memo import remembered
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 NAME = "claude-code"
 LONG_WINDOW = 1_000_000  # a recorded prompt over 200k tokens: the thread ran on a 1M-token window
 AUTO_COMPACT_WINDOW_RANGE = (100_000, 1_000_000)  # the CLI holds CLAUDE_CODE_AUTO_COMPACT_WINDOW within it
 
 
-def threshold(config: Config, rules: VersionRules | None = None, model: str | None = None) -> int | None:
+def threshold(config: Settings, rules: VersionRules | None = None, model: str | None = None) -> int | None:
     """The compaction threshold in tokens under `config`, for a request of `rules` (None: the
     config's own reserve, no version)."""
     window = config["context.window"]
@@ -194,7 +194,7 @@ RULES_SPEC = AgentRules(NAME, threshold, reads="prompt", keep="none", prune="non
                         per_request=step_rules)
 
 
-def replayer(thread, config: Config, ctx) -> AgentReplayer:
+def replayer(thread, config: Settings, ctx) -> AgentReplayer:
     return AgentReplayer(thread, config, ctx, RULES_SPEC)
 
 

@@ -21,12 +21,12 @@ from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, Summar
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 NAME = "codex"
 
 
-def threshold(config: Config) -> int | None:
+def threshold(config: Settings) -> int | None:
     limit = config["context.window"] * 9 // 10
     configured = config["codex.auto_compact_token_limit"]
     return min(limit, configured) if configured > 0 else limit
@@ -35,7 +35,7 @@ def threshold(config: Config) -> int | None:
 RULES = AgentRules(NAME, threshold, reads="previous", keep="user_messages", prune="none", summary_first=False)
 
 
-def replayer(thread, config: Config, ctx) -> AgentReplayer:
+def replayer(thread, config: Settings, ctx) -> AgentReplayer:
     return AgentReplayer(thread, config, ctx, RULES)
 
 

@@ -23,13 +23,13 @@ from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, Summar
 from inspector.pipeline.profiles.common import REASONS as SHARED
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 NAME = "opencode"
 PLACEHOLDER = "[Old tool result content cleared]"
 
 
-def threshold(config: Config) -> int | None:
+def threshold(config: Settings) -> int | None:
     max_output = config["opencode.max_output_tokens"]
     reserved = config["opencode.reserved"] or min(20_000, max_output)
     return max(0, config["context.window"] - max_output - reserved)
@@ -39,7 +39,7 @@ RULES = AgentRules(NAME, threshold, reads="previous", keep="recent_turns", prune
                    summary_first=True, placeholder=PLACEHOLDER)
 
 
-def replayer(thread, config: Config, ctx) -> AgentReplayer:
+def replayer(thread, config: Settings, ctx) -> AgentReplayer:
     return AgentReplayer(thread, config, ctx, RULES)
 
 

@@ -44,7 +44,7 @@ from inspector.pipeline.thread_memo import remembered
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 NEVER = 1 << 62  # `gone_at` of a message nothing summarized or elided
 
@@ -94,7 +94,7 @@ class HarnessReplayer:
 
     FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (Replay need not add them)
 
-    def __init__(self, thread: Thread, config: Config, ctx) -> None:
+    def __init__(self, thread: Thread, config: Settings, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx
         facts = remembered(ctx.counter, "harness", thread, lambda: _ThreadFacts.of(thread, ctx.counter))
         self.index, self.costs, self.turns, self.groups = facts.index, facts.costs, facts.turns, facts.groups

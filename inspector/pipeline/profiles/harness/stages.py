@@ -42,8 +42,8 @@ from inspector.model import Kind, Message, Role, Summary, Thread
 from inspector.pipeline.audit import Reason
 
 if TYPE_CHECKING:
-    from inspector.config import Config
     from inspector.pipeline.context import ReplayContext
+    from inspector.pipeline.profiles.base import Settings
 
 OVERHEAD = 10  # tokens the harness adds per message: the seed's ceil(chars / 4) + 10
 CONTEXT_SUMMARY_MARKER = "[Context Summary]"
@@ -65,7 +65,7 @@ class Policy(NamedTuple):
     target: float  # window x compaction_threshold: pruning stops below it
 
     @classmethod
-    def of(cls, config: Config) -> Policy:
+    def of(cls, config: Settings) -> Policy:
         window, reserve = config["context.window"], config["context.response_reserve"]
         compaction = config["context.compaction_threshold"]
         return cls(window, compaction, config["harness.pruning_threshold"], config["harness.keep_last"],

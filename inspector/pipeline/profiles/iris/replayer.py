@@ -44,7 +44,7 @@ from inspector.pipeline.thread_memo import label_columns
 from inspector.tokens import TokenCounter, text_cost, tools_cost
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 
 class _RequestState(NamedTuple):
@@ -67,7 +67,7 @@ class _RequestState(NamedTuple):
     history_tokens: int
 
 
-def replay(thread: Thread, config: Config, ctx) -> tuple[list[RequestAudit], list[Summary]]:
+def replay(thread: Thread, config: Settings, ctx) -> tuple[list[RequestAudit], list[Summary]]:
     """Every request with its full block list (the fast replayer, blocks built per request)."""
     replayer = IrisReplayer(thread, config, ctx)
     timeline = replayer.timeline()
@@ -85,7 +85,7 @@ class IrisReplayer:
 
     FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (Replay need not add them)
 
-    def __init__(self, thread: Thread, config: Config, ctx) -> None:
+    def __init__(self, thread: Thread, config: Settings, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx
         counter: TokenCounter = ctx.counter
         tables = thread_tables(counter, thread)

@@ -11,13 +11,13 @@ from inspector.model import Message, Request, Role, Summary, Thread, assign_turn
 from inspector.tokens import TokenCounter, message_costs
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 PLACEHOLDER = "[Tool output cleared]"
 OVERHEAD = 0  # tokens iris adds to each message's content: none
 
 
-def compaction_threshold_tokens(config: Config) -> int:
+def compaction_threshold_tokens(config: Settings) -> int:
     return math.ceil(config["context.window"] * config["context.compaction_threshold"])
 
 

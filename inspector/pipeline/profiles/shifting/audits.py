@@ -25,10 +25,10 @@ from inspector.pipeline.profiles.shifting.guard import (
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 
-def prompt_budget(config: Config) -> int:
+def prompt_budget(config: Settings) -> int:
     """available = window x token_budget_ratio - response_reserve (the whole prompt's share)."""
     window, ratio = config["context.window"], config["context.token_budget_ratio"]
     return math.floor(window * ratio) - config["context.response_reserve"]
@@ -53,7 +53,7 @@ class ReplaySetup:
     turns: list[int | None]
 
     @classmethod
-    def of(cls, thread: Thread, config: Config, ctx, registry=None, interceptors=None) -> ReplaySetup:
+    def of(cls, thread: Thread, config: Settings, ctx, registry=None, interceptors=None) -> ReplaySetup:
 
         if registry is None:
             registry = getattr(ctx, "strategies", None) or DEFAULT_REGISTRY

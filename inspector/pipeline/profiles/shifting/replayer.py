@@ -50,7 +50,7 @@ from inspector.pipeline.profiles.shifting.strategies import (
 from inspector.pipeline.profiles.shifting.trace import prefix_trace
 
 if TYPE_CHECKING:
-    from inspector.config import Config
+    from inspector.pipeline.profiles.base import Settings
 
 CHECKPOINT_EVERY = 128
 """`audit(k)` starts from the rows of request k - k % CHECKPOINT_EVERY, kept whole."""
@@ -58,7 +58,7 @@ CHECKPOINT_EVERY = 128
 
 def replay(
     thread: Thread,
-    config: Config,
+    config: Settings,
     ctx,
     *,
     registry=None,
@@ -81,7 +81,7 @@ class ShiftingReplayer:
     def __init__(
         self,
         thread: Thread,
-        config: Config,
+        config: Settings,
         ctx,
         *,
         registry=None,

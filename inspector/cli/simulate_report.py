@@ -7,7 +7,7 @@ from collections import Counter
 from inspector.model import Thread
 from inspector.pipeline.accounting import billed_prompt_tokens
 from inspector.pipeline.audit import RequestAudit, Simulation
-from inspector.textsafe import safe_line
+from inspector.terminal_safety import safe_line
 
 
 def _fmt(n: int | None) -> str:

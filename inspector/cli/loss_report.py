@@ -13,7 +13,7 @@ from typing import Any
 from inspector.pipeline.facts import KINDS, FactKind
 from inspector.pipeline.probe import ProbeResult, Sighting
 from inspector.pipeline.survival import CompactionLoss, KindCount, survival_table
-from inspector.textsafe import safe_line
+from inspector.terminal_safety import safe_line
 
 LOSS_FORMAT = "context-inspector/loss-v1"
 PROBE_FORMAT = "context-inspector/probe-v1"

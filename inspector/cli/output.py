@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from inspector.textsafe import JSON_UNSAFE, json_dumps
+from inspector.terminal_safety import JSON_UNSAFE, json_dumps
 
 
 class OutputRefused(Exception):

@@ -7,8 +7,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from inspector.compare.between_requests import RequestStep, StepBlock
 from inspector.pipeline.audit import RequestAudit
-from inspector.request_step import RequestStep, StepBlock
 from widgets.budget import STATUS_STYLES
 from widgets.names import MessageNames
 from widgets.safe import safe_line

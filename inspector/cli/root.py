@@ -1,0 +1,105 @@
+"""The `context-inspector` group: the TUI by default, output errors and signals made one line."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import sys
+from typing import Any
+
+import click
+
+from inspector.cli.common import UserError, db_option, fail, parse_overrides
+from inspector.config import PROFILES, ConfigError
+
+
+def _end_on_signals(ctx: click.Context) -> None:
+    """SIGTERM and SIGHUP end a command as an error would: its `finally` blocks run, so the store is
+    closed and its snapshot copy in $TMPDIR removed (the TUI installs its own handlers once it runs).
+    The handlers before are back when the command ends (the CLI also runs inside other programs)."""
+    import signal
+
+    def end(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            previous = signal.signal(signum, end)
+            ctx.call_on_close(functools.partial(signal.signal, signum, previous))
+
+
+OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE)
+
+
+class InspectorGroup(click.Group):
+    """The commands, with what no command can catch itself made one line: standard output that cannot
+    be written (a full disk, a closed pipe) and memory running out."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno not in OUTPUT_ERRNOS or exc.filename is not None:
+                raise
+            _quiet_stdout()
+            if exc.errno == errno.EPIPE:  # the reader went away (`| head`): nothing to say
+                raise SystemExit(1) from None
+            raise UserError(f"cannot write to standard output ({exc.strerror or exc}); the output is incomplete") \
+                from None
+        except MemoryError:
+            raise UserError("out of memory: the input needs more memory than this process may use (a smaller "
+                            "file, fewer threads, or a higher memory limit)") from None
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush of what could not be written
+    raises nothing more."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+@click.group(cls=InspectorGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@db_option
+@click.option("--thread", "thread_id", metavar="ID", help="Open this thread.")
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline to replay (default: the thread's source's).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key.")
+@click.version_option(package_name="context-inspector")
+@click.pass_context
+def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str | None, sets: tuple[str, ...]) -> None:
+    """Inspect an LLM app's context window, request by request.
+
+    With no command, opens the full-screen inspector (on the demo database when no
+    database is configured).
+    """
+    _end_on_signals(ctx)
+    if ctx.invoked_subcommand is not None:
+        return
+    overrides = parse_overrides(sets)
+    from inspector.store import StoreError, resolve_db_url
+
+    try:
+        url = resolve_db_url(db)
+        if url is None:
+            from inspector.demo import ensure_demo_db
+
+            url = ensure_demo_db()
+    except (StoreError, OSError) as exc:
+        raise fail(exc) from None
+    from inspector.app import create_app
+
+    try:
+        app = create_app(db_url=url, thread_id=thread_id, profile=profile, overrides=overrides)
+    except (StoreError, ConfigError) as exc:
+        raise fail(exc) from None
+    try:
+        app.run()
+    finally:
+        app.replayer.close()  # the snapshot copies, whatever ended the app
+    if app.signalled is not None:
+        sys.exit(128 + app.signalled)
+    if app.startup_error:
+        raise UserError(app.startup_error)

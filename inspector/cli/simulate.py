@@ -1,0 +1,78 @@
+"""`simulate`: replay a thread and print the audit (text, timeline or JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import click
+
+from inspector.cli.common import UserError, db_option, fail, flush_notes, open_store, parse_overrides, say
+from inspector.cli.output import json_text
+from inspector.cli.root import main
+from inspector.config import COMPACTION_MODES, PROFILES, ConfigError
+
+
+@main.command("simulate")
+@click.option("--thread", "thread_id", required=True, metavar="ID")
+@db_option
+@click.option("--profile", type=click.Choice(PROFILES), help="Pipeline (default: the thread's source's, else iris).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
+              help="recorded: follow the thread's compactions; decide: the profile decides every one "
+                   "(default: recorded where the thread recorded any).")
+@click.option("--request", "request_index", type=int, metavar="INDEX",
+              help="Only the request with this index (from 0, as in the JSON; the TUI shows it as request INDEX+1).")
+@click.option("--timeline", is_flag=True, help="Per-request summary without blocks.")
+@click.option("--json", "as_json", is_flag=True, help="Print the simulation JSON.")
+def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: tuple[str, ...],
+                     compactions: str | None, request_index: int | None, timeline: bool, as_json: bool) -> None:
+    """Replay a thread's context pipeline and print the audit."""
+    from inspector.service import default_compactions, load_config, reproduction, reproduction_line, run_replay
+    from inspector.store import StoreError
+
+    overrides = parse_overrides(sets)
+    store = open_store(db)
+    try:
+        thread = store.load_thread(thread_id)
+    except (StoreError, KeyError) as exc:
+        raise fail(exc) from None
+    finally:
+        flush_notes(store)
+        store.close()
+    for line in thread.meta.get("load_warnings", ()) if isinstance(thread.meta, dict) else ():
+        say("warning: ", line)
+    try:
+        config = load_config(profile, overrides, thread=thread)
+        mode = compactions or default_compactions(thread)
+        result = run_replay(thread, config, compactions=mode)
+        result.costs  # noqa: B018 - the prompt cache, whose notice (not modelled) is said with the others
+        for notice in result.notices:
+            say("warning: ", notice)
+        if request_index is not None and not 0 <= request_index < len(result):
+            raise UserError(
+                f"--request {request_index} is out of range: thread {thread_id} has {len(result)} requests"
+            )
+        # Block lists are built only where they are printed.
+        detailed = request_index
+        if detailed is None and not as_json and not timeline and len(result):
+            detailed = len(result) - 1  # the text report shows the last request in full
+        if detailed is not None:
+            sim = result.simulation(blocks=False)
+            sim = replace(sim, requests=tuple(
+                result.audit(r.index) if r.index == detailed else r for r in sim.requests))
+        else:
+            sim = result.simulation(blocks=as_json and not timeline)
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise fail(exc) from None
+    if as_json:
+        click.echo(json_text(sim.to_json(timeline=timeline, request=request_index)))
+        return
+    from inspector.cli.simulate_report import render_simulation
+
+    try:
+        # how the profile itself (its baseline config, no --set) reproduces the recorded compactions
+        status = reproduction_line(config.profile, reproduction(thread, load_config(config.profile, {}, thread=thread)))
+    except (ConfigError, ValueError, RuntimeError) as exc:
+        raise fail(exc) from None
+    click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
+                                 status=status, calibration=result.calibration))

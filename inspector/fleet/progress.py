@@ -27,6 +27,8 @@ class Progress:
 
     def left(self, now: float | None = None) -> float | None:
         """Seconds left at the rate so far (None while unknown)."""
+        if self.done >= self.total:
+            return 0.0
         rate = self.rate(now)
         return None if rate is None else (self.total - self.done) / rate
 

@@ -67,7 +67,6 @@ PROFILE = Profile(
     message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
-    default_for=("codex",),
     summarization=SummarizationCall(
         "history", cached=True, model="thread",
         source="openai/codex `codex-rs/core/src/compact.rs` (`run_compact_task`: the history and the "

@@ -289,7 +289,7 @@ class _AuditsOnly:
     def __init__(self, replay) -> None:
         self._replay = replay
 
-    def simulation(self, *, blocks: bool = True):
+    def simulation(self, *, blocks: bool = True, priced: bool = True):
         return self._replay.simulation(blocks=blocks)
 
     def audit(self, index: int):

@@ -23,7 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, TabbedContent
 
 from inspector.commands import InspectorCommands
-from inspector.config import Config, ConfigError
+from inspector.config import Config, ConfigError, only_reader
 from inspector.controllers.files import FileWriter, export_payload
 from inspector.controllers.live import LiveTail
 from inspector.controllers.loss import LossTracker
@@ -242,8 +242,9 @@ class InspectorApp(App[None]):
         if self.view is None:
             return
         config = self.view.config
-        if key == "context.strategy" and config.profile != "shifting":
-            config = switch_profile(config, "shifting", self.view.thread)
+        reader = only_reader(key)  # a key only one profile reads (a shifting strategy) switches to it
+        if reader is not None and config.profile != reader:
+            config = switch_profile(config, reader, self.view.thread)
         try:
             self.replay(config.updated({key: value}))
         except ConfigError as exc:

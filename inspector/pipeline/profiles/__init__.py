@@ -50,3 +50,6 @@ _PROFILES: tuple[Profile, ...] = (
 
 REGISTRY: dict[str, Profile] = {p.name: p for p in _PROFILES}
 """Profile name -> its record, in the order the app and the README list them."""
+
+DEFAULT_PROFILE = _PROFILES[0].name
+"""The profile a thread replays under when neither the user, the thread nor its importer names one."""

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import os
 import random
 from dataclasses import replace
 
@@ -44,6 +45,11 @@ from inspector.pipeline.profiles.shifting.strategies import (
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 from tests.reference.shifting import replay_reference, shift_context_reference
+
+
+def examples(thorough: int) -> int:
+    """A third of the thorough count by default (the suite's time); all of it under HYPOTHESIS_PROFILE=thorough."""
+    return thorough if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else max(50, thorough // 3)
 
 PROTECTIONS = [None, None, None, Reason.PINNED, Reason.PROTECTED_SYSTEM, Reason.CURRENT_INPUT]
 
@@ -86,7 +92,7 @@ def assert_same_shift(fast: ShiftResult, ref: ShiftResult) -> None:
     assert list(fast.reasons.items()) == list(ref.reasons.items())
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(block_lists(), st.integers(-10, 500), st.randoms(use_true_random=False), st.booleans())
 def test_fast_shift_equals_reference_on_random_blocks(blocks, budget, rnd, reorder):
     order = None
@@ -182,7 +188,7 @@ def assert_cut_matches_reference(costs, labels, protected, budget) -> None:
     assert (cut.total, cut.fits, cut.budget) == (ref.total, ref.fits, ref.budget)
 
 
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(800), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cost_arrays(), st.integers(-10, 700))
 def test_truncate_costs_equals_literal_reference_on_random_arrays(arrays, budget):
     assert_cut_matches_reference(*arrays, budget)
@@ -386,20 +392,20 @@ def assert_same_replay(thread: Thread, config: Config, **kw) -> list:
     return fast
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(threads(), configs("truncate"))
 def test_fast_truncate_replay_equals_reference(thread, config):
     assert ShiftingReplayer(thread, config, ctx()).fast
     assert_same_replay(thread, config)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(threads(), configs())
 def test_replay_of_every_strategy_equals_reference(thread, config):
     assert_same_replay(thread, config)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(threads())
 def test_prefix_blocks_equal_build_blocks_on_every_prefix(thread):
     msgs = thread.messages
@@ -465,7 +471,7 @@ def test_replay_uses_the_guard_for_plugins_interceptors_and_repeated_ids():
     assert_same_replay(repeated, config)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(threads(), st.integers(-5, 600))
 def test_fast_vector_recall_equals_literal(thread, budget):
     blocks = build_blocks(thread.messages)
@@ -525,7 +531,7 @@ def test_the_replay_object_builds_shifting_blocks_on_demand():
     assert [result._fast.audit(k) for k in range(len(result))] == full
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(threads(), configs(), st.data())
 def test_replay_with_duplicate_message_ids_equals_reference(thread, config, data):
     # Blocks are keyed by message id: a thread repeating one takes the from-scratch path.

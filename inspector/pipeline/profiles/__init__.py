@@ -24,7 +24,8 @@ To add a profile:
    of keys only it has (`keys`), its values of shared keys (`defaults`), its reason codes
    (`reasons`: shared ones from `common.REASONS`, its own as `ReasonDoc`), its per-message
    token overhead and its replayer class.
-3. Add one line to `_PROFILES` below, then run `python -m tests.readme_tables` for the README.
+3. Add one line to `_PROFILES` below and a knob file `tests/profiles/knobs/<name>.py` (the contract
+   suite, `tests/profiles/`), then run `python -m tests.readme_tables` for the README.
 """
 
 from inspector.pipeline.profiles import (

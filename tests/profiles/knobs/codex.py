@@ -1,0 +1,2 @@
+SMALL = {"codex.compact_user_tokens": 300}
+REFERENCE = None

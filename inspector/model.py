@@ -155,6 +155,21 @@ class Summary:
         """The text injected into the system prompt for this summary (narrative only)."""
         return self.summary
 
+    @property
+    def readable(self) -> bool:
+        """False where nobody can read the summary: the provider kept it encrypted (Codex's remote
+        compaction, `meta["summary_encrypted"]`)."""
+        return not (isinstance(self.meta, Mapping) and self.meta.get("summary_encrypted"))
+
+    def retained_text(self) -> str:
+        """What the agent kept verbatim beside the summary, where it recorded it (Codex's
+        `replacement_history` messages), one message a line; "" where it recorded none."""
+        history = self.meta.get("replacement_history") if isinstance(self.meta, Mapping) else None
+        if not isinstance(history, (list, tuple)):
+            return ""
+        return "\n".join(str(item.get("content") or "") for item in history
+                         if isinstance(item, Mapping) and item.get("type") == "message")
+
 
 @dataclass(frozen=True, slots=True)
 class Thread:

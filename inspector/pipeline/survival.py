@@ -12,6 +12,7 @@ path of the span has, a directory through a path inside it) are in `judge`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,10 +25,11 @@ from inspector.pipeline.textmatch import contains, normalise, number_form, path_
 
 class ReplayLike(Protocol):
     """What survival and probes read from a replay (`inspector.pipeline.Replay` is one): the
-    timeline and the summary chain (`simulation(blocks=False)`), one request's blocks on demand,
-    and optionally `summary_spans()` (each summary's messages without building blocks)."""
+    timeline and the summary chain (`simulation(blocks=False, priced=False)`: survival reads no
+    cost), one request's blocks on demand, and optionally `summary_spans()` (each summary's
+    messages without building blocks)."""
 
-    def simulation(self, *, blocks: bool = True) -> Simulation: ...
+    def simulation(self, *, blocks: bool = True, priced: bool = True) -> Simulation: ...
 
     def audit(self, index: int) -> RequestAudit: ...
 
@@ -42,24 +44,41 @@ class SummaryText:
         self.numbers = number_form(self.plain)
 
 
+@functools.lru_cache(maxsize=65_536)
+def _needles(kind: FactKind, text: str) -> tuple[str, ...]:
+    """What a fact is looked for as in a summary, any one found (remembered: a sweep judges the
+    same facts of a thread against every config's summaries)."""
+    if kind is FactKind.PATH:
+        return path_forms(text)
+    if kind is FactKind.NUMBER:
+        return (number_form(normalise(text)),)
+    if kind is FactKind.URL:
+        url = normalise(text)
+        return (url, url.rstrip("/")) if url.endswith("/") else (url,)
+    return (normalise(text),)
+
+
 def survives(fact: Fact, summary: SummaryText | str) -> bool:
     """Whether `fact` is found in `summary` (the rules in `inspector.pipeline.facts`)."""
     if isinstance(summary, str):
         summary = SummaryText(summary)
-    if fact.kind is FactKind.PATH:
-        return any(contains(summary.plain, form, path=True) for form in path_forms(fact.text))
-    if fact.kind is FactKind.NUMBER:
-        return contains(summary.numbers, number_form(normalise(fact.text)))
-    if fact.kind is FactKind.URL:
-        url = normalise(fact.text)
-        return contains(summary.plain, url) or (url.endswith("/") and contains(summary.plain, url.rstrip("/")))
-    return contains(summary.plain, normalise(fact.text))
+    kind = fact.kind
+    haystack = summary.numbers if kind is FactKind.NUMBER else summary.plain
+    path = kind is FactKind.PATH
+    return any(contains(haystack, needle, path=path) for needle in _needles(kind, fact.text))
+
+
+OPAQUE = "summary opaque (encrypted by the provider)"
+"""What the reports say instead of a loss rate where a compaction's summary cannot be read."""
 
 
 @dataclass(frozen=True, slots=True)
 class FactFate:
+    """`survived`: True (found in the summary, or kept verbatim beside it), False (lost), None (not
+    known: the summary cannot be read and the agent did not keep it verbatim)."""
+
     fact: Fact
-    survived: bool
+    survived: bool | None
 
     def to_json(self) -> dict[str, Any]:
         return {**self.fact.to_json(), "survived": self.survived}
@@ -69,29 +88,31 @@ class FactFate:
 class KindCount:
     facts: int = 0
     survived: int = 0
+    unknown: int = 0
 
     @property
     def lost(self) -> int:
-        return self.facts - self.survived
+        return self.facts - self.survived - self.unknown
 
     @property
     def rate(self) -> float | None:
-        """Fraction that survived; None when there was nothing to keep."""
-        return self.survived / self.facts if self.facts else None
+        """Fraction that survived; None when there was nothing to keep, or when the fate of some
+        is not known (an opaque summary: a rate over the rest would be a confident wrong number)."""
+        return self.survived / self.facts if self.facts and not self.unknown else None
 
     def __add__(self, other: KindCount) -> KindCount:
-        return KindCount(self.facts + other.facts, self.survived + other.survived)
+        return KindCount(self.facts + other.facts, self.survived + other.survived, self.unknown + other.unknown)
 
     def to_json(self) -> dict[str, Any]:
-        return {"facts": self.facts, "survived": self.survived, "lost": self.lost,
+        return {"facts": self.facts, "survived": self.survived, "lost": self.lost, "unknown": self.unknown,
                 "rate": None if self.rate is None else round(self.rate, 4)}
 
 
 def kind_counts(fates: Iterable[FactFate]) -> dict[FactKind, KindCount]:
-    """Facts and survivors per kind, every kind present (zero when absent)."""
+    """Facts, survivors and facts of unknown fate per kind, every kind present (zero when absent)."""
     counts = {kind: KindCount() for kind in KINDS}
     for fate in fates:
-        counts[fate.fact.kind] += KindCount(1, int(fate.survived))
+        counts[fate.fact.kind] += KindCount(1, int(fate.survived is True), int(fate.survived is None))
     return counts
 
 
@@ -105,17 +126,19 @@ class CompactionLoss:
     request_id: str
     message_ids: tuple[str, ...]
     fates: tuple[FactFate, ...]
+    summary_readable: bool = True  # False: the provider kept it encrypted (`Summary.readable`)
 
     def counts(self) -> dict[FactKind, KindCount]:
         return kind_counts(self.fates)
 
     def lost(self) -> tuple[Fact, ...]:
-        return tuple(f.fact for f in self.fates if not f.survived)
+        return tuple(f.fact for f in self.fates if f.survived is False)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "summary_id": self.summary_id,
             "source": self.source,
+            "summary_readable": self.summary_readable,
             "request_index": self.request_index,
             "request_id": self.request_id,
             "messages": len(self.message_ids),
@@ -191,7 +214,7 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
                       extract: Callable[[Sequence[Message]], tuple[Fact, ...]] = extract_facts,
                       ) -> tuple[CompactionLoss, ...]:
     """Every compaction of `replay`, in request order, with the fate of its span's facts."""
-    timeline = replay.simulation(blocks=False)
+    timeline = replay.simulation(blocks=False, priced=False)
     by_id = {s.id: s for s in thread.summaries}
     by_id.update({s.id: s for s in timeline.summaries})
     messages = {m.id: m for m in thread.messages}
@@ -212,8 +235,18 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
         earlier.update(ids)
         facts = extract([messages[i] for i in ids if i in messages])
         out.append(CompactionLoss(summary.id, summary.source, request.index, request.request_id, ids,
-                                  judge(facts, summary.injected_text(), cwd)))
+                                  fates_of(facts, summary, cwd), summary.readable))
     return tuple(out)
+
+
+def fates_of(facts: Sequence[Fact], summary: Summary, cwd: str | None = None) -> tuple[FactFate, ...]:
+    """Each fact judged against the summary (`judge`); where the summary cannot be read, a fact the
+    agent kept verbatim beside it (`Summary.retained_text`) survived and every other one's fate is
+    not known (None), never lost."""
+    if summary.readable:
+        return judge(facts, summary.injected_text(), cwd)
+    kept = judge(facts, summary.retained_text(), cwd)
+    return tuple(FactFate(f.fact, True if f.survived else None) for f in kept)
 
 
 def survival_table(losses: Iterable[CompactionLoss]) -> dict[FactKind, KindCount]:

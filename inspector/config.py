@@ -218,6 +218,8 @@ def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict
     data = load_toml(text, source)
     profile = data.pop("profile", None)
     data.pop("prices", None)  # the price table's overrides: read by service.load_prices
+    data.pop("tui", None)  # the TUI's own settings and key bindings: read by inspector.screens.settings
+    data.pop("keys", None)
     if profile is not None and profile not in PROFILES:
         raise ConfigError(f"{source}: profile must be one of {', '.join(PROFILES)}: got {profile!r}")
     values: dict[str, Any] = {}

@@ -5,7 +5,6 @@ JSON round trip, and the compaction threshold the screens show is the one its re
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
@@ -19,13 +18,12 @@ from inspector.pipeline.profiles import REGISTRY
 from inspector.service import run_replay
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 from tests.helpers import CountingSummarizer
+from tests.profiles.knobs import knobs
 
 KNOBS = Path(__file__).parent / "knobs"
 WINDOW = 8_000
 
 
-def knobs(name: str):
-    return importlib.import_module(f"tests.profiles.knobs.{name.replace('-', '_')}")
 
 
 def small_thread() -> Thread:
@@ -44,7 +42,8 @@ def small_thread() -> Thread:
 
 
 def config_for(name: str) -> Config:
-    return Config.for_profile(name, {**knobs(name).SMALL, "context.window": WINDOW})
+    knob = knobs(name)
+    return Config.for_profile(name, {**knob.SMALL, **getattr(knob, "COMPACTS_WITH", {}), "context.window": WINDOW})
 
 
 def test_every_profile_has_one_knob_file_and_every_knob_file_a_profile():

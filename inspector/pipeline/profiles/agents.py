@@ -72,6 +72,10 @@ class StepRules(NamedTuple):
     keeps_tail: tuple[bool, ...]
     reattached: tuple[tuple[int, int, int] | None, ...]
     initial: tuple[int, int] | None = None
+    trigger_extra: tuple[int, ...] | None = None
+    """Of `added`, what the agent's count adds that is no part of the prompt (opencode's cache reads
+    past the prompt, anomalyco/opencode#30649): a compaction it alone triggers says so."""
+    extra_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class AgentRules:
     summary_first: bool = True    # prompt order: the summary before what a compaction kept
     placeholder: str = ""         # what a pruned or cleared tool output is replaced by
     per_request: Callable[[AgentReplayer], StepRules] | None = None
+    prune_enabled: Callable[[Settings], bool] | None = None  # None: the prune rule always runs
 
 
 class _Kept(NamedTuple):
@@ -213,6 +218,7 @@ class AgentReplayer:
             calibration = Calibration.identity(len(self.requests))
         self.calibration: Calibration = calibration
         self.steps: StepRules | None = rules.per_request(self) if rules.per_request is not None else None
+        self.prunes = rules.prune_enabled(config) if rules.prune_enabled is not None else True
         self.chain: list[Summary] = []
         self.summary_cost: dict[str, int] = {}
         self.states: list[_State] = []
@@ -289,7 +295,7 @@ class AgentReplayer:
         """opencode `prune`: the last 2 user turns are skipped; going back from there, tool
         outputs are protected until PRUNE_PROTECT tokens of them; the older ones are erased if
         that frees more than PRUNE_MINIMUM. Returns the new boundary (outputs before it erased)."""
-        if cur is None or cur - 1 < 1:
+        if cur is None or cur - 1 < 1 or not self.prunes:
             return pruned_upto
         protect_from = self.t.turn_start[cur - 1]
         lo = max(lo, pruned_upto)
@@ -350,18 +356,20 @@ class AgentReplayer:
         return out
 
     def _recent_tail(self, lo: int, end: int) -> int:
-        """opencode `select`: newest turns kept whole while they fit the preserve budget, then
-        the newest suffix of the next one that fits. Returns the first kept index (end + 1: none)."""
+        """opencode `select`: of the last `opencode.tail_turns` turns, the newest kept whole while they
+        fit the preserve budget, then the newest suffix of the next one that fits. Returns the first
+        kept index (end + 1: none)."""
         t = self.t
         budget = self.config["opencode.preserve_recent_tokens"]
         if budget <= 0:
             usable = self.rules.threshold(self.config) or 0
             budget = min(15_000, max(2_000, usable // 4))
         cur = t.turn_of[end]
-        if cur is None:
+        tail_turns = self.config["opencode.tail_turns"]
+        if cur is None or tail_turns <= 0:
             return end + 1
         total, keep = 0, end + 1
-        for turn in range(cur, 0, -1):
+        for turn in range(cur, max(0, cur - tail_turns), -1):  # of the last `tail_turns` turns
             start = max(lo, t.turn_start[turn])
             stop = t.turn_start[turn + 1] if turn + 1 < len(t.turn_start) else len(t.msgs)
             stop = min(stop, end + 1)
@@ -444,6 +452,11 @@ class AgentReplayer:
                     span_hi = self._last_call(lo, end) - 1
                 if span_hi >= lo:
                     trigger = "token_threshold"
+                    extra = steps.trigger_extra[k] if steps is not None and steps.trigger_extra else 0
+                    if extra and reading - extra < threshold:
+                        diagnostics.append(f"{steps.extra_note}: {extra:,} of the {reading:,} tokens the trigger "
+                                           f"read; without them {reading - extra:,}, under the threshold "
+                                           f"{threshold:,}")
                     span = (t.msgs[lo].id, t.msgs[span_hi].id)
                     new_summary = recorded_by_span.get(span) or self._summarize(lo, span_hi, req)
             if new_summary is not None and trigger is not None:

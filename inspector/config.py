@@ -21,8 +21,8 @@ from inspector.pipeline.profiles.common import SUMMARIZERS, TOKENIZERS, TRIGGER_
 COMPACTION_MODES = ("recorded", "decide")
 
 __all__ = ["AGENT_PROFILES", "COMPACTION_MODES", "DEFAULTS", "KEYS", "KEY_SPECS", "PROFILES", "PROFILE_KEYS",
-           "SOURCE_PROFILES", "STRATEGIES", "SUMMARIZERS", "TOKENIZERS", "TRIGGER_SOURCES", "Config", "ConfigError",
-           "KeySpec", "coerce", "parse_set", "parse_toml", "source_profile", "thread_values"]
+           "STRATEGIES", "SUMMARIZERS", "TOKENIZERS", "TRIGGER_SOURCES", "Config", "ConfigError",
+           "KeySpec", "coerce", "parse_set", "parse_toml", "thread_values"]
 
 
 class ConfigError(ValueError):
@@ -48,14 +48,6 @@ key's own default, else the profile's (its source documents)."""
 
 PROFILE_KEYS: dict[str, tuple[str, ...]] = {name: profile.reads for name, profile in REGISTRY.items()}
 """Keys each profile reads; the TUI shows these."""
-
-SOURCE_PROFILES: dict[str, str] = {source: name for name, profile in REGISTRY.items() for source in profile.default_for}
-"""A thread replays by default under its source's profile; other sources keep iris."""
-
-
-def source_profile(source: str | None) -> str | None:
-    """The profile a thread of this source replays under by default (None: no own profile)."""
-    return SOURCE_PROFILES.get(source or "")
 
 
 def thread_values(thread: Any, profile: str) -> dict[str, Any]:

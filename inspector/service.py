@@ -18,7 +18,6 @@ from inspector.config import (
     Config,
     ConfigError,
     parse_toml,
-    source_profile,
     thread_values,
 )
 from inspector.model import Thread
@@ -26,6 +25,14 @@ from inspector.paths import config_path
 from inspector.pipeline import Replay, replay
 from inspector.pipeline.audit import Simulation
 from inspector.tokens import TokenCounter, TokenizerUnavailable, get_tokenizer
+
+
+def _source_profile(source: str | None) -> str | None:
+    """The profile a thread of this source replays under by default: its importer's (None: iris)."""
+    from inspector.importers import default_profile
+
+    return default_profile(source)
+
 
 THREAD_PROFILE_KEY = "replay_profile"  # a thread's meta key naming the profile it was built for
 
@@ -49,7 +56,7 @@ def load_config(
     file's, else iris. The file's values are kept when they are keys of any profile.
     """
     file_profile, file_values = read_config_file(path)
-    chosen = (profile or (thread_profile(thread) or source_profile(thread.source) if thread is not None else None)
+    chosen = (profile or (thread_profile(thread) or _source_profile(thread.source) if thread is not None else None)
               or file_profile or "iris")
     values: dict[str, Any] = dict(thread_values(thread, chosen)) if thread is not None else {}
     values.update(file_values)
@@ -277,7 +284,7 @@ def thread_calibration(thread: Thread, counter: TokenCounter, summarizer=None):
     profile and defaults, its default compaction mode), for the counter in use."""
     from inspector.pipeline import reference_calibration
 
-    profile = thread_profile(thread) or source_profile(thread.source) or "iris"
+    profile = thread_profile(thread) or _source_profile(thread.source) or "iris"
     config = Config.for_profile(profile, thread_values(thread, profile))
     if config["context.tokenizer"] != counter.name:
         config = config.updated({"context.tokenizer": counter.name})

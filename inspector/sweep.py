@@ -4,7 +4,8 @@ prompt tokens, cache-read share, cache breaks, cost (the compactions' summarizat
 included, and shown apart) and facts lost.
 
 Above the engine (it goes through `service.run_replay`, so a sweep row means what `simulate`
-means). `--all` runs one worker process per thread batch (`sweep_all`).
+means). `--all` is the fleet sweep (`inspector.fleet`): batches of threads on a process pool or a
+Dask cluster, the rows added up exactly (`fleet.rollup`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,28 +50,9 @@ class SweepRow:
                 "summarization_cost": _dollars(self.summarization_cost),
                 "unpriced_threads": self.unpriced_threads, "facts_lost": self.facts_lost}
 
-    def plus(self, other: SweepRow) -> SweepRow:
-        """Two threads' rows for one combination, added up: the known costs summed, a thread without
-        one counted in `unpriced_threads` (unknown only where no thread has a cost)."""
-        lost = None if self.facts_lost is None and other.facts_lost is None else \
-            (self.facts_lost or 0) + (other.facts_lost or 0)
-        return SweepRow(self.config, self.threads + other.threads, self.requests + other.requests,
-                        self.compactions + other.compactions, self.failures + other.failures,
-                        self.prompt_tokens + other.prompt_tokens, self.cache_read_tokens + other.cache_read_tokens,
-                        self.cache_breaks + other.cache_breaks, _known_sum(self.cost, other.cost), lost,
-                        self.baseline and other.baseline,
-                        _known_sum(self.summarization_cost, other.summarization_cost),
-                        self.back_to_back + other.back_to_back, self.unpriced_threads + other.unpriced_threads)
-
 
 def _dollars(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
-
-
-def _known_sum(a: float | None, b: float | None) -> float | None:
-    if a is None:
-        return b
-    return a if b is None else a + b
 
 
 def parse_key(item: str) -> tuple[str, list[Any]]:
@@ -128,78 +109,79 @@ def _facts_lost(thread: Thread, replay) -> int:
 
 
 def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], *,
-                 compactions: str = "decide", on_row: Callable[[SweepRow], None] | None = None) -> list[SweepRow]:
+                 compactions: str = "decide", on_row: Callable[[SweepRow], None] | None = None,
+                 jobs: int = 1) -> list[SweepRow]:
     """One row per combination, in order. `compactions`: `recorded` follows the thread's recorded
-    compactions, `decide` lets the config decide every one (as `simulate --set` does)."""
-    from inspector.pipeline.accounting import back_to_back
-    from inspector.service import run_replay
+    compactions, `decide` lets the config decide every one (as `simulate --set` does).
 
+    `jobs` > 1 replays the first combination here (which counts the thread's tokens and extracts
+    its messages' facts once, for every combination) and the rest in `jobs` forked processes that
+    inherit that work; one process where the platform cannot fork."""
     if compactions not in COMPACTION_MODES:
         raise ConfigError(f"--compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
-    rows: list[SweepRow] = []
-    for combo in combos:
-        config = base.updated(dict(combo))
-        replay = run_replay(thread, config, compactions=compactions)
-        totals = replay.cost_totals()
-        timeline = replay.timeline
-        if totals is None:
-            row = SweepRow(dict(combo), 1, len(timeline), sum(1 for a in timeline if a.compaction is not None),
-                           sum(1 for a in timeline if a.failed),
-                           sum(a.budget.prompt_tokens for a in timeline if not a.failed), 0, 0, None,
-                           _facts_lost(thread, replay), config == base, None, back_to_back(timeline), 1)
-        else:
-            unpriced = totals.cost is None
-            row = SweepRow(dict(combo), 1, totals.requests, totals.compactions, totals.failures,
-                           totals.prompt_tokens, totals.cache_read_tokens, totals.cache_breaks, totals.cost,
-                           _facts_lost(thread, replay), config == base,
-                           None if unpriced else totals.summarization_cost, totals.back_to_back, int(unpriced))
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
+    if jobs <= 1 or len(combos) < 3 or not _can_fork():
+        rows = []
+        for combo in combos:
+            rows.append(sweep_row(thread, base, combo, compactions))
+            if on_row is not None:
+                on_row(rows[-1])
+        return rows
+    import multiprocessing
+
+    first = sweep_row(thread, base, combos[0], compactions)
+    if on_row is not None:
+        on_row(first)
+    global _FORKED
+    _FORKED = (thread, base, tuple(combos), compactions)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(combos) - 1)) as pool:
+            rows = [first]
+            for row in pool.imap(_forked_row, range(1, len(combos))):
+                rows.append(row)
+                if on_row is not None:
+                    on_row(row)
+    finally:
+        _FORKED = None
     return rows
 
 
-def _worker(args: tuple) -> tuple[str, list[SweepRow] | str]:
-    """One thread of `sweep_all`, in a worker process: (thread id, rows or a one-line error)."""
-    db_url, thread_id, profile, overrides, combos, compactions = args
-    from inspector.service import load_config
-    from inspector.store import Store, StoreError
-
-    try:
-        with Store.open(db_url, read_only=True) as store:
-            thread = store.load_thread(thread_id)
-        base = load_config(profile, overrides, thread=thread)
-        return thread_id, sweep_thread(thread, base, combos, compactions=compactions)
-    except (StoreError, KeyError, ConfigError, ValueError, RuntimeError) as exc:
-        return thread_id, " ".join(str(exc).split()) or exc.__class__.__name__
+_FORKED: tuple | None = None
+"""What `sweep_thread`'s forked processes replay (set before the fork, so nothing is pickled but
+the combination's index and the row)."""
 
 
-def sweep_all(db_url: str, thread_ids: Sequence[str], profile: str | None, overrides: Mapping[str, Any],
-              combos: Sequence[Mapping[str, Any]], *, compactions: str = "decide", jobs: int = 2,
-              progress: Callable[[str], None] | None = None) -> tuple[list[SweepRow], list[str]]:
-    """Every thread under every combination, in `jobs` worker processes; rows added up per
-    combination (in order) and one error line per thread that could not be swept."""
-    totals: list[SweepRow | None] = [None] * len(combos)
-    errors: list[str] = []
-    tasks = [(db_url, tid, profile, dict(overrides), [dict(c) for c in combos], compactions) for tid in thread_ids]
+def _forked_row(index: int) -> SweepRow:
+    assert _FORKED is not None
+    thread, base, combos, compactions = _FORKED
+    return sweep_row(thread, base, combos[index], compactions)
 
-    def take(thread_id: str, result: list[SweepRow] | str) -> None:
-        if isinstance(result, str):
-            errors.append(f"thread {thread_id}: {result}")
-        else:
-            for i, row in enumerate(result):
-                totals[i] = row if totals[i] is None else totals[i].plus(row)
-        if progress is not None:
-            progress(thread_id)
 
-    if jobs <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            take(*_worker(task))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for future in as_completed([pool.submit(_worker, t) for t in tasks]):
-                take(*future.result())
-    return [r for r in totals if r is not None], errors
+def _can_fork() -> bool:
+    import multiprocessing
+    import sys
+
+    return sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+
+
+def sweep_row(thread: Thread, base: Config, combo: Mapping[str, Any], compactions: str) -> SweepRow:
+    """The row of one combination: `base` with `combo`, replayed."""
+    from inspector.pipeline.accounting import back_to_back
+    from inspector.service import run_replay
+
+    config = base.updated(dict(combo))
+    replay = run_replay(thread, config, compactions=compactions)
+    totals = replay.cost_totals()
+    timeline = replay.timeline
+    if totals is None:
+        return SweepRow(dict(combo), 1, len(timeline), sum(1 for a in timeline if a.compaction is not None),
+                        sum(1 for a in timeline if a.failed),
+                        sum(a.budget.prompt_tokens for a in timeline if not a.failed), 0, 0, None,
+                        _facts_lost(thread, replay), config == base, None, back_to_back(timeline), 1)
+    unpriced = totals.cost is None
+    return SweepRow(dict(combo), 1, totals.requests, totals.compactions, totals.failures,
+                    totals.prompt_tokens, totals.cache_read_tokens, totals.cache_breaks, totals.cost,
+                    _facts_lost(thread, replay), config == base,
+                    None if unpriced else totals.summarization_cost, totals.back_to_back, int(unpriced))
 
 
 METRICS: dict[str, str] = {

@@ -1,8 +1,8 @@
-"""The README's profile, config-key, reason-code and summarization-call tables, rendered from the
-profile registry.
+"""The README's profile, config-key, reason-code, summarization-call and importer tables, rendered
+from the profile and importer registries (and the `import --format` choices line).
 
 `tests/test_profiles.py` fails while the README's tables differ from these; after adding or
-changing a profile, `python -m tests.readme_tables` rewrites them in place.
+changing a profile or an importer, `python -m tests.readme_tables` rewrites them in place.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from inspector.config import DEFAULTS, KEYS
+from inspector.importers import FORMAT_NAMES
+from inspector.importers import REGISTRY as IMPORTERS
 from inspector.pipeline.profiles import REGISTRY
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -80,18 +82,36 @@ def summarization_table() -> list[str]:
     return _table(["profile", "the summarization call sends", "the conversation's cache", "model", "source"], rows)
 
 
+def importers_table() -> list[str]:
+    rows = [[f"`{i.name}`", f"`{i.default_profile}`" if i.default_profile else "the default profile", i.reads]
+            for i in sorted(IMPORTERS.values(), key=lambda i: i.name in ("native",))]
+    return _table(["format", "replays under", "what becomes what"], rows)
+
+
+FORMATS_LINE = "`context-inspector import PATH... [--format "
+
+
+def formats_line() -> list[str]:
+    return [f"{FORMATS_LINE}{'|'.join(FORMAT_NAMES)}]`"]
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
+    "| format | ": importers_table,
     "| profile | reproduces |": profiles_table,
     "| profile | the summarization call sends |": summarization_table,
     "| key | default | read by |": keys_table,
     "| code | status | profile |": reasons_table,
+    FORMATS_LINE: formats_line,
 }
 """The first cells of a table's header line in the README -> the table it must be."""
 
 
 def find_table(lines: list[str], header_start: str) -> tuple[int, int]:
-    """(first, end) line numbers of the README table whose header line starts with `header_start`."""
+    """(first, end) line numbers of the README table whose header line starts with `header_start`
+    (or of the one line starting so, for a line that is not a table)."""
     (first,) = [i for i, line in enumerate(lines) if line.startswith(header_start)]
+    if not header_start.startswith("|"):
+        return first, first + 1
     end = first
     while end < len(lines) and lines[end].startswith("|"):
         end += 1
@@ -109,4 +129,4 @@ def rewrite(text: str) -> str:
 if __name__ == "__main__":
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else README
     path.write_text(rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"{path}: profile, config-key, reason-code and summarization-call tables rewritten from the registry")
+    print(f"{path}: profile, config-key, reason-code, summarization-call and importer tables rewritten from the registries")

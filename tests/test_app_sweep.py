@@ -164,3 +164,44 @@ async def test_the_sweep_screen_is_readable_at_80x24_and_plots_unset_where_it_be
     assert plot_x("claude_code.autocompact_pct_override", 0) == 100 and plot_x("codex.auto_compact_token_limit", 0) is None
     assert key_label("claude_code.autocompact_pct_override") == "claude_code.autocompact_pct_override"
     assert key_label("context_editing.clear_tool_inputs_and_more_words") == "ce.clear_tool_inputs_and_more_words"
+
+
+async def test_the_sweep_screen_says_its_pace_and_ctrl_x_cancels_it(tmp_path, monkeypatch):
+    """Issue 27 item 4: while the rows fill in the status says how many, the rate and the time left;
+    ctrl+x (also from the values field, whose own ctrl+x is cut) stops the worker, the rows so far stay."""
+    import threading
+
+    from inspector import sweep
+
+    real = sweep.sweep_thread
+    calls: list[object] = []
+    go_on = threading.Event()
+
+    def second_waits(*args, **kwargs):  # the real replay; the second value waits for the test
+        calls.append(args[2])
+        if len(calls) == 2:
+            go_on.wait(timeout=60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweep, "sweep_thread", second_waits)
+    app = make_app(tmp_path, source=MemorySource([walkthrough_thread()]))
+    async with app.run_test(size=(160, 44)) as pilot:
+        await settle(app, pilot)
+        app.action_sweep()
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        while len(screen.rows) < 1 or len(calls) < 2:
+            await pilot.pause(0.02)
+        status = str(screen.query_one("#sweep-status").render())
+        total = len(screen.values)
+        assert f"1 of {total} configs replayed · " in status and "configs/s" in status and "left" in status
+        assert "ctrl+x cancels" in status
+        screen.query_one("#sweep-values", Input).focus()
+        await pilot.press("ctrl+x")
+        go_on.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(screen.rows) == 1 and screen.query_one(DataTable).row_count == 1
+        assert len(calls) == 2  # nothing replayed after the cancel
+        assert str(screen.query_one("#sweep-status").render()).startswith(f"cancelled after 1 of {total} configs")
+        assert screen.query_one("#sweep-values", Input).value  # the field's text was not cut

@@ -213,7 +213,7 @@ def test_seed_loss_command_json(tmp_path, summary, survived):
         {"kind": "error", "text": "test_parser.py::test_fixture", "message_id": "m3", "survived": survived},
     ]
     assert data["totals"]["instruction"] == {"facts": 1, "survived": int(survived), "lost": 1 - survived,
-                                             "rate": float(survived)}
+                                             "unknown": 0, "rate": float(survived)}
     assert set(data["totals"]) == {"path", "command", "error", "identifier", "url", "number", "instruction"}
 
 
@@ -289,7 +289,7 @@ class _AuditsOnly:
     def __init__(self, replay) -> None:
         self._replay = replay
 
-    def simulation(self, *, blocks: bool = True):
+    def simulation(self, *, blocks: bool = True, priced: bool = True):
         return self._replay.simulation(blocks=blocks)
 
     def audit(self, index: int):

@@ -25,6 +25,21 @@ def test_save_then_load_returns_the_same_thread(db_url):  # noqa: F811
         assert reader.load_thread("t1") == thread
 
 
+def test_load_threads_reads_a_batch_as_load_thread_reads_each(db_url):  # noqa: F811
+    """Issue 27: a fleet batch's threads come from one query per table, each the thread saved."""
+    import dataclasses
+
+    saved = [dataclasses.replace(sample_thread(extra_messages=i), id=f"t{i}") for i in range(3)]
+    with Store.open(db_url, create=True) as store:
+        for thread in saved:
+            store.save_thread(thread)
+    with Store.open(db_url) as reader:
+        found = reader.load_threads(["t2", "nope", "t0", "t1"])
+    assert list(found) == ["t2", "nope", "t0", "t1"]
+    assert [found[t.id] for t in saved] == saved
+    assert isinstance(found["nope"], StoreError) and "no thread 'nope'" in str(found["nope"])
+
+
 def test_save_thread_replaces_a_thread_with_the_same_id(db_url):  # noqa: F811
     store = Store.open(db_url, create=True)
     store.save_thread(sample_thread(extra_messages=4))

@@ -153,7 +153,7 @@ class _Full:
     def __init__(self, sim) -> None:
         self.sim = sim
 
-    def simulation(self, *, blocks: bool = True):
+    def simulation(self, *, blocks: bool = True, priced: bool = True):
         return self.sim
 
     def audit(self, index: int):

@@ -9,15 +9,14 @@ import click
 
 from inspector.cli.common import UserError, db_option, fail, flush_notes, open_store
 from inspector.cli.root import main
+from inspector.importers import FORMAT_NAMES
 from inspector.terminal_safety import safe_line
-
-FORMATS = ["auto", "native", "claude-code", "codex", "openai", "anthropic", "swe-agent"]
 
 
 @main.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @db_option
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True)
 def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     """Import transcripts into a database (created when missing)."""
     from inspector.importers import ImportError_, import_paths

@@ -9,6 +9,7 @@ import click
 from inspector.cli.common import UserError, db_option, fail, flush_notes, open_store, parse_overrides, say
 from inspector.cli.output import json_text
 from inspector.cli.root import main
+from inspector.cli.simulation_stream import BLOCK_MODES, rows, write_simulation
 from inspector.config import COMPACTION_MODES, PROFILES, ConfigError
 
 
@@ -23,13 +24,19 @@ from inspector.config import COMPACTION_MODES, PROFILES, ConfigError
 @click.option("--request", "request_index", type=int, metavar="INDEX",
               help="Only the request with this index (from 0, as in the JSON; the TUI shows it as request INDEX+1).")
 @click.option("--timeline", is_flag=True, help="Per-request summary without blocks.")
-@click.option("--json", "as_json", is_flag=True, help="Print the simulation JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the simulation JSON (written request by request).")
+@click.option("--blocks", type=click.Choice(BLOCK_MODES), default=None,
+              help="With --json: every request's blocks (all, the default), only those that changed since the "
+                   "previous request (changed; README says how to rebuild the rest), or none.")
 def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: tuple[str, ...],
-                     compactions: str | None, request_index: int | None, timeline: bool, as_json: bool) -> None:
+                     compactions: str | None, request_index: int | None, timeline: bool, as_json: bool,
+                     blocks: str | None) -> None:
     """Replay a thread's context pipeline and print the audit."""
     from inspector.service import default_compactions, load_config, reproduction, reproduction_line, run_replay
     from inspector.store import StoreError
 
+    if blocks is not None and (not as_json or timeline):
+        raise UserError("--blocks applies to --json without --timeline (the timeline lists no blocks)")
     overrides = parse_overrides(sets)
     store = open_store(db)
     try:
@@ -52,6 +59,13 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
             raise UserError(
                 f"--request {request_index} is out of range: thread {thread_id} has {len(result)} requests"
             )
+        if as_json and not timeline:
+            # Request by request: one request's blocks in memory at a time, whatever the output's size.
+            sim = result.simulation(blocks=False)
+            indices = range(len(result)) if request_index is None else (request_index,)
+            audits = result.audits(indices) if blocks != "none" else (sim.requests[i] for i in indices)
+            write_simulation(sim, rows(sim, audits, blocks or "all"), _stdout_writer())
+            return
         # Block lists are built only where they are printed.
         detailed = request_index
         if detailed is None and not as_json and not timeline and len(result):
@@ -76,3 +90,10 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         raise fail(exc) from None
     click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
                                  status=status, calibration=result.calibration))
+
+
+def _stdout_writer():
+    """Writes pieces of the JSON to standard output as they come (no ANSI stripping: JSON escapes ESC)."""
+    import sys
+
+    return sys.stdout.write

@@ -51,6 +51,7 @@ from inspector.importers._sources import (
     resolved,
     shown,
 )
+from inspector.importers.base import Importer, Sample
 from inspector.importers.native import export_native
 from inspector.store import StoreError, sqlite_path
 from inspector.store.native import ThreadsRefused
@@ -59,26 +60,38 @@ from inspector.thread_repair import sanitize_thread
 ImportError_ = FormatError
 """Alias used by the CLI: a whole input that cannot be imported."""
 
-FORMATS: dict[str, Any] = {
-    "native": native,
-    "claude-code": claude_code,
-    "codex": codex,
-    "openai": openai,
-    "anthropic": anthropic,
-    "swe-agent": swe_agent,
-}
-FORMAT_NAMES = ("auto", *FORMATS)
+_IMPORTERS: tuple[Importer, ...] = (
+    codex.IMPORTER,
+    claude_code.IMPORTER,
+    native.IMPORTER,
+    swe_agent.IMPORTER,
+    anthropic.IMPORTER,
+    openai.IMPORTER,
+)
+"""Every importer, in the order detection asks them (the first to say yes wins)."""
+
+REGISTRY: dict[str, Importer] = {i.name: i for i in _IMPORTERS}
+"""Format name -> its importer (`base.Importer`)."""
+FORMAT_NAMES = ("auto", *REGISTRY)
+
+
+def default_profile(source: str | None) -> str | None:
+    """The profile a thread of this source (an importer's name) replays under unless one is chosen."""
+    importer = REGISTRY.get(source or "")
+    return importer.default_profile if importer is not None else None
 
 ImportProgress = Callable[[str, int, int], None]
 """progress(path, characters done, characters in the file)."""
 
 __all__ = [
-    "FORMATS",
     "FORMAT_NAMES",
+    "REGISTRY",
+    "Importer",
     "FormatError",
     "ImportError_",
     "ImportReport",
     "ParseResult",
+    "default_profile",
     "detect_format",
     "detect_format_text",
     "export_native",
@@ -136,54 +149,8 @@ class ImportReport:
         return text
 
 
-def _jsonl_kind(lines: list[dict[str, Any]]) -> str | None:
-    for item in lines:
-        if "payload" in item and item.get("type") in ("session_meta", "response_item", "turn_context", "event_msg",
-                                                         "compacted"):
-            return "codex"
-        if "parentUuid" in item or "sessionId" in item or item.get("type") in ("summary", "file-history-snapshot"):
-            return "claude-code"
-    if any("role" in item or "traj" in item or "messages" in item for item in lines):
-        return "openai"
-    return None
-
-
-def _document_kind(document: Any) -> str | None:
-    if isinstance(document, dict):
-        if document.get("format") == native.FORMAT:
-            return "native"
-        if isinstance(document.get("history"), list):
-            return "swe-agent"
-        if isinstance(document.get("messages"), list):
-            return "anthropic" if _looks_anthropic(document) else "openai"
-        return None
-    if isinstance(document, list):
-        document = [x for x in document if x is not None]  # a null entry is reported by the parser
-    if isinstance(document, list) and document:
-        if all(isinstance(x, dict) and "traj" in x for x in document):
-            return "openai"
-        if all(isinstance(x, dict) and "messages" in x for x in document):
-            return "anthropic" if any(_looks_anthropic(x) for x in document) else "openai"
-        if all(isinstance(x, dict) and "role" in x for x in document):
-            return "anthropic" if _looks_anthropic({"messages": document}) else "openai"
-    return None
-
-
-def _looks_anthropic(body: dict[str, Any]) -> bool:
-    """Anthropic bodies: top-level `system`, or content blocks of tool_use/tool_result, and no OpenAI keys."""
-    raw = body.get("messages")
-    messages = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
-    if any("tool_calls" in m or m.get("role") in ("tool", "system", "function") for m in messages):
-        return False
-    if "system" in body:
-        return True
-    for m in messages:
-        content = m.get("content")
-        if isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result", "thinking") for b in content
-        ):
-            return True
-    return False
+def _detected(sample: Sample) -> str | None:
+    return next((i.name for i in _IMPORTERS if i.detect(sample)), None)
 
 
 def detect_format_text(name: str, text: str) -> str:
@@ -192,8 +159,9 @@ def detect_format_text(name: str, text: str) -> str:
     stripped = text.lstrip()
     if not stripped:
         raise FormatError(f"{name}: empty file")
-    if logical.endswith(".traj"):
-        return "swe-agent"
+    by_suffix = next((i.name for i in _IMPORTERS if logical.endswith(i.suffixes or ("\0",))), None)
+    if by_suffix is not None:
+        return by_suffix
     if logical.endswith(".jsonl") or (stripped.startswith("{") and "\n{" in stripped[:200000]):
         sample: list[dict[str, Any]] = []
         for line in text.splitlines()[:50]:
@@ -203,7 +171,7 @@ def detect_format_text(name: str, text: str) -> str:
                 continue
             if isinstance(value, dict):
                 sample.append(value)
-        kind = _jsonl_kind(sample)
+        kind = _detected(Sample(logical, lines=tuple(sample)))
         if kind is not None:
             return kind
         if logical.endswith(".jsonl"):
@@ -217,7 +185,7 @@ def detect_format_text(name: str, text: str) -> str:
     version = document.get("format") if isinstance(document, dict) else None
     if isinstance(version, str) and version.startswith("context-inspector/") and version != native.FORMAT:
         raise FormatError(f"{name}: unsupported format {version!r} (this version reads {native.FORMAT!r})")
-    kind = _document_kind(document)
+    kind = _detected(Sample(logical, document=document))
     if kind is None:
         raise FormatError(f"{name}: unknown transcript format (use --format)")
     return kind
@@ -234,14 +202,11 @@ def parse_text(text: str, name: str, fmt: str = "auto", progress: Callable[[int]
     session's sub-agent files as (name, text))."""
     if fmt == "auto":
         fmt = detect_format_text(name, text)
-    if fmt not in FORMATS:
+    if fmt not in REGISTRY:
         raise FormatError(f"unknown format {fmt!r} (one of {', '.join(FORMAT_NAMES)})")
     logical = logical_name(name)
     try:
-        if companions and fmt == "claude-code":
-            result = claude_code.parse(text, logical, progress, companions)
-        else:
-            result = FORMATS[fmt].parse(text, logical, progress)
+        result = REGISTRY[fmt].parse_text(text, logical, progress, companions)
     except RecursionError:
         raise FormatError(f"{name}: content nested too deeply to import") from None
     result.threads = _mark_gaps(_valid_threads(result.threads, logical, result.skipped), result.coverage)
@@ -463,7 +428,7 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
     companions: list[tuple[Path, str]] = []
     try:
         used = run.fmt if run.fmt != "auto" else detect_format_text(name, text)
-        if used == "claude-code" and not is_subagent_file(path):
+        if used in REGISTRY and REGISTRY[used].companions and not is_subagent_file(path):
             companions = find_companions(path, text, decode_warnings, run.heads, run.listings)
         used, result = parse_text(text, name, used, file_progress, [(shown(p), t) for p, t in companions])
     except FormatError as exc:

@@ -23,6 +23,7 @@ from inspector.importers._common import (
     load_json,
     title_from_messages,
 )
+from inspector.importers.base import Importer, Sample
 from inspector.model import Message, Role, Thread, ToolCall, ToolDef
 
 
@@ -115,3 +116,41 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     if progress is not None:
         progress(len(text))
     return result
+
+
+def looks_anthropic(body: Mapping[str, Any]) -> bool:
+    """Anthropic bodies: top-level `system`, or content blocks of tool_use/tool_result, and no OpenAI keys."""
+    raw = body.get("messages")
+    messages = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+    if any("tool_calls" in m or m.get("role") in ("tool", "system", "function") for m in messages):
+        return False
+    if "system" in body:
+        return True
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result", "thinking") for b in content
+        ):
+            return True
+    return False
+
+
+def detect(sample: Sample) -> bool:
+    """A Messages API body (or a list of them, or of its messages) that only Anthropic's API would take."""
+    document = sample.document
+    if isinstance(document, Mapping):
+        return isinstance(document.get("messages"), list) and looks_anthropic(document)
+    items = [x for x in document if x is not None] if isinstance(document, list) else []
+    if not items or all(isinstance(x, dict) and "traj" in x for x in items):
+        return False
+    if all(isinstance(x, dict) and "messages" in x for x in items):
+        return any(looks_anthropic(x) for x in items)
+    return all(isinstance(x, dict) and "role" in x for x in items) and looks_anthropic({"messages": items})
+
+
+_READS = (
+        'a Messages API request/response JSON with tool_use / tool_result blocks'
+    )
+
+IMPORTER = Importer(name="anthropic", detect=detect, parse=parse, default_profile=None, reads=_READS)
+

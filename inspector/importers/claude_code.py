@@ -42,6 +42,7 @@ from inspector.importers._claude_builder import Builder, prompt_tokens
 from inspector.importers._claude_coverage import blocks_of as _blocks
 from inspector.importers._claude_coverage import count as _count
 from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
+from inspector.importers.base import Importer, Sample
 from inspector.model import Role, Thread
 
 CONVERSATION_TYPES = ("user", "assistant", "system")
@@ -520,3 +521,42 @@ def _build(records: list[Record], thread_id: str, name: str, skipped: list[str],
         summaries=tuple(builder.summaries),
         meta=meta,
     )
+
+
+def detect(sample: Sample) -> bool:
+    """A session file: JSONL records chained by `parentUuid`, carrying the `sessionId`."""
+    return sample.lines is not None and any(
+        "parentUuid" in item or "sessionId" in item or item.get("type") in ("summary", "file-history-snapshot")
+        for item in sample.lines)
+
+
+_READS = (
+        'session JSONL (CLI 1.0 to 2.1.x): the chain from its leaf (chosen by structure: the conversation '
+        'record no other descends from, the latest by timestamp, so a file written leaf first reads the '
+        'same) back through records of every type (`progress`, `file-history-snapshot`, '
+        '`queue-operation`, attachments, types added later), across a compaction through '
+        '`logicalParentUuid`; a parent missing from the file (a damaged line, an old chain not kept) is a '
+        'gap bridged with the record before it in file order, with one warning, and so is a link that '
+        'loops (a record its own parent, two boundaries whose `logicalParentUuid` name each other, a link '
+        'to a later record of the chain); a usage count that is not a token count (NaN, a float, a '
+        'boolean, negative, past 2^53) is unknown, said, never 0 or a sum of the others; a '
+        '`message.content` that is one block object, not a list, is read as that block; parallel tool '
+        'calls (one line per block, a tree of sibling lines) are one message with every tool_use and '
+        'every tool_result, whichever sibling carries it; lines of abandoned branches (rewinds) in '
+        '`meta["off_chain_lines"]` (and said in the coverage); a tree that never joins the main '
+        'conversation (a fresh context started in the same file, as after implementing a plan) its own '
+        'thread `<session>/context-<root>`; sub-agents (`isSidechain` records, `subagents/agent-*.jsonl` '
+        "files, or the main file's `agent_progress` records) as their own threads "
+        '`<session>/agent-<agentId>` (older layout `<session>/sidechain-<root>`) linked to the Task call '
+        '(`meta["parent_tool_use_id"]`); meta and command lines kept and marked in `meta`; thinking '
+        'blocks in `meta["thinking"]` (not counted); `compact_boundary` + `isCompactSummary` become a '
+        "recorded summary (with `preTokens`) at the compaction's place; `microcompact_boundary` (old tool "
+        'results cleared in place) an event in `meta["events"]`, shown ○ on the timeline before the next '
+        'request; one request per model call with prompt tokens `input + cache_creation + cache_read`, '
+        "counted once per `message.id`, and the request's `cache_read_tokens` / `cache_write_tokens`; "
+        '`<synthetic>` messages kept (`meta["synthetic"]`) but not model calls'
+    )
+
+IMPORTER = Importer(name="claude-code", detect=detect, parse=parse, default_profile="claude-code",
+                    reads=_READS, companions=True)
+

@@ -47,6 +47,7 @@ from typing import Any
 from inspector.content import flatten_blocks
 from inspector.importers._codex_calls import TOOL_OUTPUTS, Call, Count, count_results, requests_of
 from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
+from inspector.importers.base import Importer, Sample
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 
 ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
@@ -402,3 +403,32 @@ def _response_item(
         other[f"response_item/{ptype}"] = other.get(f"response_item/{ptype}", 0) + 1
     else:
         skipped.append(f"{name}:{number}: unknown response item {ptype!r}")
+
+
+def _is_codex_line(item: Mapping[str, Any]) -> bool:
+    return "payload" in item and item.get("type") in ("session_meta", "response_item", "turn_context", "event_msg",
+                                                       "compacted")
+
+
+def detect(sample: Sample) -> bool:
+    """A rollout: JSONL lines of `{"type": ..., "payload": ...}` records."""
+    return sample.lines is not None and any(_is_codex_line(item) for item in sample.lines)
+
+
+_READS = (
+        'rollout JSONL (0.60 to 0.142, CLI and Desktop): messages (prompts from `event_msg` / '
+        '`user_message` where no response item holds them), `function_call` / `custom_tool_call` / '
+        '`local_shell_call` / `tool_search_call` and their outputs, each `token_count` matched to its own '
+        "model call on structure (counts are written after the call's items by 0.1xx, before them by 0.60) "
+        'as recorded prompt tokens (`last_token_usage.input_tokens`, `cached_input_tokens` as '
+        "`cache_read_tokens`); a call whose count the file lacks (no `info`: older CLIs, killed sessions, "
+        "cut rollouts) is still a request, its tokens the replay's estimate; `model_context_window` as the "
+        "thread's window, `compacted` records as summaries with their `replacement_history` in the "
+        "summary's meta (opaque where `message` is `\"\"`: remote compaction), a task that compacted "
+        "without a model call as a manual `/compact`; `ghost_snapshot` and other non-conversation items "
+        'counted silently'
+    )
+
+IMPORTER = Importer(name="codex", detect=detect, parse=parse, default_profile="codex",
+                    reads=_READS)
+

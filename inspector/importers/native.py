@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from inspector.importers._common import FormatError, ParseResult, Progress, load_json
+from inspector.importers.base import Importer, Sample
 from inspector.model import Kind, Message, Request, Role, Thread, ToolCall
 from inspector.store import convert
 
@@ -248,3 +249,16 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     if progress is not None:
         progress(len(text))
     return result
+
+
+def detect(sample: Sample) -> bool:
+    """This tool's own export: a document whose `format` is this version's."""
+    return isinstance(sample.document, Mapping) and sample.document.get("format") == FORMAT
+
+
+_READS = (
+        'the format above; `export` writes it back losslessly'
+    )
+
+IMPORTER = Importer(name="native", detect=detect, parse=parse, default_profile=None, reads=_READS)
+

@@ -31,6 +31,7 @@ from inspector.importers._common import (
     openai_tools,
     title_from_messages,
 )
+from inspector.importers.base import Importer, Sample
 from inspector.model import Message, Request, Role, Thread
 
 
@@ -163,3 +164,25 @@ def _parse_jsonl(text: str, name: str, progress: Progress | None) -> ParseResult
         if thread:
             result.threads.append(thread)
     return result
+
+
+def detect(sample: Sample) -> bool:
+    """Chat-completions messages, or records holding them (asked after the Anthropic importer, which
+    takes the bodies only its API would accept)."""
+    if sample.lines is not None:
+        return any("role" in item or "traj" in item or "messages" in item for item in sample.lines)
+    document = sample.document
+    if isinstance(document, Mapping):
+        return isinstance(document.get("messages"), list)
+    items = [x for x in document if x is not None] if isinstance(document, list) else []
+    return bool(items) and any(all(isinstance(x, dict) and key in x for x in items)
+                               for key in ("traj", "messages", "role"))
+
+
+_READS = (
+        'one chat-completions conversation (JSON or JSONL), or a list of records with a `traj` / '
+        '`messages` list (tau-bench), one thread each'
+    )
+
+IMPORTER = Importer(name="openai", detect=detect, parse=parse, default_profile=None, reads=_READS)
+

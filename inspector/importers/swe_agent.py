@@ -21,6 +21,7 @@ from inspector.importers._common import (
     load_json,
     openai_messages,
 )
+from inspector.importers.base import Importer, Sample
 from inspector.model import Thread
 
 
@@ -52,3 +53,17 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     if progress is not None:
         progress(len(text))
     return result
+
+
+def detect(sample: Sample) -> bool:
+    """A trajectory: a document with a `history` list (a `.traj` file is one whatever it holds)."""
+    return isinstance(sample.document, Mapping) and isinstance(sample.document.get("history"), list)
+
+
+_READS = (
+        '`.traj` files: `history` with `tool_call_ids` lists'
+    )
+
+IMPORTER = Importer(name="swe-agent", detect=detect, parse=parse, default_profile=None, reads=_READS,
+                    suffixes=(".traj",))
+

@@ -295,26 +295,39 @@ class Simulation:
     # per request (by index): the agent version's rules it was replayed under (Claude Code); None: one set
     rules: tuple[str, ...] | None = None
 
-    def to_json(self, *, timeline: bool = False, request: int | None = None) -> dict[str, Any]:
-        reqs = self.requests if request is None else tuple(r for r in self.requests if r.index == request)
-        out = {
+    def head_json(self) -> dict[str, Any]:
+        """The JSON's keys before `requests`."""
+        return {
             "format": "context-inspector/simulation-v1",
             "thread_id": self.thread_id,
             "profile": self.profile,
             "config": self.config,
             "tokenizer": {"name": self.tokenizer, "approximate": self.approximate},
-            "requests": [r.timeline_json() if timeline else r.to_json() for r in reqs],
         }
-        if self.calibration_basis is not None:
-            for r, row in zip(reqs, out["requests"], strict=True):
-                if 0 <= r.index < len(self.calibration_basis):
-                    row["budget"]["calibration_basis"] = self.calibration_basis[r.index]
+
+    def row_json(self, request: RequestAudit, *, timeline: bool = False) -> dict[str, Any]:
+        """One request's row: its audit, how its calibrated prompt was obtained, and its rules where
+        they differ from the previous request's."""
+        row = request.timeline_json() if timeline else request.to_json()
+        i = request.index
+        if self.calibration_basis is not None and 0 <= i < len(self.calibration_basis):
+            row["budget"]["calibration_basis"] = self.calibration_basis[i]
+        if self.rules is not None and 0 < i < len(self.rules) and self.rules[i] != self.rules[i - 1]:
+            row["rules"] = self.rules[i]
+        return row
+
+    def tail_json(self) -> dict[str, Any]:
+        """The JSON's keys after `requests`: the first request's rules, the thread's cost."""
+        out: dict[str, Any] = {}
         if self.rules is not None:
-            # the rules of the first request, and on each request whose rules differ from the one before
             out["rules"] = self.rules[0]
-            for r, row in zip(reqs, out["requests"], strict=True):
-                if 0 < r.index < len(self.rules) and self.rules[r.index] != self.rules[r.index - 1]:
-                    row["rules"] = self.rules[r.index]
         if self.cost is not None:
             out["cost"] = self.cost
+        return out
+
+    def to_json(self, *, timeline: bool = False, request: int | None = None) -> dict[str, Any]:
+        reqs = self.requests if request is None else tuple(r for r in self.requests if r.index == request)
+        out = self.head_json()
+        out["requests"] = [self.row_json(r, timeline=timeline) for r in reqs]
+        out.update(self.tail_json())
         return out

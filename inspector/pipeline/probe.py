@@ -98,7 +98,7 @@ class _Needle:
         stripped = text.strip()
         hits = find_paths(stripped)
         self.is_path = len(hits) == 1 and hits[0][1] == stripped
-        self.summary_forms = path_forms(stripped) if self.is_path else [self.plain]
+        self.summary_forms = path_forms(stripped) if self.is_path else (self.plain,)
 
     def in_message(self, normalised: str) -> bool:
         return contains(normalised, self.plain, path=self.is_path)

@@ -6,7 +6,7 @@ request's blocks on `audit(k)`; `simulate` is every request with its blocks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from inspector.model import Role, Summary, Thread
@@ -126,6 +126,18 @@ class Replay:
                 self._audits.clear()
             self._audits[index] = hit
         return hit
+
+    def audits(self, indices: Iterable[int]) -> Iterator[RequestAudit]:
+        """Requests `indices` with their block lists, one at a time and not kept (a streamed JSON holds
+        one request's blocks, not every request's); those already built are reused."""
+        for index in indices:
+            hit = self._audits.get(index)
+            if hit is None:
+                hit = self._fast.audit(index)
+                if self._fill:
+                    hit = self._calibrated(hit)
+                hit = self._priced(hit)
+            yield hit
 
     def _calibrated(self, a: RequestAudit) -> RequestAudit:
         """`a` with the calibrated prompt in its budget (for replayers that do not fill it in; the

@@ -12,6 +12,7 @@ path of the span has, a directory through a path inside it) are in `judge`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,10 +25,11 @@ from inspector.pipeline.textmatch import contains, normalise, number_form, path_
 
 class ReplayLike(Protocol):
     """What survival and probes read from a replay (`inspector.pipeline.Replay` is one): the
-    timeline and the summary chain (`simulation(blocks=False)`), one request's blocks on demand,
-    and optionally `summary_spans()` (each summary's messages without building blocks)."""
+    timeline and the summary chain (`simulation(blocks=False, priced=False)`: survival reads no
+    cost), one request's blocks on demand, and optionally `summary_spans()` (each summary's
+    messages without building blocks)."""
 
-    def simulation(self, *, blocks: bool = True) -> Simulation: ...
+    def simulation(self, *, blocks: bool = True, priced: bool = True) -> Simulation: ...
 
     def audit(self, index: int) -> RequestAudit: ...
 
@@ -42,18 +44,28 @@ class SummaryText:
         self.numbers = number_form(self.plain)
 
 
+@functools.lru_cache(maxsize=65_536)
+def _needles(kind: FactKind, text: str) -> tuple[str, ...]:
+    """What a fact is looked for as in a summary, any one found (remembered: a sweep judges the
+    same facts of a thread against every config's summaries)."""
+    if kind is FactKind.PATH:
+        return path_forms(text)
+    if kind is FactKind.NUMBER:
+        return (number_form(normalise(text)),)
+    if kind is FactKind.URL:
+        url = normalise(text)
+        return (url, url.rstrip("/")) if url.endswith("/") else (url,)
+    return (normalise(text),)
+
+
 def survives(fact: Fact, summary: SummaryText | str) -> bool:
     """Whether `fact` is found in `summary` (the rules in `inspector.pipeline.facts`)."""
     if isinstance(summary, str):
         summary = SummaryText(summary)
-    if fact.kind is FactKind.PATH:
-        return any(contains(summary.plain, form, path=True) for form in path_forms(fact.text))
-    if fact.kind is FactKind.NUMBER:
-        return contains(summary.numbers, number_form(normalise(fact.text)))
-    if fact.kind is FactKind.URL:
-        url = normalise(fact.text)
-        return contains(summary.plain, url) or (url.endswith("/") and contains(summary.plain, url.rstrip("/")))
-    return contains(summary.plain, normalise(fact.text))
+    kind = fact.kind
+    haystack = summary.numbers if kind is FactKind.NUMBER else summary.plain
+    path = kind is FactKind.PATH
+    return any(contains(haystack, needle, path=path) for needle in _needles(kind, fact.text))
 
 
 OPAQUE = "summary opaque (encrypted by the provider)"
@@ -202,7 +214,7 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
                       extract: Callable[[Sequence[Message]], tuple[Fact, ...]] = extract_facts,
                       ) -> tuple[CompactionLoss, ...]:
     """Every compaction of `replay`, in request order, with the fate of its span's facts."""
-    timeline = replay.simulation(blocks=False)
+    timeline = replay.simulation(blocks=False, priced=False)
     by_id = {s.id: s for s in thread.summaries}
     by_id.update({s.id: s for s in timeline.summaries})
     messages = {m.id: m for m in thread.messages}

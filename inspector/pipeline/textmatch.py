@@ -6,6 +6,7 @@ one, backslashes made `/`, whitespace runs one space), at word boundaries.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _QUOTES = str.maketrans({
@@ -57,8 +58,10 @@ def number_form(text: str) -> str:
     return _DIGIT_SPACE_RE.sub("", _DIGIT_COMMA_RE.sub("", text))
 
 
-def path_forms(path: str) -> list[str]:
-    """The normalised path, and its last directory with its base name when it has a directory."""
+@functools.lru_cache(maxsize=65_536)
+def path_forms(path: str) -> tuple[str, ...]:
+    """The normalised path, and its last directory with its base name when it has a directory
+    (remembered: a sweep judges the same facts of a thread under every config)."""
     norm = normalise(path)
     while norm.startswith("./"):
         norm = norm[2:]
@@ -68,6 +71,6 @@ def path_forms(path: str) -> list[str]:
         tail = "/".join(parts[-2:])
         if tail != norm:
             forms.append(tail)
-    return forms
+    return tuple(forms)
 
 

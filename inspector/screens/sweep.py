@@ -24,6 +24,7 @@ from textual_plotext import PlotextPlot
 
 from inspector import sweep
 from inspector.config import KEY_SPECS, PROFILE_KEYS, Config, ConfigError
+from inspector.fleet.progress import Progress, duration
 from inspector.model import Thread
 from widgets.safe import safe_line
 from widgets.timeline import compact_number
@@ -59,6 +60,12 @@ def _tick(value: float, metric: str) -> str:
     return f"{compact_number(value)} "
 
 
+def _pace(progress: Progress) -> str:
+    """`1.4 configs/s, 6s left` (the rate and the time left of the sweep so far)."""
+    rate = progress.rate()
+    return f"{'-' if rate is None else f'{rate:,.1f}'} configs/s, {duration(progress.left())} left"
+
+
 class SweepScreen(Screen[None]):
     DEFAULT_CSS = """
     SweepScreen { layout: vertical; }
@@ -76,6 +83,8 @@ class SweepScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "dismiss", "Close"),
         Binding("ctrl+g", "run", "Run sweep"),
+        # priority: over the values field's own ctrl+x (cut); said in the status line while it runs
+        Binding("ctrl+x", "cancel", "Cancel sweep", show=False, priority=True),
     ]
 
     def __init__(self, thread: Thread, base: Config, *, compactions: str = "decide") -> None:
@@ -87,6 +96,7 @@ class SweepScreen(Screen[None]):
         self.compactions = compactions
         self.rows: list[sweep.SweepRow] = []
         self.values: list[Any] = []
+        self.progress: Progress | None = None  # the running sweep's (None when none runs)
         self.wide: bool | None = None
         keys = numeric_keys(base.profile)
         # A compaction key first (what a sweep is mostly for), else the profile's first number.
@@ -173,12 +183,24 @@ class SweepScreen(Screen[None]):
         self.values = values
         self.rows = []
         self.query_one(DataTable).clear()
-        self._status(Text(f"replaying {len(values)} configs…", style="dim"))
+        self.progress = progress = Progress(len(values), "configs")
+        self._status(Text(f"replaying {len(values)} configs… (ctrl+x cancels)", style="dim"))
         self._plot()
-        self._sweep(key, values)
+        self._sweep(key, values, progress)
+
+    def action_cancel(self) -> None:
+        """Stop the running sweep: the rows so far stay, the value being replayed is dropped."""
+        if self.progress is None:
+            return
+        self.workers.cancel_group(self, "sweep")
+        done, total = len(self.rows), len(self.values)
+        self.progress = None
+        self._status(Text(f"cancelled after {done} of {total} configs; * the thread's own value", style="dim"))
 
     @work(thread=True, exclusive=True, group="sweep")
-    def _sweep(self, key: str, values: list[Any]) -> None:
+    def _sweep(self, key: str, values: list[Any], progress: Progress) -> None:
+        """Each value's row to the screen, as long as `progress` is still the screen's (a new run or a
+        cancel replaces it: a row of a stale run is never shown)."""
         worker = get_current_worker()
         for value in values:
             if worker.is_cancelled:
@@ -191,10 +213,14 @@ class SweepScreen(Screen[None]):
                 return
             if worker.is_cancelled:
                 return
-            self.app.call_from_thread(self._add_row, rows[0])
-        self.app.call_from_thread(self._done)
+            self.app.call_from_thread(self._add_row, rows[0], progress)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._done, progress)
 
-    def _done(self) -> None:
+    def _done(self, progress: Progress) -> None:
+        if progress is not self.progress:
+            return
+        self.progress = None
         text = Text(f"{len(self.values)} configs replayed; * the thread's own value", style="dim")
         for note in sweep.footnotes(self.rows):
             text.append(f"\n{note}", style="dim")
@@ -214,10 +240,14 @@ class SweepScreen(Screen[None]):
             Text(value + (" *" if mark else ""), style=style),
             *(Text(c, style=back_to_back if i == 1 and row.back_to_back else style) for i, c in enumerate(rest)))
 
-    def _add_row(self, row: sweep.SweepRow) -> None:
+    def _add_row(self, row: sweep.SweepRow, progress: Progress) -> None:
+        if progress is not self.progress:  # cancelled, or run again, while this row was on its way
+            return
         self.rows.append(row)
         self._table_row(row)
-        self._status(Text(f"{len(self.rows)} of {len(self.values)} configs replayed…", style="dim"))
+        self.progress.done = len(self.rows)
+        self._status(Text(f"{len(self.rows)} of {len(self.values)} configs replayed · {_pace(self.progress)} "
+                          "(ctrl+x cancels)", style="dim"))
         self._plot()
 
     def _tooltip_table(self, name: str) -> Table | None:

@@ -36,7 +36,7 @@ class FullReplay:
     def audit(self, index: int) -> RequestAudit:
         return self._simulation.requests[index]
 
-    def simulation(self, *, blocks: bool = True) -> Simulation:
+    def simulation(self, *, blocks: bool = True, priced: bool = True) -> Simulation:
         return self._simulation
 
 

@@ -294,6 +294,16 @@ class IrisStore(Store):
             fixed = dataclasses.replace(fixed, meta={**fixed.meta, "load_warnings": warnings})
         return fixed
 
+    def load_threads(self, thread_ids: Iterable[str]) -> dict[str, Thread | StoreError]:
+        """Thread by thread (an app's own schema: its tables are read as `load_thread` reads them)."""
+        out: dict[str, Thread | StoreError] = {}
+        for thread_id in dict.fromkeys(thread_ids):
+            try:
+                out[thread_id] = self.load_thread(thread_id)
+            except StoreError as exc:
+                out[thread_id] = exc
+        return out
+
     def data_version(self, thread_id: str) -> tuple:
         self.refresh()
         with database_errors(self.url, "read a thread"):

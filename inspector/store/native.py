@@ -367,50 +367,66 @@ class Store:
 
     def load_thread(self, thread_id: str) -> Thread:
         """The thread; a damaged cell is repaired or dropped with a line in `warnings` (see `cells`)."""
+        found = self.load_threads([thread_id])[thread_id]
+        if isinstance(found, StoreError):
+            raise found
+        return found
+
+    def load_threads(self, thread_ids: Iterable[str]) -> dict[str, Thread | StoreError]:
+        """Many threads with one query per table (a fleet sweep's batch), each as `load_thread` reads
+        it; a thread that is not there is a StoreError in its place."""
+        ids = list(dict.fromkeys(thread_ids))
+        if not ids:
+            return {}
         with database_errors(self.url, "load a thread"):
             where = mask_url(self.url)
             warn = self.warnings.append
             raw = self.engine.dialect.name == "sqlite"
             with self.engine.connect() as conn:
-                def rows(row_cls: Any, *order: Any, columns: Any = None) -> list[dict[str, Any]]:
+                def rows(row_cls: Any, *order: Any, columns: Any = None) -> dict[str, list[dict[str, Any]]]:
                     table = row_cls.__table__
                     reader = RowReader(table, where, warn, decoded=not raw)
-                    query = raw_select(table, raw, columns).where(table.c.thread_id == thread_id).order_by(*order)
-                    return [reader.read(r, row_label(thread_id, r)) for r in conn.execute(query).mappings()]
+                    query = (raw_select(table, raw, columns).where(table.c.thread_id.in_(ids))
+                             .order_by(table.c.thread_id, *order))
+                    out: dict[str, list[dict[str, Any]]] = {}
+                    for r in conn.execute(query).mappings():
+                        tid = r["thread_id"]
+                        out.setdefault(tid, []).append(reader.read(r, row_label(tid, r)))
+                    return out
 
                 head_table = ThreadRow.__table__
-                query = raw_select(head_table, raw).where(head_table.c.id == thread_id)
-                found = conn.execute(query).mappings().first()
+                heads = {r["id"]: r for r in conn.execute(raw_select(head_table, raw)
+                                                          .where(head_table.c.id.in_(ids))).mappings()}
+                calls: dict[tuple[str, int], list[ToolCall]] = {}
+                for tid, found in rows(ToolCallRow, ToolCallRow.message_seq, ToolCallRow.seq).items():
+                    for row in found:
+                        calls.setdefault((tid, row["message_seq"]), []).append(
+                            ToolCall(id=row["id"] or "", name=row["name"] or "", arguments=row["arguments"]))
+                messages = rows(MessageRow, MessageRow.seq)
+                requests = rows(RequestRow, RequestRow.seq, columns=self._request_columns)
+                summaries = rows(SummaryRow, SummaryRow.seq)
+            out: dict[str, Thread | StoreError] = {}
+            for thread_id in ids:
+                found = heads.get(thread_id)
                 if found is None:
-                    raise StoreError(f"no thread {thread_id!r} in {mask_url(self.url)}")
+                    out[thread_id] = StoreError(f"no thread {thread_id!r} in {where}")
+                    continue
                 head = RowReader(head_table, where, warn, decoded=not raw).read(found, f"id {thread_id}")
-                calls: dict[int, list[ToolCall]] = {}
-                for row in rows(ToolCallRow, ToolCallRow.message_seq, ToolCallRow.seq):
-                    calls.setdefault(row["message_seq"], []).append(
-                        ToolCall(id=row["id"] or "", name=row["name"] or "", arguments=row["arguments"])
-                    )
-                messages = tuple(
-                    convert.message_from_row(row, tuple(calls.get(row["seq"], ())))
-                    for row in rows(MessageRow, MessageRow.seq)
+                out[thread_id] = Thread(
+                    id=head["id"],
+                    title=head["title"] or "",
+                    source=head["source"] or "native",
+                    system_prompt=head["system_prompt"] or "",
+                    tools=tools_from_cell(head["tools"] or (), where, thread_id, warn),
+                    messages=tuple(convert.message_from_row(row, tuple(calls.get((thread_id, row["seq"]), ())))
+                                   for row in messages.get(thread_id, ())),
+                    requests=tuple(convert.request_from_row(row) for row in requests.get(thread_id, ())),
+                    summaries=tuple(convert.summary_from_row(summary_cells(row, where, thread_id, warn))
+                                    for row in summaries.get(thread_id, ())),
+                    window=head["window"],
+                    meta=head["meta"] or {},
                 )
-                requests = tuple(convert.request_from_row(row)
-                                 for row in rows(RequestRow, RequestRow.seq, columns=self._request_columns))
-                summaries = tuple(
-                    convert.summary_from_row(summary_cells(row, where, thread_id, warn))
-                    for row in rows(SummaryRow, SummaryRow.seq)
-                )
-            return Thread(
-                id=head["id"],
-                title=head["title"] or "",
-                source=head["source"] or "native",
-                system_prompt=head["system_prompt"] or "",
-                tools=tools_from_cell(head["tools"] or (), where, thread_id, warn),
-                messages=messages,
-                requests=requests,
-                summaries=summaries,
-                window=head["window"],
-                meta=head["meta"] or {},
-            )
+            return out
 
     def data_version(self, thread_id: str) -> tuple:
         """Cheap fingerprint that changes when messages, requests or summaries are added (live mode)."""

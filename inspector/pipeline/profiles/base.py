@@ -105,8 +105,8 @@ class Profile:
     they differ from the shared defaults. `message_overhead` is what it adds to each
     message's token count. `replayer(thread, config, ctx)` replays a thread. `agent` marks the
     real agents' profiles (their trigger reads the agent's own count of the prompt; the Budget
-    pane and the timeline say so); `default_for` names the thread sources (importer formats)
-    that replay under this profile by default; `thread_values(thread)` the key values a thread
+    pane and the timeline say so; which thread sources replay under it by default is the importers'
+    `default_profile`); `thread_values(thread)` the key values a thread
     itself implies (e.g. Claude Code's output reserve from the thread's CLI version).
     `summarization` is how its compactions' summaries are written, for their price (None: by no
     model call, as shifting's local extractive summary).
@@ -123,7 +123,6 @@ class Profile:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     keys: tuple[KeySpec, ...] = ()
     agent: bool = False
-    default_for: tuple[str, ...] = ()
     thread_values: Callable[[Thread], Mapping[str, Any]] | None = None
     summarization: SummarizationCall | None = None
 

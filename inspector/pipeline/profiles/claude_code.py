@@ -257,7 +257,6 @@ PROFILE = Profile(
     message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
-    default_for=("claude-code",),
     thread_values=_thread_values,
     summarization=SummarizationCall(
         "history", cached=True, model="thread",

@@ -105,7 +105,6 @@ PROFILE = Profile(
     message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
-    default_for=("codex",),
     thread_values=_thread_values,
     summarization=SummarizationCall(
         "history", cached=True, model="thread",

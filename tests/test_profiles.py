@@ -66,7 +66,9 @@ WHAT_IFS = {
                                                                         "manual") for w in (8192, 2048)],
     "claude-code": [{}, {"context.window": 40_000}],
     "codex": [{}, {"context.window": 30_000, "codex.compact_user_tokens": 500}],
-    "opencode": [{}, {"context.window": 60_000, "opencode.prune_protect": 500, "opencode.prune_minimum": 0}],
+    "opencode": [{}, {"context.window": 60_000, "opencode.prune_protect": 500, "opencode.prune_minimum": 0,
+                      "opencode.prune": "on"}],
+    "gemini-cli": [{}, {"context.window": 30_000}],
     "anthropic-context-editing": [{}, {"context_editing.trigger": 2_000, "context_editing.compact_trigger": 8_000}],
 }
 

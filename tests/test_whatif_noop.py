@@ -25,7 +25,9 @@ SMALL = {
     "shifting": {"context.response_reserve": 64},
     "claude-code": {"claude_code.output_reserve": 0, "claude_code.autocompact_buffer": 200},
     "codex": {"codex.compact_user_tokens": 300},
-    "opencode": {"opencode.max_output_tokens": 100, "opencode.prune_protect": 300, "opencode.prune_minimum": 100},
+    "opencode": {"opencode.max_output_tokens": 100, "opencode.prune_protect": 300, "opencode.prune_minimum": 100,
+                 "opencode.prune": "on"},
+    "gemini-cli": {},
     "anthropic-context-editing": {"context_editing.trigger": 600, "context_editing.compact_trigger": 1500},
 }
 

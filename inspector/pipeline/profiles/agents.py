@@ -57,6 +57,26 @@ def approx_tokens(text: str) -> int:
     return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
 
 
+def compress_split_point(roles: list[str], calls: list[bool], sizes: list[int], fraction: float) -> int:
+    """gemini-cli `findCompressSplitPoint(contents, fraction)`: the index of the oldest item to keep
+    (len: compress everything). The first user item (a tool result is no user item here) whose
+    preceding items hold at least `fraction` of the sizes; past none, everything where the last item
+    is a model response without tool calls, else the last user item (0: compress nothing)."""
+    if not 0 < fraction < 1:
+        raise ValueError("fraction must be between 0 and 1")
+    target = sum(sizes) * fraction
+    split = seen = 0
+    for i, (role, size) in enumerate(zip(roles, sizes, strict=True)):
+        if role == "user":
+            if seen >= target:
+                return i
+            split = i
+        seen += size
+    if roles and roles[-1] == "assistant" and not calls[-1]:
+        return len(roles)
+    return split
+
+
 class StepRules(NamedTuple):
     """An agent's rules request by request, where they depend on the agent version that wrote each
     (Claude Code): per request, the rules' name (the simulate JSON's `rules`), the compaction
@@ -90,6 +110,8 @@ class AgentRules:
     threshold: Callable[[Settings], int | None]
     reads: str = "prompt"
     keep: str = "none"            # after a compaction: "none" | "user_messages" (codex) | "recent_turns" (opencode)
+    #                               | "fraction" (gemini-cli: the newest `keep_fraction` of the history's characters)
+    keep_fraction: float = 0.0
     prune: str = "none"           # "none" | "opencode" | "clear_tool_uses"
     summary_first: bool = True    # prompt order: the summary before what a compaction kept
     placeholder: str = ""         # what a pruned or cleared tool output is replaced by
@@ -448,6 +470,8 @@ class AgentReplayer:
                 if rules.keep == "recent_turns":
                     tail = self._recent_tail(lo, end)
                     span_hi = tail - 1
+                elif rules.keep == "fraction":
+                    span_hi = self._split_point(lo, end) - 1
                 elif steps is not None and steps.keeps_tail[k]:
                     span_hi = self._last_call(lo, end) - 1
                 if span_hi >= lo:
@@ -524,6 +548,18 @@ class AgentReplayer:
             prev_recorded_history = levels.in_sync(k, False) and cal.is_recorded_history(k, estimate)
         self._timeline = out
         return out
+
+    def _split_point(self, lo: int, end: int) -> int:
+        """gemini-cli's split (`compress_split_point`) over the history it holds when it checks: up to
+        the last model response (what the request brings after it is pending, always sent). Returns
+        the first kept index (lo: nothing to compress)."""
+        t = self.t
+        last = self._last_call(lo, end)
+        if t.msgs[last].role is not Role.ASSISTANT:
+            return lo
+        span = range(lo, last + 1)
+        return lo + compress_split_point([str(t.msgs[i].role) for i in span], [bool(t.msgs[i].tool_calls) for i in span],
+                                         t.approx[lo:last + 1], 1 - self.rules.keep_fraction)
 
     def _last_call(self, lo: int, end: int) -> int:
         """The index of the last model call's response in [lo, end] (what a compaction that keeps

@@ -105,6 +105,9 @@ class Request:
     output_tokens: int | None = None
     """The response's tokens as the provider reported them (Claude Code `output_tokens`, Codex
     `output_tokens`), where it did."""
+    billed_cost: float | None = None
+    """What the agent itself recorded the call cost, in US dollars (opencode's `cost`), where it did:
+    the request's recorded cost is then this figure, not one priced from the token counts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +157,21 @@ class Summary:
     def injected_text(self) -> str:
         """The text injected into the system prompt for this summary (narrative only)."""
         return self.summary
+
+    @property
+    def readable(self) -> bool:
+        """False where nobody can read the summary: the provider kept it encrypted (Codex's remote
+        compaction, `meta["summary_encrypted"]`)."""
+        return not (isinstance(self.meta, Mapping) and self.meta.get("summary_encrypted"))
+
+    def retained_text(self) -> str:
+        """What the agent kept verbatim beside the summary, where it recorded it (Codex's
+        `replacement_history` messages), one message a line; "" where it recorded none."""
+        history = self.meta.get("replacement_history") if isinstance(self.meta, Mapping) else None
+        if not isinstance(history, (list, tuple)):
+            return ""
+        return "\n".join(str(item.get("content") or "") for item in history
+                         if isinstance(item, Mapping) and item.get("type") == "message")
 
 
 @dataclass(frozen=True, slots=True)

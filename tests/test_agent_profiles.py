@@ -5,7 +5,7 @@ from __future__ import annotations
 from inspector.config import Config, thread_values
 from inspector.model import Message, Request, Role, Thread, ToolCall
 from inspector.pipeline import replay
-from inspector.pipeline.profiles import anthropic_context_editing, claude_code, codex, opencode
+from inspector.pipeline.profiles import anthropic_context_editing, claude_code, codex, codex_versions, opencode
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 from tests.helpers import CountingSummarizer
 
@@ -62,12 +62,19 @@ def test_claude_code_replaces_the_whole_history_by_the_summary():
 
 # -- codex --------------------------------------------------------------------------------------
 
-def test_codex_limit_is_the_smaller_of_the_setting_and_90_percent():
-    assert codex.threshold(Config.for_profile("codex", {"context.window": 258_400})) == 232_560
-    assert codex.threshold(Config.for_profile("codex", {"context.window": 258_400,
-                                                        "codex.auto_compact_token_limit": 100_000})) == 100_000
-    assert codex.threshold(Config.for_profile("codex", {"context.window": 258_400,
-                                                        "codex.auto_compact_token_limit": 300_000})) == 232_560
+def test_codex_limit_is_90_percent_or_the_setting_held_to_it_where_the_rules_clamp_it():
+    # openai/codex `session/context_window.rs` (`context_window_token_status`): the explicit limit is
+    # clamped to `context_window * 9 / 10` unless `should_use_remote_compact_task(provider)`
+    local, remote = codex_versions.rules_for("0.140.0", "ollama"), codex_versions.rules_for("0.140.0", "openai")
+    window = {"context.window": 258_400}
+    for rules in (local, remote):
+        assert codex.threshold(Config.for_profile("codex", window), rules) == 232_560
+        assert codex.threshold(Config.for_profile("codex", {**window, "codex.auto_compact_token_limit": 100_000}),
+                               rules) == 100_000
+    high = Config.for_profile("codex", {**window, "codex.auto_compact_token_limit": 300_000})
+    assert codex.threshold(high, local) == 232_560
+    assert codex.threshold(high, remote) == 300_000
+    assert codex.threshold(high, codex_versions.rules_for("0.130.0", "openai")) == 232_560  # clamped up to 0.132
 
 
 def test_codex_keeps_the_newest_user_messages_up_to_20k_tokens():

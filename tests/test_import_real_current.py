@@ -391,12 +391,12 @@ def test_codex_token_counts_bill_their_own_call_in_every_order(variant):
 
 
 @pytest.mark.parametrize("order", [None, counts_before_calls])
-def test_a_call_without_its_count_leaves_every_other_count_on_its_own_call(order):
+def test_a_call_without_its_count_is_a_request_and_leaves_every_other_count_on_its_own_call(order):
     recs = lines_of(CODEX)
     counts = [i for i, r in enumerate(recs) if is_count(r)]
     dropped = counts[10]  # a turn whose counts and calls now differ in number
     truth = codex_truth(recs)
-    del truth[10]
+    truth[10] = (None, *truth[10][1:])  # still a request, without tokens
     changed = [r for i, r in enumerate(recs) if i != dropped]
     _, result = parse_text(as_text(order(changed) if order else changed), CODEX)
     assert billed_calls(result.threads[0]) == truth
@@ -404,20 +404,24 @@ def test_a_call_without_its_count_leaves_every_other_count_on_its_own_call(order
         f"{CODEX}: model calls 65/65 with billed tokens (+1 the file records no tokens for)")
 
 
+# Codex's summary message: SUMMARY_PREFIX (`codex-rs/core/templates/compact/summary_prefix.md`), then the summary.
+SUMMARY = "Another language model started to solve this problem and produced a summary ...\nSUMMARY so far"
+
+
 def test_codex_compacted_is_a_recorded_summary_in_its_place_with_its_replacement_history():
     recs = lines_of(CODEX)
     middle = next(i for i, r in enumerate(recs) if is_count(r) and i > len(recs) // 2)
     kept = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "show tools"}]},
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "SUMMARY so far"}]}]
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": SUMMARY}]}]
     compacted = {"timestamp": recs[middle]["timestamp"], "type": "compacted",
                  "payload": {"message": "", "replacement_history": kept}}
     changed = recs[: middle + 1] + [compacted] + recs[middle + 1:]
     _, result = parse_text(as_text(changed), CODEX)
     [thread] = result.threads
     [summary] = thread.summaries
-    assert summary.summary == "SUMMARY so far"
+    assert summary.summary == SUMMARY and summary.readable
     assert summary.meta["replacement_history"] == [{"type": "message", "role": "user", "content": "show tools"},
-                                                   {"type": "message", "role": "user", "content": "SUMMARY so far"}]
+                                                   {"type": "message", "role": "user", "content": SUMMARY}]
     index = thread.message_index()
     before = [r for r in thread.requests if index[r.after_message_id] <= index[summary.last_message_id]]
     after = [r for r in thread.requests if r not in before]

@@ -213,7 +213,7 @@ def test_seed_loss_command_json(tmp_path, summary, survived):
         {"kind": "error", "text": "test_parser.py::test_fixture", "message_id": "m3", "survived": survived},
     ]
     assert data["totals"]["instruction"] == {"facts": 1, "survived": int(survived), "lost": 1 - survived,
-                                             "rate": float(survived)}
+                                             "unknown": 0, "rate": float(survived)}
     assert set(data["totals"]) == {"path", "command", "error", "identifier", "url", "number", "instruction"}
 
 

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from inspector.model import SUMMARY_LIST_FIELDS, Summary
 from inspector.pipeline.facts import KINDS, Fact, FactKind
-from inspector.pipeline.survival import CompactionLoss
+from inspector.pipeline.survival import OPAQUE, CompactionLoss
 from widgets.linetable import Column, LineTable
 from widgets.names import MessageNames, short_path
 from widgets.safe import literal, safe_line
@@ -70,7 +70,11 @@ def summary_detail(summary: Summary, stats: SummaryStats | None, injected: bool)
     out.append("injected into the selected request\n" if injected else "not injected into the selected request\n",
                style="bold #87d787" if injected else "dim")
     out.append("\nSummary\n", style="bold")
-    out.append_text(literal(summary.summary))
+    if summary.readable:
+        out.append_text(literal(summary.summary))
+    else:
+        out.append(f"{OPAQUE}: nobody can read it; what the agent kept verbatim is its retained history",
+                   style="italic #d7af5f")
     out.append("\n")
     for name in SUMMARY_LIST_FIELDS:
         values: tuple[str, ...] = getattr(summary, name)
@@ -102,6 +106,12 @@ def loss_header(loss: CompactionLoss | None) -> Text:
     counts = loss.counts()
     lost = sum(c.lost for c in counts.values())
     total = sum(c.facts for c in counts.values())
+    if not loss.summary_readable:
+        kept = sum(c.survived for c in counts.values())
+        out.append(f"Summary opaque (encrypted by the provider): {kept:,} of {total:,} facts of the "
+                   f"{len(loss.message_ids):,} messages it replaced kept verbatim, the rest not known\n",
+                   style="bold #d7af5f")
+        return out
     out.append(f"Lost {lost:,} of {total:,} facts of the {len(loss.message_ids):,} messages it replaced\n",
                style="bold #ff875f" if lost else "bold #87d787")
     parts = [f"{kind} {counts[kind].lost}/{counts[kind].facts}" for kind in KINDS if counts[kind].facts]

@@ -12,7 +12,7 @@ from typing import Any
 
 from inspector.pipeline.facts import KINDS, FactKind
 from inspector.pipeline.probe import ProbeResult, Sighting
-from inspector.pipeline.survival import CompactionLoss, KindCount, survival_table
+from inspector.pipeline.survival import OPAQUE, CompactionLoss, KindCount, survival_table
 from inspector.terminal_safety import safe_line
 
 LOSS_FORMAT = "context-inspector/loss-v1"
@@ -24,17 +24,30 @@ def _rate(count: KindCount) -> str:
 
 
 def survival_lines(table: Mapping[FactKind, KindCount]) -> list[str]:
-    """The per-kind table: facts, survived, lost, survival rate."""
-    rows = [("KIND", "FACTS", "SURVIVED", "LOST", "SURVIVAL")]
+    """The per-kind table: facts, survived, lost, (where some fates are not known) unknown, survival
+    rate ("-" where it cannot be known)."""
     total = KindCount()
+    counts = []
     for kind in KINDS:
         count = table.get(kind, KindCount())
         total += count
-        rows.append((str(kind), f"{count.facts:,}", f"{count.survived:,}", f"{count.lost:,}", _rate(count)))
-    rows.append(("all", f"{total.facts:,}", f"{total.survived:,}", f"{total.lost:,}", _rate(total)))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        counts.append((str(kind), count))
+    counts.append(("all", total))
+    unknown = total.unknown > 0
+    rows = [("KIND", "FACTS", "SURVIVED", "LOST", *(("UNKNOWN",) if unknown else ()), "SURVIVAL")]
+    rows.extend((name, f"{c.facts:,}", f"{c.survived:,}", f"{c.lost:,}", *((f"{c.unknown:,}",) if unknown else ()),
+                 _rate(c)) for name, c in counts)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
             for r in rows]
+
+
+def opaque_line(loss: CompactionLoss) -> str:
+    """What an opaque summary's compaction is said to have kept, instead of a loss rate."""
+    total = sum(c.facts for c in loss.counts().values())
+    kept = sum(c.survived for c in loss.counts().values())
+    return (f"{OPAQUE}: {kept:,} of its {total:,} facts kept verbatim by the retained history, "
+            f"the fate of {total - kept:,} not known")
 
 
 def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, limit: int | None = 10,
@@ -48,6 +61,8 @@ def loss_lines(losses: Sequence[tuple[str, CompactionLoss]], *, threads: int, li
             f"(index {loss.request_index}, {safe_line(loss.request_id, 40)}), summary {safe_line(loss.summary_id, 60)} "
             f"[{safe_line(loss.source, 20)}], {len(loss.message_ids):,} messages"
         )
+        if not loss.summary_readable:
+            out.append("  " + opaque_line(loss))
         out.extend("  " + line for line in survival_lines(loss.counts()))
         lost = loss.lost()
         for kind in KINDS:

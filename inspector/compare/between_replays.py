@@ -15,7 +15,7 @@ from inspector.frozen import fast_frozen_init
 from inspector.pipeline.accounting import billed_prompt_tokens
 from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
 from inspector.pipeline.facts import KINDS
-from inspector.pipeline.survival import CompactionLoss, survival_table
+from inspector.pipeline.survival import OPAQUE, CompactionLoss, survival_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +60,8 @@ class LossChange:
     after: int
 
     def phrase(self) -> str:
+        if self.kind == OPAQUE_KIND:
+            return f"facts lost not compared: {OPAQUE}"
         delta = self.after - self.before
         noun = LOSS_NOUNS[self.kind][abs(delta) != 1]
         if self.before == 0:
@@ -67,9 +69,19 @@ class LossChange:
         return f"{delta} more {noun} lost" if delta > 0 else f"{-delta} fewer {noun} lost"
 
 
+OPAQUE_KIND = "opaque"  # a LossChange that says the loss cannot be compared
+
+
 def diff_loss(base: Iterable[CompactionLoss], new: Iterable[CompactionLoss]) -> tuple[LossChange, ...]:
-    """Kinds whose lost-fact count differs between two replays' compactions, in kind order."""
+    """Kinds whose lost-fact count differs between two replays' compactions, in kind order. Where
+    either side has a compaction whose summary cannot be read and the counts differ, one change of
+    kind `OPAQUE_KIND` instead: an unknown fate compared with a known one is no number to give."""
+    base, new = tuple(base), tuple(new)
     before, after = survival_table(base), survival_table(new)
+    if before == after:
+        return ()
+    if not all(loss.summary_readable for loss in (*base, *new)):
+        return (LossChange(OPAQUE_KIND, 0, 0),)
     return tuple(LossChange(str(k), before[k].lost, after[k].lost) for k in KINDS if before[k].lost != after[k].lost)
 
 
@@ -364,5 +376,5 @@ def reproduction(summaries, decided: tuple[RequestAudit, ...] | list[RequestAudi
                       if s.before_request_id in index and (s.meta or {}).get("trigger") != "manual")
     if not recorded:
         return None
-    placed = [r.index for r in decided if r.compaction is not None]
+    placed = [r.index for r in decided if r.compaction is not None and not r.compaction.manual]
     return reproduced_compactions(recorded, placed), len(recorded)

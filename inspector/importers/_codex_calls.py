@@ -10,6 +10,8 @@ from typing import Any
 from inspector.importers._common import Coverage
 from inspector.model import Message, Request, Role, Thread
 
+TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
+
 
 @dataclass
 class Count:
@@ -29,6 +31,7 @@ class Call:
     turn: int
     first_sig: int
     last_sig: int
+    model: str | None = None
 
 
 def _count(usage: Mapping[str, Any], key: str) -> int | None:
@@ -69,15 +72,20 @@ def match(counts: list[Count], calls: list[Call]) -> dict[int, Call]:
 
 def requests_of(counts: list[Count], calls: list[Call], messages: list[Message], name: str, skipped: list[str],
                 coverage: Coverage) -> list[Request]:
-    """One request per token count, on its call; a warning for a count that matches no call."""
+    """One request per model call: with the tokens of its token count where one matches it, else
+    without tokens (`prompt_tokens` None: the replay's estimate; a file with no count at all keeps
+    no requests, the thread's derived ones are the same calls); a warning for a count that matches
+    no call."""
     matched = match(counts, calls)
     requests: list[tuple[int, Request]] = []
     coverage.calls = len(counts)
+    counted: set[int] = set()
     for i, count in enumerate(counts):
         call = matched.get(i)
         if call is None or call.message == 0:
             skipped.append(f"{name}:{count.line}: token count matches no model call of the file; not a request")
             continue
+        counted.add(call.message)
         tokens = count.usage.get("input_tokens")
         cached = count.usage.get("cached_input_tokens")
         tokens = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
@@ -90,8 +98,15 @@ def requests_of(counts: list[Count], calls: list[Call], messages: list[Message],
             model=count.model, created_at=count.created_at,
             cache_read_tokens=cached if isinstance(cached, int) and not isinstance(cached, bool) else None,
             output_tokens=_count(count.usage, "output_tokens"))))
+    uncounted = [c for c in calls if c.message > 0 and c.message not in counted]
+    coverage.calls_unbilled = len(uncounted)
+    if counts:
+        for call in uncounted:  # a call whose count the file lacks (killed session, older CLI, a cut rollout)
+            after = messages[call.message - 1]
+            requests.append((call.message, Request(
+                id=f"R{messages[call.message].id}", after_message_id=after.id,
+                model=call.model, created_at=messages[call.message].created_at)))
     requests.sort(key=lambda pair: pair[0])
-    coverage.calls_unbilled = len(calls) - len(requests)
     return [r for _, r in requests]
 
 
@@ -108,8 +123,7 @@ def count_results(thread: Thread, records: list[tuple[int, dict]], name: str, sk
         payload = rec.get("payload")
         if not isinstance(payload, Mapping):
             continue
-        if rec.get("type") == "response_item" and payload.get("type") in ("function_call_output",
-                                                                          "custom_tool_call_output"):
+        if rec.get("type") == "response_item" and payload.get("type") in TOOL_OUTPUTS:
             coverage.results += 1
             if str(payload.get("call_id") or "") in paired:
                 coverage.results_imported += 1

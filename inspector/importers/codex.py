@@ -7,12 +7,15 @@
   `event_msg` / `user_message` becomes the user message where no `response_item` user message
   holds the same text (Codex Desktop writes its prompts only there).
 - One model call = a run of assistant-side items (`reasoning`, assistant `message`,
-  `function_call`, `custom_tool_call`, `local_shell_call`, `web_search_call`) that nothing else
+  `function_call`, `custom_tool_call`, `local_shell_call`, `web_search_call`, `tool_search_call`) that nothing else
   interrupts; it becomes ONE assistant message (text joined; tool calls with their arguments as
   the provider's text; reasoning summaries in `meta["reasoning"]`, encrypted reasoning counted
   in `meta["encrypted_reasoning"]`; server-side web searches in `meta["web_search_calls"]`).
-- `function_call_output` / `custom_tool_call_output` -> tool messages answering `call_id`.
-- Each `token_count` with `info` (a repeat of the previous cumulative total is not a new call)
+- `function_call_output` / `custom_tool_call_output` / `tool_search_output` (the tool definitions
+  a `tool_search` found, as JSON) -> tool messages answering `call_id`.
+- Each `token_count` with `info` (a repeat of the previous cumulative total is not a new call: after
+  a compaction Codex writes its own estimate of the new history, `last_token_usage.input_tokens` 0,
+  at the same total)
   records the request of ITS call, id `R<line>`, prompt_tokens =
   `info.last_token_usage.input_tokens` (OpenAI's input tokens include the cached ones, kept as
   `cache_read_tokens`). Versions write the count after the call's items (0.1xx) or before them
@@ -21,9 +24,13 @@
   a turn's counts do not all touch a call (written apart) and the turn (between user messages,
   turn contexts and task starts) has as many calls as counts, the k-th count belongs to the k-th
   call. A count that matches no call is a warning naming its line.
-- A `compacted` line becomes a recorded Summary (`payload.message`, else the last message of the
-  `replacement_history`; none where the provider kept it encrypted, `meta["summary_encrypted"]`) covering every message since the previous one, before the next
-  request; the `replacement_history` (what Codex kept after compacting) goes to its meta.
+- A `compacted` line becomes a recorded Summary covering every message since the previous one,
+  before the next request: its text is `payload.message`, else the `replacement_history`'s last
+  message where it is Codex's summary (it begins with `SUMMARY_PREFIX`); else the summary is
+  opaque (remote compaction: `message: ""`, the summary encrypted by the provider or not in the
+  rollout), `meta["summary_encrypted"]`. The `replacement_history` (what Codex kept after
+  compacting) goes to its meta. A task that compacted without a model call (`task_started`,
+  `compacted`, `task_complete`) is the user's `/compact`: `meta["trigger"] = "manual"`.
 - `ghost_snapshot` (Codex's undo snapshots) and other known non-conversation items and events
   are counted in `meta["other_lines"]`, silently; an unknown response item is a warning.
 """
@@ -38,14 +45,18 @@ from pathlib import PurePath
 from typing import Any
 
 from inspector.content import flatten_blocks
-from inspector.importers._codex_calls import Call, Count, count_results, requests_of
+from inspector.importers._codex_calls import TOOL_OUTPUTS, Call, Count, count_results, requests_of
 from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
 from inspector.importers.base import Importer, Sample
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 
-ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+                   "tool_search_call")
 NON_CONVERSATION_ITEMS = ("ghost_snapshot", "compaction", "compaction_summary", "other")
 BOUNDARY_EVENTS = ("task_started", "turn_started")
+TASK_ENDS = ("task_complete", "turn_complete", "turn_aborted")
+SUMMARY_PREFIX_START = "Another language model started to solve this problem"
+"""How Codex's summary message begins (`codex-rs/core/templates/compact/summary_prefix.md`)."""
 
 
 class _State:
@@ -62,6 +73,10 @@ class _State:
         self.sig = 0
         self.calls: list[Call] = []
         self.counts: list[Count] = []
+        self.task: tuple[int, list[int]] | None = None
+        """The open task: the model calls before it, the summaries it wrote (a manual /compact)."""
+        self.manual: set[int] = set()
+        """Indices of the summaries a manual /compact wrote."""
 
     def boundary(self) -> None:
         self.flush()
@@ -89,7 +104,7 @@ class _State:
             created_at=group["created_at"],
             meta=group["meta"],
         )
-        self.calls.append(Call(len(self.messages), self.turn, group["first_sig"], group["last_sig"]))
+        self.calls.append(Call(len(self.messages), self.turn, group["first_sig"], group["last_sig"], self.model))
         self.messages.append(message)
         return message
 
@@ -174,7 +189,8 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
                 st.model = payload["model"]
         elif kind == "compacted":
             st.boundary()
-            _compacted(st, number, payload, timestamp, result.skipped, name)
+            if _compacted(st, number, payload, timestamp, result.skipped, name) and st.task is not None:
+                st.task[1].append(len(st.summaries) - 1)
         elif kind == "response_item":
             if ptype == "message" and payload.get("role") == "user":
                 st.boundary()
@@ -205,6 +221,10 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
         else:
             if kind == "event_msg" and ptype in BOUNDARY_EVENTS:
                 st.boundary()
+                st.task = (len(st.calls), [])
+            elif kind == "event_msg" and ptype in TASK_ENDS:
+                st.flush()
+                _manual_compaction(st)
                 if isinstance(payload.get("model_context_window"), int):
                     st.window = payload["model_context_window"]
             label = f"{kind}/{ptype}" if ptype else str(kind)
@@ -243,8 +263,16 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     return result
 
 
+def _manual_compaction(st: _State) -> None:
+    """A task that compacted and made no model call is the user's `/compact` (Codex runs it as a task of
+    its own: `task_started`, `compacted`, `task_complete`); an automatic compaction happens mid-turn."""
+    if st.task is not None and st.task[1] and len(st.calls) == st.task[0]:
+        st.manual.update(st.task[1])
+    st.task = None
+
+
 def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: Any, skipped: list[str],
-               name: str) -> None:
+               name: str) -> bool:
     coverage_ok = st.covered_from < len(st.messages)
     history = payload.get("replacement_history")
     kept: list[dict[str, Any]] = []
@@ -262,10 +290,17 @@ def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: A
             skipped.append(f"{name}:{number}: compacted message is an object with no text in it; kept as its "
                            "JSON text")
         message = message_text
-    text = str(message or "") or (texts[-1] if texts and not encrypted else "")
+    text = str(message or "")
+    if not text:
+        # Local compaction (`compact.rs`) writes its summary as `message` and as the history's last user
+        # message, after SUMMARY_PREFIX; the remote one (`compact_remote*.rs`) writes `message: ""` and
+        # keeps the summary in the provider's encrypted `compaction` item, or nowhere the rollout shows.
+        summary_text = texts[-1] if texts and not encrypted else ""
+        text = summary_text if summary_text.startswith(SUMMARY_PREFIX_START) else ""
+    encrypted = not text
     if not coverage_ok:
         skipped.append(f"{name}:{number}: compaction with no messages before it")
-        return
+        return False
     st.summaries.append(
         Summary(
             id=f"compacted-L{number}",
@@ -280,6 +315,7 @@ def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: A
     )
     st.summary_next[len(st.summaries) - 1] = len(st.messages)
     st.covered_from = len(st.messages)
+    return True
 
 
 def _place_summaries(st: _State, requests: list[Request]) -> list[Summary]:
@@ -289,7 +325,8 @@ def _place_summaries(st: _State, requests: list[Request]) -> list[Summary]:
         after = st.summary_next[i]
         before = next((r.id for r in requests if index[r.after_message_id] + 1 >= after), None)
         fields = {n: getattr(summary, n) for n in Summary.__slots__}
-        out.append(Summary(**{**fields, "before_request_id": before}))
+        meta = {**summary.meta, "trigger": "manual"} if i in st.manual else summary.meta
+        out.append(Summary(**{**fields, "before_request_id": before, "meta": meta}))
     return out
 
 
@@ -339,16 +376,18 @@ def _response_item(
                                            name="local_shell", arguments=dict(action) if isinstance(action, Mapping)
                                            else {}))
         else:
-            raw = payload.get("arguments") if ptype == "function_call" else payload.get("input")
+            raw = payload.get("arguments") if ptype in ("function_call", "tool_search_call") else payload.get("input")
+            tool = "tool_search" if ptype == "tool_search_call" else str(payload.get("name") or "")
             group["calls"].append(
-                ToolCall(id=str(payload.get("call_id") or f"L{number}"), name=str(payload.get("name") or ""),
+                ToolCall(id=str(payload.get("call_id") or f"L{number}"), name=tool,
                          arguments=raw if raw is not None else {})
             )
             if ptype == "custom_tool_call":
                 group["meta"].setdefault("custom_tool_calls", []).append(str(payload.get("call_id")))
-    elif ptype in ("function_call_output", "custom_tool_call_output"):
+    elif ptype in TOOL_OUTPUTS:
         meta = {"line": number}
-        output = payload.get("output")
+        output = payload.get("output") if ptype != "tool_search_output" else json.dumps(
+            payload.get("tools"), ensure_ascii=False)  # the tool definitions it found, sent to the model
         if isinstance(output, Mapping):
             if "success" in output:
                 meta["success"] = output["success"]
@@ -377,13 +416,16 @@ def detect(sample: Sample) -> bool:
 
 
 _READS = (
-        'rollout JSONL (0.60 to 0.128, CLI and Desktop): messages (prompts from `event_msg` / '
+        'rollout JSONL (0.60 to 0.142, CLI and Desktop): messages (prompts from `event_msg` / '
         '`user_message` where no response item holds them), `function_call` / `custom_tool_call` / '
-        '`local_shell_call` and their outputs, each `token_count` matched to its own model call on '
-        "structure (counts are written after the call's items by 0.1xx, before them by 0.60) as recorded "
-        'prompt tokens (`last_token_usage.input_tokens`, `cached_input_tokens` as `cache_read_tokens`), '
-        "`model_context_window` as the thread's window, `compacted` records as summaries with their "
-        "`replacement_history` in the summary's meta; `ghost_snapshot` and other non-conversation items "
+        '`local_shell_call` / `tool_search_call` and their outputs, each `token_count` matched to its own '
+        "model call on structure (counts are written after the call's items by 0.1xx, before them by 0.60) "
+        'as recorded prompt tokens (`last_token_usage.input_tokens`, `cached_input_tokens` as '
+        "`cache_read_tokens`); a call whose count the file lacks (no `info`: older CLIs, killed sessions, "
+        "cut rollouts) is still a request, its tokens the replay's estimate; `model_context_window` as the "
+        "thread's window, `compacted` records as summaries with their `replacement_history` in the "
+        "summary's meta (opaque where `message` is `\"\"`: remote compaction), a task that compacted "
+        "without a model call as a manual `/compact`; `ghost_snapshot` and other non-conversation items "
         'counted silently'
     )
 

@@ -68,10 +68,17 @@ def survives(fact: Fact, summary: SummaryText | str) -> bool:
     return any(contains(haystack, needle, path=path) for needle in _needles(kind, fact.text))
 
 
+OPAQUE = "summary opaque (encrypted by the provider)"
+"""What the reports say instead of a loss rate where a compaction's summary cannot be read."""
+
+
 @dataclass(frozen=True, slots=True)
 class FactFate:
+    """`survived`: True (found in the summary, or kept verbatim beside it), False (lost), None (not
+    known: the summary cannot be read and the agent did not keep it verbatim)."""
+
     fact: Fact
-    survived: bool
+    survived: bool | None
 
     def to_json(self) -> dict[str, Any]:
         return {**self.fact.to_json(), "survived": self.survived}
@@ -81,29 +88,31 @@ class FactFate:
 class KindCount:
     facts: int = 0
     survived: int = 0
+    unknown: int = 0
 
     @property
     def lost(self) -> int:
-        return self.facts - self.survived
+        return self.facts - self.survived - self.unknown
 
     @property
     def rate(self) -> float | None:
-        """Fraction that survived; None when there was nothing to keep."""
-        return self.survived / self.facts if self.facts else None
+        """Fraction that survived; None when there was nothing to keep, or when the fate of some
+        is not known (an opaque summary: a rate over the rest would be a confident wrong number)."""
+        return self.survived / self.facts if self.facts and not self.unknown else None
 
     def __add__(self, other: KindCount) -> KindCount:
-        return KindCount(self.facts + other.facts, self.survived + other.survived)
+        return KindCount(self.facts + other.facts, self.survived + other.survived, self.unknown + other.unknown)
 
     def to_json(self) -> dict[str, Any]:
-        return {"facts": self.facts, "survived": self.survived, "lost": self.lost,
+        return {"facts": self.facts, "survived": self.survived, "lost": self.lost, "unknown": self.unknown,
                 "rate": None if self.rate is None else round(self.rate, 4)}
 
 
 def kind_counts(fates: Iterable[FactFate]) -> dict[FactKind, KindCount]:
-    """Facts and survivors per kind, every kind present (zero when absent)."""
+    """Facts, survivors and facts of unknown fate per kind, every kind present (zero when absent)."""
     counts = {kind: KindCount() for kind in KINDS}
     for fate in fates:
-        counts[fate.fact.kind] += KindCount(1, int(fate.survived))
+        counts[fate.fact.kind] += KindCount(1, int(fate.survived is True), int(fate.survived is None))
     return counts
 
 
@@ -117,17 +126,19 @@ class CompactionLoss:
     request_id: str
     message_ids: tuple[str, ...]
     fates: tuple[FactFate, ...]
+    summary_readable: bool = True  # False: the provider kept it encrypted (`Summary.readable`)
 
     def counts(self) -> dict[FactKind, KindCount]:
         return kind_counts(self.fates)
 
     def lost(self) -> tuple[Fact, ...]:
-        return tuple(f.fact for f in self.fates if not f.survived)
+        return tuple(f.fact for f in self.fates if f.survived is False)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "summary_id": self.summary_id,
             "source": self.source,
+            "summary_readable": self.summary_readable,
             "request_index": self.request_index,
             "request_id": self.request_id,
             "messages": len(self.message_ids),
@@ -224,8 +235,18 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
         earlier.update(ids)
         facts = extract([messages[i] for i in ids if i in messages])
         out.append(CompactionLoss(summary.id, summary.source, request.index, request.request_id, ids,
-                                  judge(facts, summary.injected_text(), cwd)))
+                                  fates_of(facts, summary, cwd), summary.readable))
     return tuple(out)
+
+
+def fates_of(facts: Sequence[Fact], summary: Summary, cwd: str | None = None) -> tuple[FactFate, ...]:
+    """Each fact judged against the summary (`judge`); where the summary cannot be read, a fact the
+    agent kept verbatim beside it (`Summary.retained_text`) survived and every other one's fate is
+    not known (None), never lost."""
+    if summary.readable:
+        return judge(facts, summary.injected_text(), cwd)
+    kept = judge(facts, summary.retained_text(), cwd)
+    return tuple(FactFate(f.fact, True if f.survived else None) for f in kept)
 
 
 def survival_table(losses: Iterable[CompactionLoss]) -> dict[FactKind, KindCount]:

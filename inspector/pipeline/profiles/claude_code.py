@@ -37,10 +37,10 @@ from inspector.pipeline.profiles.claude_code_versions import (
     VersionRules,
     chars_per_token,
     model_max_output,
-    parse_version,
     rules_for,
 )
 from inspector.pipeline.profiles.common import REASONS as SHARED
+from inspector.pipeline.profiles.versions import parse_version
 from inspector.pipeline.thread_memo import remembered
 
 if TYPE_CHECKING:

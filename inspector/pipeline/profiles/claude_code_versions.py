@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from inspector.pipeline.profiles.versions import in_range
+
 BUFFER = 13_000  # below `window - output_reserve`, every version read (1.0.98-2.1.332)
 MAX_OUTPUT_DEFAULT = 32_000  # CLAUDE_CODE_MAX_OUTPUT_TOKENS unset, up to 2.1.20
 RESERVE_CAP = 20_000  # from 2.1.21: min(the model's largest output, 20,000)
@@ -92,32 +94,9 @@ RULES: tuple[VersionRules, ...] = (
 NEWEST = RULES[-1]
 
 
-def parse_version(version: object) -> tuple[int, int, int] | None:
-    """(major, minor, patch) of a CLI version string like `2.1.37`; None when it is not one."""
-    if not isinstance(version, str):
-        return None
-    parts = version.strip().split(".")
-    try:
-        numbers = [int(p) for p in parts[:3]]
-    except ValueError:
-        return None
-    if not numbers or len(numbers) < 2:
-        return None
-    while len(numbers) < 3:
-        numbers.append(0)
-    return numbers[0], numbers[1], numbers[2]
-
-
 def rules_for(version: object) -> VersionRules:
     """The rules of a CLI version (the newest where the version is unknown or unreadable)."""
-    parsed = parse_version(version)
-    if parsed is None:
-        return NEWEST
-    found = RULES[0]
-    for rules in RULES:
-        if rules.since <= parsed:
-            found = rules
-    return found
+    return in_range(RULES, version)
 
 
 def model_max_output(model: str | None) -> int:

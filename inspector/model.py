@@ -105,6 +105,9 @@ class Request:
     output_tokens: int | None = None
     """The response's tokens as the provider reported them (Claude Code `output_tokens`, Codex
     `output_tokens`), where it did."""
+    billed_cost: float | None = None
+    """What the agent itself recorded the call cost, in US dollars (opencode's `cost`), where it did:
+    the request's recorded cost is then this figure, not one priced from the token counts."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -238,6 +238,10 @@ def sanitize_thread(thread: Thread, name: str) -> tuple[Thread, list[str]]:
             if value is not None and not _valid_tokens(value):
                 warn(f"request {r.id!r}: {key} {_short(value)} is not a token count; value dropped")
                 r = dataclasses.replace(r, **{key: None})
+        cost = r.billed_cost
+        if cost is not None and (not isinstance(cost, (int, float)) or isinstance(cost, bool) or not 0 <= cost < 1e9):
+            warn(f"request {r.id!r}: billed_cost {_short(cost)} is not a cost; value dropped")
+            r = dataclasses.replace(r, billed_cost=None)
         requests.append(r)
     request_ids = _unique([r.id for r in requests], "request", warn)
     requests = [r if r.id == i else dataclasses.replace(r, id=i) for r, i in zip(requests, request_ids, strict=True)]

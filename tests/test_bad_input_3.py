@@ -385,11 +385,11 @@ def test_a_deleted_schema_version_row_is_read_from_the_tables_and_written_back(t
     assert listing.exit_code == 0, listing.stderr
     assert [t["id"] for t in json.loads(listing.stdout)] == ["sys"]
     assert listing.stderr.splitlines() == [f"warning: sqlite:///{db}: ci_schema_version holds no version; read as "
-                                           "version 3 (the version its tables have)"]
+                                           "version 4 (the version its tables have)"]
     assert snapshot(tmp_path) == before  # viewing wrote nothing
     again = run("import", str(tmp_path / "only-system.json"), "--db", str(db))
     assert again.exit_code == 0, again.stderr
-    assert f"warning: sqlite:///{db}: ci_schema_version held no version; version 3 (the version its tables have) " \
+    assert f"warning: sqlite:///{db}: ci_schema_version held no version; version 4 (the version its tables have) " \
            "written back" in again.stderr.splitlines()
     clean = run("threads", "--db", str(db))
     assert clean.exit_code == 0 and clean.stderr == ""

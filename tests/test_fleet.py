@@ -265,3 +265,16 @@ def test_a_thread_s_sweep_says_its_progress_a_line_per_tenth_when_stderr_is_not_
     assert [line.split()[1] for line in lines] == [f"{10 * i}%" for i in range(11)]
     assert lines[-1].split()[2] == "10/10" and lines[-1].endswith("0s left")
     assert len(json.loads(result.stdout)["rows"]) == 10
+
+
+def test_workers_started_apart_replay_under_the_config_file_of_the_machine_that_sweeps(
+        fleet_db, separate_cluster, tmp_path, monkeypatch):
+    """The workers have their own config directory (here: the one they were started with); the
+    sweep's config file goes with the tasks, so the rows are the local pool's under that file."""
+    url, _ = fleet_db
+    plain = _json(_cli("--db", url, "--json"))["rows"]
+    (tmp_path / "config.toml").write_text("[context]\nwindow = 60000\n", encoding="utf-8")
+    monkeypatch.setenv("CONTEXT_INSPECTOR_CONFIG_DIR", str(tmp_path))
+    local = _json(_cli("--db", url, "--json"))["rows"]
+    apart = _json(_cli("--db", url, "--json", "--scheduler", separate_cluster))["rows"]
+    assert apart == local != plain

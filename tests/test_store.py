@@ -140,6 +140,7 @@ def test_a_version_1_store_is_upgraded_in_write_mode_and_keeps_its_threads(tmp_p
     conn.execute("ALTER TABLE ci_requests DROP COLUMN cache_read_tokens")
     conn.execute("ALTER TABLE ci_requests DROP COLUMN cache_write_tokens")
     conn.execute("ALTER TABLE ci_requests DROP COLUMN output_tokens")
+    conn.execute("ALTER TABLE ci_requests DROP COLUMN billed_cost")
     conn.execute("UPDATE ci_schema_version SET version = 1")
     conn.commit()
     conn.close()
@@ -166,6 +167,7 @@ def test_a_version_2_store_gains_the_output_column_in_write_mode(tmp_path):
                                  requests=(Request(id="r", after_message_id="m", prompt_tokens=7, cache_read_tokens=4),)))
     conn = sqlite3.connect(path)  # what version 2 was: cache columns, no output column
     conn.execute("ALTER TABLE ci_requests DROP COLUMN output_tokens")
+    conn.execute("ALTER TABLE ci_requests DROP COLUMN billed_cost")
     conn.execute("UPDATE ci_schema_version SET version = 2")
     conn.commit()
     conn.close()
@@ -179,6 +181,28 @@ def test_a_version_2_store_gains_the_output_column_in_write_mode(tmp_path):
     with Store.open(str(path)) as reader:
         request = reader.load_thread("t").requests[0]
     assert (request.cache_read_tokens, request.output_tokens) == (4, None)
+
+
+def test_a_version_3_store_gains_the_billed_cost_column_in_write_mode(tmp_path):
+    path = tmp_path / "v3.sqlite"
+    with Store.open(str(path), create=True) as store:
+        store.save_thread(Thread(id="t", messages=(Message(id="m", role=Role.USER, content="hi"),),
+                                 requests=(Request(id="r", after_message_id="m", prompt_tokens=7, output_tokens=3),)))
+    conn = sqlite3.connect(path)  # what version 3 was: no billed cost column
+    conn.execute("ALTER TABLE ci_requests DROP COLUMN billed_cost")
+    conn.execute("UPDATE ci_schema_version SET version = 3")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with Store.open(str(path)) as viewer:  # viewed as it is, nothing written
+        assert viewer.load_thread("t").requests[0].billed_cost is None
+    assert path.read_bytes() == before
+    with Store.open(str(path), read_only=False) as store:
+        store.save_thread(Thread(id="u", messages=(Message(id="m", role=Role.USER, content="yo"),),
+                                 requests=(Request(id="r", after_message_id="m", prompt_tokens=9, billed_cost=0.25),)))
+    with Store.open(str(path)) as reader:
+        assert reader.load_thread("t").requests[0].output_tokens == 3
+        assert reader.load_thread("u").requests[0].billed_cost == 0.25
 
 
 def test_missing_file_directory_and_unknown_driver_are_one_line_errors(tmp_path):

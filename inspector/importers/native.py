@@ -70,6 +70,8 @@ def request_to_dict(r: Request) -> dict[str, Any]:
                        ("recorded_cache_write_tokens", r.cache_write_tokens), ("output_tokens", r.output_tokens)):
         if value is not None:
             data[key] = value
+    if r.billed_cost is not None:
+        data["billed_cost"] = r.billed_cost
     return data
 
 
@@ -146,10 +148,17 @@ def request_from_dict(data: Any, warn: Callable[[str], None] | None = None) -> R
             warn(f"request {data['id']!r}: {key} {value!r} is not a token count; value dropped")
             value = None
         counts[key] = value
+    cost = data.get("billed_cost")
+    if cost is not None and (not isinstance(cost, (int, float)) or isinstance(cost, bool) or not 0 <= cost < 1e9):
+        if warn is None:
+            raise ValueError(f"request {data['id']!r}: billed_cost must be a non-negative number of US dollars")
+        warn(f"request {data['id']!r}: billed_cost {cost!r} is not a cost; value dropped")
+        cost = None
     return Request(id=data["id"], after_message_id=data["after_message_id"], prompt_tokens=tokens,
                    model=_optional_str(data, "model"), created_at=_optional_str(data, "created_at"),
                    cache_read_tokens=counts["recorded_cache_read_tokens"],
-                   cache_write_tokens=counts["recorded_cache_write_tokens"], output_tokens=counts["output_tokens"])
+                   cache_write_tokens=counts["recorded_cache_write_tokens"], output_tokens=counts["output_tokens"],
+                   billed_cost=None if cost is None else float(cost))
 
 
 def _items(raw: Any, label: str) -> list[Any]:

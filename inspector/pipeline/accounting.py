@@ -15,7 +15,7 @@ else the replayed count: the one place that chooses).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from operator import attrgetter
 from typing import Any
@@ -287,6 +287,8 @@ def _leads(timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None], b
 
 
 def _recorded_cost(r: Request, price, rules: CacheRules) -> float | None:
+    if r.billed_cost is not None:
+        return r.billed_cost  # what the agent recorded it paid (opencode), not a price from the table
     if r.prompt_tokens is None or price is None:
         return None
     known = r.cache_read_tokens is not None or (rules.writes and r.cache_write_tokens is not None)
@@ -443,8 +445,13 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
         out.append(RequestCost(req.cache_read_tokens, req.cache_write_tokens, res.read, res.write, brk, cost,
                                recorded))
     if summarization is not None:
+        recorded_calls = {r.id for r in thread.requests}
         for k, audit in enumerate(timeline):
             if audit.compaction is not None:
+                summary = summarization.summaries.get(audit.compaction.summary_id)
+                if summary is not None and isinstance(summary.meta, Mapping) and \
+                        summary.meta.get("summarization_request") in recorded_calls:
+                    continue  # the agent's own summarization call is a request of the thread (opencode)
                 call = _summarization(k, timeline, prompts, billed, times, requests, summarization, rules, prices,
                                       thread, counter, order)
                 out[k] = replace(out[k], summarization=call)

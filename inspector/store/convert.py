@@ -95,6 +95,7 @@ def request_row(thread_id: str, seq: int, r: Request) -> dict[str, Any]:
         "cache_read_tokens": r.cache_read_tokens,
         "cache_write_tokens": r.cache_write_tokens,
         "output_tokens": r.output_tokens,
+        "billed_cost": r.billed_cost,
     }
 
 
@@ -108,6 +109,7 @@ def request_from_row(row: Mapping[str, Any]) -> Request:
         cache_read_tokens=row.get("cache_read_tokens"),
         cache_write_tokens=row.get("cache_write_tokens"),
         output_tokens=row.get("output_tokens"),
+        billed_cost=row.get("billed_cost"),
     )
 
 

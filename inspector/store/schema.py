@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bump on any change to these tables; `Store.open` refuses other versions with a clear message
 (versions 1 and 2, without the requests' cache or output columns, are read as they are when viewed and
 upgraded in place when opened for writing)."""
@@ -93,11 +93,13 @@ class RequestRow(Base):
     cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     output_tokens: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # schema 3
+    billed_cost: Mapped[float | None] = mapped_column(Float, nullable=True)  # schema 4
 
 
 UPGRADES = {1: ("ALTER TABLE ci_requests ADD COLUMN cache_read_tokens BIGINT",
                 "ALTER TABLE ci_requests ADD COLUMN cache_write_tokens BIGINT"),
-            2: ("ALTER TABLE ci_requests ADD COLUMN output_tokens BIGINT",)}
+            2: ("ALTER TABLE ci_requests ADD COLUMN output_tokens BIGINT",),
+            3: ("ALTER TABLE ci_requests ADD COLUMN billed_cost DOUBLE PRECISION",)}
 """SQL bringing a store of version N to N + 1 (run by `Store.open` in write mode)."""
 
 

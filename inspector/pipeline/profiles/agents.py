@@ -37,6 +37,7 @@ from inspector.pipeline.audit import (
     RequestError,
 )
 from inspector.pipeline.calibration import Calibration, ReplayCalibration
+from inspector.pipeline.profiles.base import ReplayerBase
 from inspector.pipeline.thread_memo import label_columns, remembered
 from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 
@@ -220,10 +221,10 @@ def is_session_prefix(message) -> bool:
             or bool(message.meta.get("isMeta")) or bool(message.meta.get("isCompactSummary")))
 
 
-class AgentReplayer:
+class AgentReplayer(ReplayerBase):
     """One replay of an agent profile: `timeline()` at once, `audit(k)` on demand."""
 
-    FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (its trigger reads them)
+    fills_calibration = True  # its budgets carry calibrated_prompt_tokens (its trigger reads them)
 
     def __init__(self, thread: Thread, config: Settings, ctx, rules: AgentRules) -> None:
         self.thread, self.config, self.ctx, self.rules = thread, config, ctx, rules

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, TabbedContent
 
 from inspector.commands import InspectorCommands
-from inspector.config import Config, ConfigError
+from inspector.config import Config, ConfigError, only_reader
 from inspector.controllers.files import FileWriter, export_payload
 from inspector.controllers.live import LiveTail
 from inspector.controllers.loss import LossTracker
@@ -32,10 +33,12 @@ from inspector.controllers.panes import PaneUpdater
 from inspector.controllers.replay import ReplayController, switch_profile
 from inspector.gcpolicy import LongLivedObjects
 from inspector.model import ThreadInfo
+from inspector.paths import config_path
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.help import HelpScreen
-from inspector.screens.keys import APP_BINDINGS
+from inspector.screens.keys import APP_BINDINGS, binding_ids
 from inspector.screens.layout import main_layout
+from inspector.screens.settings import read_tui_settings
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DiffPanel, StatusLine
 from inspector.screens.view import Simulator, ViewState, default_simulator, timeline_points, timeline_scale
@@ -71,13 +74,22 @@ class InspectorApp(App[None]):
         overrides: Mapping[str, Any] | None = None,
         simulator: Simulator | None = None,
         live: bool = True,
-        poll_interval: float = 1.0,
+        poll_interval: float | None = None,
         config_file: Path | None = None,
         export_dir: Path | None = None,
         screenshot_dir: Path | None = None,
-        pane_throttle: float = 0.08,
+        pane_throttle: float | None = None,
     ) -> None:
         super().__init__()
+        self.settings, self.settings_problem = read_tui_settings(config_file or config_path(), binding_ids(),
+                                                                 self.available_themes)
+        if poll_interval is None:
+            poll_interval = self.settings.poll_interval
+        if pane_throttle is None:
+            pane_throttle = self.settings.pane_throttle
+        self.set_keymap(self.settings.keymap)
+        if self.settings.theme is not None:
+            self.theme = self.settings.theme
         self.db_url = db_url
         self.initial_thread_id = thread_id
         self.config_file = config_file
@@ -153,6 +165,8 @@ class InspectorApp(App[None]):
 
     def on_mount(self) -> None:
         self.query_one("#timeline", TimelineChart).focus()
+        if self.settings_problem:
+            self.notify(safe_line(self.settings_problem, 300), title="config", severity="error")
         self.replayer.open(self.initial_thread_id)
         self.live_tail.start()
 
@@ -242,8 +256,9 @@ class InspectorApp(App[None]):
         if self.view is None:
             return
         config = self.view.config
-        if key == "context.strategy" and config.profile != "shifting":
-            config = switch_profile(config, "shifting", self.view.thread)
+        reader = only_reader(key)  # a key only one profile reads (a shifting strategy) switches to it
+        if reader is not None and config.profile != reader:
+            config = switch_profile(config, reader, self.view.thread)
         try:
             self.replay(config.updated({key: value}))
         except ConfigError as exc:
@@ -386,7 +401,8 @@ class InspectorApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(list(self.BINDINGS)))
+            self.push_screen(HelpScreen([replace(b, key=self._keymap.get(b.id, b.key)) if b.id else b
+                                         for b in self.BINDINGS]))
 
     def action_toggle_compactions(self) -> None:
         """Replay the baseline and the what-if following the thread's recorded compactions, or letting

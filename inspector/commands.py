@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from inspector.config import PROFILES, STRATEGIES
+from inspector.config import PROFILES, STRATEGIES, only_reader
 from widgets.budget import largest_block_indexes
 from widgets.safe import safe_line
 
@@ -32,10 +32,11 @@ class InspectorCommands(Provider):
             commands.append((label, partial(app.load_thread, info.id), f"{info.messages} messages, {info.requests} requests"))
         for profile in PROFILES:
             commands.append((f"Profile: {profile}", partial(app.set_profile, profile), "replay under this profile"))
+        strategist = only_reader("context.strategy")
         for strategy in STRATEGIES:
             commands.append(
                 (f"Strategy: {strategy}", partial(app.set_config_value, "context.strategy", strategy),
-                 "shifting strategy (switches to the shifting profile)")
+                 f"{strategist} strategy (switches to the {strategist} profile)")
             )
         request = app.current_request
         if request is not None:

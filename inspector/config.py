@@ -13,16 +13,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.pipeline.profiles import REGISTRY
+from inspector.pipeline.profiles import DEFAULT_PROFILE, REGISTRY
 from inspector.pipeline.profiles.base import KeySpec
 from inspector.pipeline.profiles.common import KEYS as COMMON_KEYS
 from inspector.pipeline.profiles.common import SUMMARIZERS, TOKENIZERS, TRIGGER_SOURCES
 
 COMPACTION_MODES = ("recorded", "decide")
 
-__all__ = ["AGENT_PROFILES", "COMPACTION_MODES", "DEFAULTS", "KEYS", "KEY_SPECS", "PROFILES", "PROFILE_KEYS",
+__all__ = ["AGENT_PROFILES", "COMPACTION_MODES", "DEFAULTS", "DEFAULT_PROFILE", "KEYS", "KEY_SPECS", "PROFILES", "PROFILE_KEYS",
            "STRATEGIES", "SUMMARIZERS", "TOKENIZERS", "TRIGGER_SOURCES", "Config", "ConfigError",
-           "KeySpec", "coerce", "parse_set", "parse_toml", "thread_values"]
+           "KeySpec", "coerce", "only_reader", "parse_set", "parse_toml", "thread_values"]
 
 
 class ConfigError(ValueError):
@@ -48,6 +48,12 @@ key's own default, else the profile's (its source documents)."""
 
 PROFILE_KEYS: dict[str, tuple[str, ...]] = {name: profile.reads for name, profile in REGISTRY.items()}
 """Keys each profile reads; the TUI shows these."""
+
+
+def only_reader(key: str) -> str | None:
+    """The one profile that reads `key` (`context.strategy`: shifting), else None."""
+    readers = [name for name, reads in PROFILE_KEYS.items() if key in reads]
+    return readers[0] if len(readers) == 1 else None
 
 
 def thread_values(thread: Any, profile: str) -> dict[str, Any]:
@@ -120,11 +126,11 @@ def _short(value: Any, limit: int = 40) -> str:
 class Config:
     """A profile plus the value of every key. Immutable; `with_values` makes a new one."""
 
-    profile: str = "iris"
-    values: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS["iris"]))
+    profile: str = DEFAULT_PROFILE
+    values: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS[DEFAULT_PROFILE]))
 
     @classmethod
-    def for_profile(cls, profile: str = "iris", overrides: Mapping[str, Any] | None = None) -> Config:
+    def for_profile(cls, profile: str = DEFAULT_PROFILE, overrides: Mapping[str, Any] | None = None) -> Config:
         if profile not in PROFILES:
             raise ConfigError(f"profile must be one of {', '.join(PROFILES)}: got {profile!r}")
         values = dict(DEFAULTS[profile])
@@ -212,6 +218,8 @@ def parse_toml(text: str, source: str = "config.toml") -> tuple[str | None, dict
     data = load_toml(text, source)
     profile = data.pop("profile", None)
     data.pop("prices", None)  # the price table's overrides: read by service.load_prices
+    data.pop("tui", None)  # the TUI's own settings and key bindings: read by inspector.screens.settings
+    data.pop("keys", None)
     if profile is not None and profile not in PROFILES:
         raise ConfigError(f"{source}: profile must be one of {', '.join(PROFILES)}: got {profile!r}")
     values: dict[str, Any] = {}

@@ -13,6 +13,7 @@ from typing import Any
 
 from inspector.config import (
     COMPACTION_MODES,
+    DEFAULT_PROFILE,
     PROFILE_KEYS,
     PROFILES,
     Config,
@@ -57,11 +58,11 @@ def load_config(
 
     The profile: the one given explicitly, else the thread's own (`thread_profile`: a demo thread built
     for harness or shifting), else its source's (Claude Code -> claude-code, Codex -> codex), else the
-    file's, else iris. The file's values are kept when they are keys of any profile.
+    file's, else the registry's first (`DEFAULT_PROFILE`). The file's values are kept when they are keys of any profile.
     """
     file_profile, file_values = read_config_file(path) if file is None else file
     chosen = (profile or (thread_profile(thread) or _source_profile(thread.source) if thread is not None else None)
-              or file_profile or "iris")
+              or file_profile or DEFAULT_PROFILE)
     values: dict[str, Any] = dict(thread_values(thread, chosen)) if thread is not None else {}
     values.update(file_values)
     values.update(overrides or {})
@@ -288,7 +289,7 @@ def thread_calibration(thread: Thread, counter: TokenCounter, summarizer=None):
     profile and defaults, its default compaction mode), for the counter in use."""
     from inspector.pipeline import reference_calibration
 
-    profile = thread_profile(thread) or _source_profile(thread.source) or "iris"
+    profile = thread_profile(thread) or _source_profile(thread.source) or DEFAULT_PROFILE
     config = Config.for_profile(profile, thread_values(thread, profile))
     if config["context.tokenizer"] != counter.name:
         config = config.updated({"context.tokenizer": counter.name})

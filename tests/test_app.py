@@ -465,13 +465,13 @@ async def test_empty_source_says_so(tmp_path):
 async def test_replay_error_is_reported_not_fatal(tmp_path):
     calls = {"n": 0}
 
-    def flaky(thread, config):
+    def flaky(thread, config, *, compactions):
         from inspector.service import run_simulation
 
         calls["n"] += 1
         if config["context.window"] == 1234:
             raise RuntimeError("boom")
-        return run_simulation(thread, config)
+        return run_simulation(thread, config, compactions=compactions)
 
     app = make_app(tmp_path, source=demo_source(), simulator=flaky)
     async with app.run_test(size=SIZE) as pilot:

@@ -14,6 +14,7 @@ from inspector.pipeline.profiles import REGISTRY
 from inspector.pipeline.profiles.common import KEYS as COMMON_KEYS
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
+from tests.profiles.knobs import knobs
 from tests.readme_tables import README, TABLES, find_table
 
 
@@ -59,23 +60,13 @@ def _given_reasons(profile: str, overrides: dict) -> set[str]:
     return out
 
 
-WHAT_IFS = {
-    "iris": [{}, {"context.window": 20_000, "context.prune_protect_turns": 1}, {"context.window": 3_000}],
-    "harness": [{}, {"context.window": 4_000, "harness.pruning_threshold": 0.5}, {"context.window": 1_500}],
-    "shifting": [{"context.strategy": s, "context.window": w} for s in ("truncate", "summarize", "vector-recall",
-                                                                        "manual") for w in (8192, 2048)],
-    "claude-code": [{}, {"context.window": 40_000}],
-    "codex": [{}, {"context.window": 30_000, "codex.compact_user_tokens": 500}],
-    "opencode": [{}, {"context.window": 60_000, "opencode.prune_protect": 500, "opencode.prune_minimum": 0}],
-    "anthropic-context-editing": [{}, {"context_editing.trigger": 2_000, "context_editing.compact_trigger": 8_000}],
-}
 
 
 @pytest.mark.parametrize("profile", list(REGISTRY))
 def test_every_reason_a_replay_gives_is_declared_by_its_profile(profile):
     declared = {str(r.code) for r in REGISTRY[profile].reasons}
     given: set[str] = set()
-    for overrides in WHAT_IFS[profile]:
+    for overrides in getattr(knobs(profile), "WHAT_IFS", [{}]):
         given |= _given_reasons(profile, overrides)
     assert given, profile
     assert given <= declared, f"{profile} gives undeclared reason codes: {sorted(given - declared)}"

@@ -581,7 +581,7 @@ def test_the_fast_truncate_fills_the_calibrated_prompt_as_replay_would():
     edited = config.updated({"context.window": 5000})
     uncalibrated = make_replay(thread, edited, counter=TokenCounter(Chars4Tokenizer())).timeline
     result = make_replay(thread, edited, counter=TokenCounter(Chars4Tokenizer()), calibration=calibration)
-    assert result._fast.FILLS_CALIBRATION and all(a.budget.calibrated_prompt_tokens is None for a in uncalibrated)
+    assert result._fast.fills_calibration and all(a.budget.calibrated_prompt_tokens is None for a in uncalibrated)
     moved = 0
     for k, (a, bare) in enumerate(zip(result.timeline, uncalibrated, strict=True)):
         assert a == result._calibrated(bare)  # what Replay would have made of the bare audit

@@ -17,17 +17,11 @@ from inspector.compare.between_replays import diff_simulations
 from inspector.config import KEY_SPECS, KEYS, PROFILE_KEYS, PROFILES, Config, ConfigError, coerce
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 from inspector.service import run_replay
+from tests.profiles.knobs import knobs
 
-# Per profile, keys that make the small random threads compact (windows of a few thousand tokens).
-SMALL = {
-    "iris": {},
-    "harness": {},
-    "shifting": {"context.response_reserve": 64},
-    "claude-code": {"claude_code.output_reserve": 0, "claude_code.autocompact_buffer": 200},
-    "codex": {"codex.compact_user_tokens": 300},
-    "opencode": {"opencode.max_output_tokens": 100, "opencode.prune_protect": 300, "opencode.prune_minimum": 100},
-    "anthropic-context-editing": {"context_editing.trigger": 600, "context_editing.compact_trigger": 1500},
-}
+# Per profile, keys that make the small random threads compact (windows of a few thousand tokens):
+# its knob file's `SMALL` (tests/profiles/knobs/).
+SMALL = {name: knobs(name).SMALL for name in PROFILES}
 
 
 def other_value(key: str, value):

@@ -178,7 +178,7 @@ class BlocksView(Horizontal):
     """
     COMPACT_BELOW = 100  # table width under which the pos and turn columns are hidden (the detail has them)
 
-    BINDINGS = [Binding("s", "toggle_sort", "Sort blocks by tokens", show=False)]
+    BINDINGS = [Binding("s", "toggle_sort", "Sort blocks by tokens", show=False, id="blocks.toggle-sort")]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -12,7 +12,6 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from inspector.config import AGENT_PROFILES
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
 from widgets.cost import bill_line, cost_rows
@@ -152,6 +151,10 @@ def _pct(value: int, window: int) -> str:
     return f"{value / window * 100:5.1f}%" if window else "   - "
 
 
+def _fraction(tokens: int | None, window: int) -> float | None:
+    return tokens / window if tokens and window else None
+
+
 class BudgetView(Static):
     """Budget pane: the stacked bar, a legend with numbers, and the request's facts."""
 
@@ -164,12 +167,13 @@ class BudgetView(Static):
         self.request: RequestAudit | None = None
         self.tokenizer = ""
         self.approximate = True
-        self.threshold: float | None = None
+        self.threshold_tokens: int | None = None
         self.profile = ""
+        self.trigger_reads = ""
         self.bar_width = 100
         self.request_count = 0
         self.recorded_compaction: Summary | None = None
-        self.pruning_threshold: float | None = None
+        self.pruning_tokens: int | None = None
         self.calibration: str | None = None
         self.calibration_note: str | None = None
         self.own_tokens: int | None = None
@@ -182,11 +186,12 @@ class BudgetView(Static):
         *,
         tokenizer: str,
         approximate: bool,
-        threshold: float | None,
+        threshold_tokens: int | None,
         profile: str,
+        trigger_reads: str = "",
         request_count: int,
         recorded_compaction: Summary | None = None,
-        pruning_threshold: float | None = None,
+        pruning_tokens: int | None = None,
         calibration: str | None = None,
         calibration_note: str | None = None,
         own_tokens: int | None = None,
@@ -199,12 +204,13 @@ class BudgetView(Static):
         self.own_tokens = own_tokens
         self.ratio = ratio
         self.recorded_compaction = recorded_compaction
-        self.pruning_threshold = pruning_threshold
+        self.pruning_tokens = pruning_tokens
         self.request = request
         self.tokenizer = tokenizer
         self.approximate = approximate
-        self.threshold = threshold
+        self.threshold_tokens = threshold_tokens
         self.profile = profile
+        self.trigger_reads = trigger_reads
         self.request_count = request_count
         self._update_budget()
 
@@ -232,9 +238,9 @@ class BudgetView(Static):
                 title.append(f" {safe_line(request.error.code)}", style="#ff5f5f")
         grid.add_row(title)
         grid.add_row(stacked_bar(parts, width))
-        grid.add_row(self._ruler(self.threshold, "compaction", b.window, width))
-        if self.pruning_threshold:
-            grid.add_row(self._ruler(self.pruning_threshold, "hard pruning", b.window, width))
+        grid.add_row(self._ruler(_fraction(self.threshold_tokens, b.window), "compaction", b.window, width))
+        if self.pruning_tokens:
+            grid.add_row(self._ruler(_fraction(self.pruning_tokens, b.window), "hard pruning", b.window, width))
         bill = bill_line(request)
         if bill is not None:  # the bill at a glance, at every size (its parts are in the facts below)
             grid.add_row(bill)
@@ -291,16 +297,14 @@ class BudgetView(Static):
         facts.add_row("Profile", self.profile)
         facts.add_row("History budget", f"{b.available:,}")
         facts.add_row("History sent", f"{b.history_tokens:,}")
-        if self.threshold is not None:
-            facts.add_row("Compaction at", f"{int(b.window * self.threshold):,} ({self.threshold:.0%} of window)")
-        if self.pruning_threshold is not None:
+        if self.threshold_tokens and b.window:
+            facts.add_row("Compaction at", f"{self.threshold_tokens:,} ({self.threshold_tokens / b.window:.0%} of window)")
+        if self.pruning_tokens and b.window:
             facts.add_row("Hard pruning at",
-                          f"{int(b.window * self.pruning_threshold):,} ({self.pruning_threshold:.0%} of window)")
+                          f"{self.pruning_tokens:,} ({self.pruning_tokens / b.window:.0%} of window)")
         if b.trigger_source:
             trig = "-" if b.trigger_tokens is None else f"{b.trigger_tokens:,}"
-            what = ("the agent's own reading: its last billed prompt and what came after"
-                    if self.profile in AGENT_PROFILES else "tokens of the previous request")
-            facts.add_row("Trigger read", f"{trig} ({b.trigger_source} {what})")
+            facts.add_row("Trigger read", f"{trig} ({b.trigger_source} {self.trigger_reads})".rstrip())
         if b.needed_tokens is not None:
             facts.add_row("Would need", Text(f"{b.needed_tokens:,}", style="#ff5f5f"))
         facts.add_row("Protected turns", "-" if request.protect_turns is None else str(request.protect_turns))

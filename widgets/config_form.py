@@ -58,7 +58,7 @@ class ConfigForm(VerticalScroll):
     Enter or leaving a field applies a valid value (an invalid one only shows its error); Escape cancels
     the edit (the field shows the applied value again) and then does what Escape does outside the form."""
 
-    BINDINGS = [Binding("escape", "cancel_edit", "Cancel edit", show=False)]
+    BINDINGS = [Binding("escape", "cancel_edit", "Cancel edit", show=False, id="config.cancel-edit")]
 
     DEFAULT_CSS = """
     ConfigForm { height: 1fr; padding: 0 1; }

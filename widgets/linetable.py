@@ -43,13 +43,13 @@ class LineTable(ScrollView, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("up", "move(-1)", "Up", show=False),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,ctrl+home", "first", "First", show=False),
-        Binding("end,ctrl+end", "last", "Last", show=False),
-        Binding("enter", "select", "Select", show=False),
+        Binding("up", "move(-1)", "Up", show=False, id="table.up"),
+        Binding("down", "move(1)", "Down", show=False, id="table.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="table.page-up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="table.page-down"),
+        Binding("home,ctrl+home", "first", "First", show=False, id="table.first"),
+        Binding("end,ctrl+end", "last", "Last", show=False, id="table.last"),
+        Binding("enter", "select", "Select", show=False, id="table.select"),
     ]
 
     cursor_row: reactive[int] = reactive(0)

@@ -48,8 +48,8 @@ class ThreadList(Vertical):
     """
 
     BINDINGS = [
-        Binding("down", "highlight(1)", "Next thread", show=False),
-        Binding("up", "highlight(-1)", "Previous thread", show=False),
+        Binding("down", "highlight(1)", "Next thread", show=False, id="threads.next"),
+        Binding("up", "highlight(-1)", "Previous thread", show=False, id="threads.previous"),
     ]
 
     class Chosen(Message):

@@ -62,12 +62,12 @@ class TimelineChart(Widget, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("left", "step(-1)", "Prev request", show=False),
-        Binding("right", "step(1)", "Next request", show=False),
-        Binding("shift+left", "step(-10)", "Back 10", show=False),
-        Binding("shift+right", "step(10)", "Forward 10", show=False),
-        Binding("home", "jump_to(0)", "First request", show=False),
-        Binding("end", "jump_to(-1)", "Last request", show=False),
+        Binding("left", "step(-1)", "Prev request", show=False, id="timeline.previous"),
+        Binding("right", "step(1)", "Next request", show=False, id="timeline.next"),
+        Binding("shift+left", "step(-10)", "Back 10", show=False, id="timeline.back-10"),
+        Binding("shift+right", "step(10)", "Forward 10", show=False, id="timeline.forward-10"),
+        Binding("home", "jump_to(0)", "First request", show=False, id="timeline.first"),
+        Binding("end", "jump_to(-1)", "Last request", show=False, id="timeline.last"),
     ]
 
     cursor: reactive[int] = reactive(0)

@@ -11,8 +11,8 @@ from textual.timer import Timer
 from textual.widgets import TabbedContent
 
 from inspector.compare.between_requests import request_step
-from inspector.config import AGENT_PROFILES
 from inspector.pipeline.calibration import BASIS_NOTES, UNCERTAIN_BASES
+from inspector.pipeline.profiles import REGISTRY
 from inspector.screens.status import StatusLine, TimelineLabel
 from inspector.screens.view import timeline_scale
 from widgets.blocks import BlocksView
@@ -79,23 +79,20 @@ class PaneUpdater:
         all_tabs, self.all_tabs = self.all_tabs, False
         self._at = time.monotonic()
         request = app.current_request
-        threshold = (
-            float(view.config["context.compaction_threshold"]) if view.config.profile in ("iris", "harness") else None
-        )
-        if request is not None and view.config.profile in AGENT_PROFILES:  # the agents' trigger, in tokens
-            tokens = request.stats.get("compaction_threshold_tokens")
-            threshold = tokens / request.budget.window if tokens and request.budget.window else None
+        profile = REGISTRY[view.config.profile]
+        window = request.budget.window if request is not None else int(view.config["context.window"])
+        threshold_tokens = profile.compaction_at(view.config, request)
         calibration = view.calibration
         recorded = view.recorded_compactions.get(request.request_id) if request is not None else None
         app.query_one(BudgetView).show(
             request, tokenizer=view.simulation.tokenizer, approximate=view.simulation.approximate,
-            threshold=threshold, profile=view.config.profile, request_count=len(view.requests),
+            threshold_tokens=threshold_tokens, profile=view.config.profile, trigger_reads=profile.trigger_reads,
+            request_count=len(view.requests),
             recorded_compaction=recorded,
             calibration=None if calibration is None else calibration.fit.short(),
             calibration_note=_calibration_note(view, request),
             **_own_and_ratio(calibration, request), names=names_of(view.thread),
-            pruning_threshold=(float(view.config["harness.pruning_threshold"])
-                               if view.config.profile == "harness" else None))
+            pruning_tokens=profile.hard_pruning_at(view.config, window))
         # Tables are rebuilt only when visible; the others are refreshed when their tab opens.
         active = app.query_one(TabbedContent).active
         self.stale_tabs |= {"blocks", "summaries", "step"}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.worker import get_current_worker
 
-from inspector.config import Config, ConfigError
+from inspector.config import DEFAULT_PROFILE, Config, ConfigError
 from inspector.controllers.handoff import Handoff
 from inspector.model import Thread
 from inspector.screens.source import ThreadSource
@@ -83,6 +83,7 @@ class ReplayController:
 
     def _open_source(self) -> ThreadSource:
         if self.source is None:
+            import inspector.importers  # noqa: F401 - registers the readers of agents' own databases (opencode.db)
             from inspector.store import Store, resolve_db_url
 
             url = resolve_db_url(self.db_url)
@@ -136,7 +137,7 @@ class ReplayController:
             return load_config(self.profile, self.overrides, path=self.config_file, thread=thread)
         except ConfigError as exc:
             self.app.call_from_thread(self.app.notify, safe_line(str(exc), 200), title="config", severity="error")
-            return Config.for_profile(self.profile or "iris")
+            return Config.for_profile(self.profile or DEFAULT_PROFILE)
 
     def _load_work(self, thread_id: str, *, keep_position: bool) -> None:
         """In a worker thread: load, replay under the baseline and the current edits, hand over."""

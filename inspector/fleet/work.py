@@ -85,6 +85,7 @@ Work = Sequence[tuple[str, Sequence[int]]]
 def run_batch(spec: FleetSpec, work: Work) -> list[ThreadResult]:
     """Every combination asked for on every thread of `work`, the threads read with one query per
     table. Runs in a worker (a pool's process or a Dask worker): imports only what it needs."""
+    import inspector.importers  # noqa: F401 - registers the readers of agents' own databases (opencode.db)
     from inspector.service import load_config
     from inspector.store import Store, StoreError
 

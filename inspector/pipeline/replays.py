@@ -52,7 +52,7 @@ class Replay:
         self._fast = REGISTRY[config.profile].replayer(thread, config, ctx)
         # The seed profiles' audits get the calibrated prompt filled in here; the agents' replayers
         # compute it themselves (their trigger reads it).
-        self._fill = ctx.calibration is not None and not getattr(self._fast, "FILLS_CALIBRATION", False)
+        self._fill = ctx.calibration is not None and not self._fast.fills_calibration
         timeline = self._fast.timeline()
         self.timeline: tuple[RequestAudit, ...] = (
             tuple(self._calibrated(a) for a in timeline) if self._fill else tuple(timeline))
@@ -155,21 +155,20 @@ class Replay:
     def message_statuses(self, index: int, message_ids) -> dict[str, BlockStatus] | None:
         """The status request `index` gives each of `message_ids` (those it shows), where the profile's
         replayer knows it without building the request's blocks (iris, harness); None otherwise."""
-        statuses = getattr(self._fast, "statuses", None)
-        if not callable(statuses):
-            return None
         if self._positions is None:
             self._positions = self.thread.message_index()
         positions = self._positions
         ids = [m for m in message_ids if m in positions]
-        found = statuses(index, [positions[m] for m in ids])
+        found = self._fast.statuses(index, [positions[m] for m in ids])
+        if found is None:
+            return None
         return {m: found[positions[m]] for m in ids if positions[m] in found}
 
     def summary_spans(self) -> dict[str, tuple[str, ...]] | None:
         """Summary id -> the messages its compaction replaced, where the profile's replayer knows them
         without building blocks (iris, harness); None otherwise (read them from `audit(k)`)."""
-        spans = getattr(self._fast, "summary_spans", None)
-        return spans() if callable(spans) else None
+        spans = self._fast.summary_spans()
+        return None if spans is None else dict(spans)
 
     def simulation(self, *, blocks: bool = True, priced: bool = True) -> Simulation:
         """Every request (with blocks, or the timeline); `priced=False` leaves the timeline's budgets
@@ -305,7 +304,7 @@ def reference_calibration(thread: Thread, config: Settings, counter: TokenCounte
     reference_replay = Replay(thread, config, ctx)
     timeline = reference_replay.timeline
     # what the agent re-attaches after a compaction, where its profile models it (Claude Code)
-    steps = getattr(reference_replay._fast, "steps", None)
+    steps = reference_replay._fast.steps
     reference = [a.budget.needed_tokens if a.budget.needed_tokens is not None else a.budget.prompt_tokens
                  for a in timeline]
     recorded = [a.budget.recorded_prompt_tokens for a in timeline]

@@ -44,10 +44,10 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen #help-meanings { margin-top: 1; }
     """
     BINDINGS = [
-        Binding("escape", "dismiss", "Close"),
-        Binding("f1", "dismiss", "Close", show=False),
-        Binding("question_mark", "dismiss", "Close", show=False),
-        Binding("q", "dismiss", "Close", show=False),
+        Binding("escape", "dismiss", "Close", id="help.close"),
+        Binding("f1", "dismiss", "Close", show=False, id="help.close-f1"),
+        Binding("question_mark", "dismiss", "Close", show=False, id="help.close-question-mark"),
+        Binding("q", "dismiss", "Close", show=False, id="help.close-q"),
     ]
 
     def __init__(self, bindings: list[Binding]) -> None:

@@ -5,28 +5,43 @@ from __future__ import annotations
 from textual.binding import Binding
 
 APP_BINDINGS = [
-    Binding("q", "quit", "Quit"),
-    Binding("f1,question_mark", "help", "Help"),
-    Binding("left,comma", "step(-1)", "Prev req", show=False),
-    Binding("right,full_stop", "step(1)", "Next req", show=False),
-    Binding("n", "next_compaction", "Next compaction"),
-    Binding("p", "prev_compaction", "Prev compaction"),
-    Binding("f", "first_failure", "First failure"),
-    Binding("F", "next_failure", "Next failure", show=False),
-    Binding("1", "show_tab('budget')", "Budget", show=False),
-    Binding("2", "show_tab('blocks')", "Blocks", show=False),
-    Binding("3", "show_tab('summaries')", "Summaries", show=False),
-    Binding("4", "show_tab('config')", "Config", show=False),
-    Binding("5", "show_tab('step')", "Since N-1", show=False),
-    Binding("t,escape", "focus_timeline", "Timeline", show=False),
-    Binding("slash", "focus_filter", "Filter threads", show=False),
-    Binding("b", "toggle_threads", "Thread list", show=False),
-    Binding("z", "toggle_overview", "Overview", show=False),
-    Binding("e", "export_audit", "Export JSON"),
-    Binding("l", "toggle_live", "Live", show=False),
-    Binding("ctrl+r", "reset_config", "Reset config"),
-    Binding("ctrl+o", "save_config", "Save config"),
-    Binding("ctrl+s", "screenshot", "Screenshot", show=False),
-    Binding("x", "cancel_summaries", "Cancel LLM summaries", show=False),
-    Binding("c", "toggle_compactions", "Compactions: recorded / decide", show=False),
+    Binding("q", "quit", "Quit", id="quit"),
+    Binding("f1,question_mark", "help", "Help", id="help"),
+    Binding("left,comma", "step(-1)", "Prev req", show=False, id="previous-request"),
+    Binding("right,full_stop", "step(1)", "Next req", show=False, id="next-request"),
+    Binding("n", "next_compaction", "Next compaction", id="next-compaction"),
+    Binding("p", "prev_compaction", "Prev compaction", id="previous-compaction"),
+    Binding("f", "first_failure", "First failure", id="first-failure"),
+    Binding("F", "next_failure", "Next failure", show=False, id="next-failure"),
+    Binding("1", "show_tab('budget')", "Budget", show=False, id="tab-budget"),
+    Binding("2", "show_tab('blocks')", "Blocks", show=False, id="tab-blocks"),
+    Binding("3", "show_tab('summaries')", "Summaries", show=False, id="tab-summaries"),
+    Binding("4", "show_tab('config')", "Config", show=False, id="tab-config"),
+    Binding("5", "show_tab('step')", "Since N-1", show=False, id="tab-since-previous"),
+    Binding("t,escape", "focus_timeline", "Timeline", show=False, id="focus-timeline"),
+    Binding("slash", "focus_filter", "Filter threads", show=False, id="filter-threads"),
+    Binding("b", "toggle_threads", "Thread list", show=False, id="toggle-thread-list"),
+    Binding("z", "toggle_overview", "Overview", show=False, id="toggle-overview"),
+    Binding("e", "export_audit", "Export JSON", id="export-audit"),
+    Binding("l", "toggle_live", "Live", show=False, id="toggle-live"),
+    Binding("ctrl+r", "reset_config", "Reset config", id="reset-config"),
+    Binding("ctrl+o", "save_config", "Save config", id="save-config"),
+    Binding("ctrl+s", "screenshot", "Screenshot", show=False, id="screenshot"),
+    Binding("x", "cancel_summaries", "Cancel LLM summaries", show=False, id="cancel-summaries"),
+    Binding("c", "toggle_compactions", "Compactions: recorded / decide", show=False, id="toggle-compactions"),
 ]
+
+
+def binding_ids() -> tuple[str, ...]:
+    """Every binding id a `[keys]` table may rebind: the app's, its screens' and its widgets'."""
+    from inspector.screens.help import HelpScreen
+    from inspector.screens.sweep import SweepScreen
+    from widgets.blocks import BlocksView
+    from widgets.config_form import ConfigForm
+    from widgets.linetable import LineTable
+    from widgets.threads import ThreadList
+    from widgets.timeline import TimelineChart
+
+    owners = (HelpScreen, SweepScreen, BlocksView, ConfigForm, LineTable, ThreadList, TimelineChart)
+    bindings = [*APP_BINDINGS, *(b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding))]
+    return tuple(dict.fromkeys(b.id for b in bindings if b.id))

@@ -81,10 +81,10 @@ class SweepScreen(Screen[None]):
     SweepScreen #sweep-plot { height: 1fr; min-height: 8; }
     """
     BINDINGS = [
-        Binding("escape", "dismiss", "Close"),
-        Binding("ctrl+g", "run", "Run sweep"),
+        Binding("escape", "dismiss", "Close", id="sweep.close"),
+        Binding("ctrl+g", "run", "Run sweep", id="sweep.run"),
         # priority: over the values field's own ctrl+x (cut); said in the status line while it runs
-        Binding("ctrl+x", "cancel", "Cancel sweep", show=False, priority=True),
+        Binding("ctrl+x", "cancel", "Cancel sweep", show=False, priority=True, id="sweep.cancel"),
     ]
 
     def __init__(self, thread: Thread, base: Config, *, compactions: str = "decide") -> None:

@@ -6,10 +6,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
-from typing import Any
+from typing import Any, Protocol
 
 from inspector.compare.between_replays import BlockChange, SimulationDiff, block_changes_shown, diff_simulations
-from inspector.config import AGENT_PROFILES, Config
+from inspector.config import Config
 from inspector.model import Message, Summary, Thread, tool_groups
 from inspector.pipeline import Replay
 from inspector.pipeline.audit import RequestAudit, Simulation
@@ -19,8 +19,12 @@ from inspector.tokens import message_costs, text_cost
 from widgets.summaries import SummaryStats
 from widgets.timeline import TimelinePoint, TimelineScale
 
-Simulator = Callable[..., "Replay | Simulation"]
-"""simulator(thread, config, baseline=bool) -> a Replay (timeline now, blocks on demand) or a full Simulation."""
+
+class Simulator(Protocol):
+    """simulator(thread, config, compactions="recorded" | "decide") -> a Replay (timeline now, blocks on
+    demand) or a full Simulation."""
+
+    def __call__(self, thread: Thread, config: Config, *, compactions: str) -> Replay | Simulation: ...
 
 
 class FullReplay:
@@ -41,15 +45,8 @@ class FullReplay:
 
 
 def _run(simulator: Simulator, thread: Thread, config: Config, *, compactions: str) -> Replay | FullReplay:
-    """One replay in the given compaction mode (a simulator without the keyword gets the older
-    `baseline=` flag, True meaning recorded; one without either gets neither)."""
-    try:
-        out = simulator(thread, config, compactions=compactions)
-    except TypeError:
-        try:
-            out = simulator(thread, config, baseline=compactions == "recorded")
-        except TypeError:
-            out = simulator(thread, config)
+    """One replay in the given compaction mode."""
+    out = simulator(thread, config, compactions=compactions)
     return FullReplay(out) if isinstance(out, Simulation) else out
 
 
@@ -71,11 +68,10 @@ def _with_cost(diff: SimulationDiff, baseline: Replay | FullReplay, current: Rep
     return diff
 
 
-def default_simulator(thread: Thread, config: Config, *, baseline: bool = False,
-                      compactions: str | None = None) -> Replay:
+def default_simulator(thread: Thread, config: Config, *, compactions: str) -> Replay:
     from inspector.service import run_replay
 
-    return run_replay(thread, config, baseline=baseline, compactions=compactions)
+    return run_replay(thread, config, compactions=compactions)
 
 
 @dataclass(frozen=True)
@@ -348,28 +344,13 @@ def timeline_points(view: ViewState) -> list[TimelinePoint]:
     return points
 
 
-def prompt_ceiling(profile: str, request: RequestAudit) -> int:
-    """The largest prompt the profile sends at `request`. Iris budgets the history alone (window x ratio -
-    reserve - system - tools - summaries), so its ceiling adds those back; harness and shifting budget the
-    whole prompt (`available` is already the prompt's ceiling)."""
-    b = request.budget
-    if profile == "iris":
-        return b.available + b.system_tokens + b.tool_tokens + b.summary_tokens
-    if profile in AGENT_PROFILES:
-        return b.window  # the agents send everything since their last compaction: the window is the ceiling
-    return b.available
-
-
 def timeline_scale(view: ViewState, request: RequestAudit | None) -> TimelineScale:
     config = view.config
+    profile = REGISTRY[config.profile]
     window = request.budget.window if request is not None else int(config["context.window"])
-    threshold = None
-    if config.profile in ("iris", "harness"):
-        threshold = int(window * float(config["context.compaction_threshold"]))
-    elif request is not None and config.profile in AGENT_PROFILES:
-        threshold = request.stats.get("compaction_threshold_tokens")
-    budget = prompt_ceiling(config.profile, request) if request is not None else None
-    if budget is not None and request is not None and config.profile not in AGENT_PROFILES:
+    threshold = profile.compaction_at(config, request)
+    budget = profile.ceiling(request) if request is not None else None
+    if budget is not None and request is not None and not profile.ceiling_in_billed_tokens:
         b = request.budget
         if b.calibrated_prompt_tokens is not None and b.prompt_tokens > 0:
             # The bars are what the provider would bill: the ceiling the profile enforces on its own count,

@@ -26,7 +26,7 @@ from inspector.anthropic_api import (
     call_with_retries,
     make_client,
 )
-from inspector.config import DEFAULTS
+from inspector.config import DEFAULT_PROFILE, DEFAULTS
 from inspector.model import SUMMARY_LIST_FIELDS, EmotionalMarker, Message, Role, Summary
 
 if TYPE_CHECKING:
@@ -264,7 +264,7 @@ class AnthropicSummarizer:
         on_progress: Callable[[SummarizerStats], None] | None = None,
         max_output_tokens: int = MAX_OUTPUT_TOKENS,
     ) -> None:
-        self.model = model or (config["summarization.model"] if config is not None else DEFAULTS["iris"]["summarization.model"])
+        self.model = model or (config["summarization.model"] if config is not None else DEFAULTS[DEFAULT_PROFILE]["summarization.model"])
         self.timeout = float(timeout or (config["summarization.timeout"] if config is not None else 120.0))
         self.retry = retry or RetryPolicy()
         self.on_progress = on_progress

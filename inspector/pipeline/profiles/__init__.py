@@ -24,13 +24,15 @@ To add a profile:
    of keys only it has (`keys`), its values of shared keys (`defaults`), its reason codes
    (`reasons`: shared ones from `common.REASONS`, its own as `ReasonDoc`), its per-message
    token overhead and its replayer class.
-3. Add one line to `_PROFILES` below, then run `python -m tests.readme_tables` for the README.
+3. Add one line to `_PROFILES` below and a knob file `tests/profiles/knobs/<name>.py` (the contract
+   suite, `tests/profiles/`), then run `python -m tests.readme_tables` for the README.
 """
 
 from inspector.pipeline.profiles import (
     anthropic_context_editing,
     claude_code,
     codex,
+    gemini_cli,
     harness,
     iris,
     opencode,
@@ -45,8 +47,12 @@ _PROFILES: tuple[Profile, ...] = (
     claude_code.PROFILE,
     codex.PROFILE,
     opencode.PROFILE,
+    gemini_cli.PROFILE,
     anthropic_context_editing.PROFILE,
 )
 
 REGISTRY: dict[str, Profile] = {p.name: p for p in _PROFILES}
 """Profile name -> its record, in the order the app and the README list them."""
+
+DEFAULT_PROFILE = _PROFILES[0].name
+"""The profile a thread replays under when neither the user, the thread nor its importer names one."""

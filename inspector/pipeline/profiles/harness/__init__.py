@@ -5,7 +5,7 @@ from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative, ratio
 from inspector.pipeline.profiles.common import REASONS as SHARED
 from inspector.pipeline.profiles.harness.replayer import HarnessReplayer
-from inspector.pipeline.profiles.harness.stages import OVERHEAD
+from inspector.pipeline.profiles.harness.stages import OVERHEAD, tokens_at
 
 PROFILE = Profile(
     name="harness",
@@ -42,6 +42,11 @@ PROFILE = Profile(
     ),
     message_overhead=OVERHEAD,
     replayer=HarnessReplayer,
+    # its thresholds are fractions of the window, compared exactly as written (`stages._at_least`)
+    threshold_tokens=lambda config, request: tokens_at(
+        request.budget.window if request is not None else int(config["context.window"]),
+        float(config["context.compaction_threshold"])),
+    pruning_tokens=lambda config, window: tokens_at(window, float(config["harness.pruning_threshold"])),
     summarization=SummarizationCall(
         "span", cached=False, model="thread",
         source="agent-harness-context-management.txt: `ChatCompactor` formats the middle of the history as a "

@@ -25,6 +25,7 @@ from inspector.pipeline.audit import (
     RequestAudit,
     RequestError,
 )
+from inspector.pipeline.profiles.base import ReplayerBase
 from inspector.pipeline.profiles.harness.stages import (
     FIXED_POINT_NOTE,
     NOTHING_TO_COMPACT_NOTE,
@@ -89,10 +90,10 @@ class _ThreadFacts:
                    [m.role.value not in (Role.TOOL, Role.ASSISTANT) for m in messages])
 
 
-class HarnessReplayer:
+class HarnessReplayer(ReplayerBase):
     """`timeline()` for every request, `audit(k)` with blocks for one; equal to the reference."""
 
-    FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (Replay need not add them)
+    fills_calibration = True  # its budgets carry calibrated_prompt_tokens (Replay need not add them)
 
     def __init__(self, thread: Thread, config: Settings, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx

@@ -112,6 +112,12 @@ def _at_least(tokens: int, window: int, threshold: float) -> bool:
     return tokens * denominator >= numerator * window
 
 
+def tokens_at(window: int, threshold: float) -> int:
+    """The fewest prompt tokens that reach `threshold` of `window` (the `_at_least` boundary)."""
+    numerator, denominator = _as_written(threshold)
+    return -(-numerator * window // denominator)
+
+
 def context_stats(
     prompt_tokens: int, window: int, compaction_threshold: float, pruning_threshold: float
 ) -> ContextStats:

@@ -4,7 +4,7 @@ from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.base import KeySpec, Profile, ReasonDoc, SummarizationCall, non_negative, positive
 from inspector.pipeline.profiles.common import REASONS as SHARED
 from inspector.pipeline.profiles.iris.replayer import IrisReplayer
-from inspector.pipeline.profiles.iris.stages import OVERHEAD
+from inspector.pipeline.profiles.iris.stages import OVERHEAD, compaction_threshold_tokens
 
 PROFILE = Profile(
     name="iris",
@@ -44,6 +44,11 @@ PROFILE = Profile(
     ),
     message_overhead=OVERHEAD,
     replayer=IrisReplayer,
+    threshold_tokens=lambda config, request: compaction_threshold_tokens(config),
+    # it budgets the history alone (window x ratio - reserve - system - tools - summaries): its
+    # prompt's ceiling adds those back
+    prompt_ceiling=lambda request: (request.budget.available + request.budget.system_tokens
+                                    + request.budget.tool_tokens + request.budget.summary_tokens),
     summarization=SummarizationCall(
         "span", cached=False, model="summarization",
         source="iris-summarization.txt: an LLM (`summarization.model`) writes a structured summary of the "

@@ -29,6 +29,7 @@ from inspector.pipeline.audit import (
     RequestAudit,
     RequestError,
 )
+from inspector.pipeline.profiles.base import ReplayerBase
 from inspector.pipeline.profiles.common import sent_count
 from inspector.pipeline.profiles.iris.stages import (
     OVERHEAD,
@@ -75,7 +76,7 @@ def replay(thread: Thread, config: Settings, ctx) -> tuple[list[RequestAudit], l
 
 
 
-class IrisReplayer:
+class IrisReplayer(ReplayerBase):
     """Replays the iris pipeline in time linear in the thread.
 
     Prefix sums over every message's full and pruned cost make each request's
@@ -83,7 +84,7 @@ class IrisReplayer:
     request being looked at (`audit(k)`). Results equal `tests/reference/iris.py`.
     """
 
-    FILLS_CALIBRATION = True  # its budgets carry calibrated_prompt_tokens (Replay need not add them)
+    fills_calibration = True  # its budgets carry calibrated_prompt_tokens (Replay need not add them)
 
     def __init__(self, thread: Thread, config: Settings, ctx) -> None:
         self.thread, self.config, self.ctx = thread, config, ctx

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from inspector.model import Summary, Thread, effective_requests
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, RequestAudit
+from inspector.pipeline.profiles.base import ReplayerBase
 from inspector.pipeline.profiles.common import sent_count
 from inspector.pipeline.profiles.shifting.audits import ReplaySetup, audit_summaries, guarded_request_audit
 from inspector.pipeline.profiles.shifting.blocks import (
@@ -75,7 +76,7 @@ def replay(
     return ShiftingReplayer(thread, config, ctx, registry=registry, interceptors=interceptors).run()
 
 
-class ShiftingReplayer:
+class ShiftingReplayer(ReplayerBase):
     """Replays a thread under the shifting profile; `run()` returns what `replay` returns."""
 
     def __init__(
@@ -103,7 +104,7 @@ class ShiftingReplayer:
         self.fast = self.unique_ids and not setup.interceptors and builtin
         # The built-in truncate's budgets carry calibrated_prompt_tokens (Replay need not make every
         # audit again to add them); the guarded paths leave that to Replay.
-        self.FILLS_CALIBRATION = self.fast
+        self.fills_calibration = self.fast
         self.chain: list[Summary] = []  # what the summarize strategy sent (Replay's `summaries`)
         self._timeline: list[RequestAudit] | None = None
         self._full: list[RequestAudit] | None = None  # every audit with its blocks (the guarded paths)

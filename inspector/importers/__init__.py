@@ -40,6 +40,8 @@ from inspector.importers import (  # noqa: F401 - opencode_db registers its in-p
     anthropic,
     claude_code,
     codex,
+    copilot_cli,
+    gemini_cli,
     native,
     openai,
     opencode,
@@ -71,6 +73,8 @@ ImportError_ = FormatError
 
 _IMPORTERS: tuple[Importer, ...] = (
     codex.IMPORTER,
+    gemini_cli.IMPORTER,
+    copilot_cli.IMPORTER,
     claude_code.IMPORTER,
     native.IMPORTER,
     opencode.IMPORTER,

@@ -109,7 +109,9 @@ def _json(result) -> dict:
 def test_a_local_dask_cluster_gives_the_pool_s_rows(fleet_db, local_rows):
     url, ids = fleet_db
     local = _json(_cli("--db", url, "--json"))
-    dask = _json(_cli("--db", url, "--json", "--executor", "dask", "--jobs", "2"))
+    embedded = _cli("--db", url, "--json", "--executor", "dask", "--jobs", "2")
+    dask = _json(embedded)
+    assert "note: Dask dashboard: http://127.0.0.1:" in embedded.stderr  # bokeh comes with the extra
     assert dask["rows"] == local["rows"] == [row.to_json() for _, row in local_rows.rows]
     assert local["executor"] == {"kind": "local", "scheduler": None, "workers": 2}
     assert dask["executor"]["kind"] == "dask" and dask["executor"]["workers"] == 2

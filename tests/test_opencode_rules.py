@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.config import Config
+from inspector.config import Config, thread_values
 from inspector.model import Message, Request, Role, Thread, ToolCall
 from inspector.pipeline import replay
 from inspector.pipeline.profiles import opencode
@@ -106,3 +106,15 @@ def test_a_compaction_keeps_at_most_the_last_tail_turns(tail_turns):
     end = next(i for i, b in enumerate(audit.blocks) if b.message_id == audit.after_message_id)
     sent = {b.message_id for b in audit.blocks[:end + 1]}
     assert kept == last & sent
+
+
+def test_an_opencode_session_replays_under_its_own_versions_rules():
+    thread = _cache_thread(1_000)
+    old = Thread(id="t", source="opencode", messages=thread.messages, requests=thread.requests,
+                 meta={"version": "1.2.26"})
+    config = Config.for_profile("opencode", thread_values(old, "opencode"))
+    assert config["opencode.version"] == "1.2.26" and opencode.prune_enabled(config)  # prune on up to 1.13
+    assert _replay(old, config).timeline[0].stats["rules"] == "opencode up to 1.13"
+    # a Claude Code session's `version` is no opencode version
+    claude = Thread(id="t", source="claude-code", messages=thread.messages, meta={"version": "1.2.26"})
+    assert "opencode.version" not in thread_values(claude, "opencode")

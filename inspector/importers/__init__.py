@@ -40,6 +40,7 @@ from inspector.importers import (  # noqa: F401 - opencode_db registers its in-p
     anthropic,
     claude_code,
     codex,
+    copilot_cli,
     gemini_cli,
     native,
     openai,
@@ -73,6 +74,7 @@ ImportError_ = FormatError
 _IMPORTERS: tuple[Importer, ...] = (
     codex.IMPORTER,
     gemini_cli.IMPORTER,
+    copilot_cli.IMPORTER,
     claude_code.IMPORTER,
     native.IMPORTER,
     opencode.IMPORTER,

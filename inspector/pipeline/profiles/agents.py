@@ -118,6 +118,7 @@ class AgentRules:
     placeholder: str = ""         # what a pruned or cleared tool output is replaced by
     per_request: Callable[[AgentReplayer], StepRules] | None = None
     prune_enabled: Callable[[Settings], bool] | None = None  # None: the prune rule always runs
+    keeps_thinking: bool = False  # thinking of the last `context_editing.thinking_turns` assistant turns is sent
 
 
 class _Kept(NamedTuple):
@@ -242,6 +243,8 @@ class AgentReplayer(ReplayerBase):
         self.calibration: Calibration = calibration
         self.steps: StepRules | None = rules.per_request(self) if rules.per_request is not None else None
         self.prunes = rules.prune_enabled(config) if rules.prune_enabled is not None else True
+        self.thinking_at, self.thinking_sum = (
+            remembered(counter, "agent_thinking", self.t, self._thinking_tables) if rules.keeps_thinking else ([], [0]))
         self.chain: list[Summary] = []
         self.summary_cost: dict[str, int] = {}
         self.states: list[_State] = []
@@ -264,6 +267,25 @@ class AgentReplayer(ReplayerBase):
             user_approx.append(user_approx[-1] + t.approx[i])
             user_cost.append(user_cost[-1] + t.costs[i])
         return session_prefix, tuple(sorted(session_prefix)), user_indices, user_approx, user_cost
+
+    def _thinking_tables(self) -> tuple[list[int], list[int]]:
+        """The assistant messages that carry thinking (`meta["thinking"]`, never counted as their text)
+        and prefix sums of its tokens."""
+        at, sums = [], [0]
+        texts = {i: "\n".join(str(x) for x in m.meta["thinking"]) for i, m in enumerate(self.t.msgs)
+                 if m.role is Role.ASSISTANT and isinstance(m.meta.get("thinking"), list) and m.meta["thinking"]}
+        for i, n in zip(texts, self.ctx.counter.count_all(texts.values()), strict=True):
+            at.append(i)
+            sums.append(sums[-1] + n)
+        return at, sums
+
+    def _thinking(self, lo: int, end: int) -> int:
+        """Thinking tokens sent with a request over [lo, end]: the last `context_editing.thinking_turns`
+        assistant turns' (0: all; `clear_thinking_20251015` `keep`, the API's default without it 1)."""
+        a_lo, a_hi = bisect_left(self.thinking_at, lo), bisect_right(self.thinking_at, end)
+        turns = self.config["context_editing.thinking_turns"]
+        start = a_lo if turns <= 0 else max(a_lo, a_hi - turns)
+        return self.thinking_sum[a_hi] - self.thinking_sum[start] if a_hi > start else 0
 
     # -- tool-output tables ----------------------------------------------------------------
     def _prunable_prefix(self, n: int) -> None:
@@ -505,6 +527,8 @@ class AgentReplayer(ReplayerBase):
                 pruned_upto = max(pruned_upto, lo)
             system_tokens = self.base_system + t.pre[end + 1]
             history = t.full[end + 1] - t.full[lo] if end >= lo else 0
+            if rules.keeps_thinking and end >= lo:
+                history += self._thinking(lo, end)
             clear_args = False
             sent = t.npre[end + 1] + (kept.count if kept else 0) + max(0, end + 1 - lo)
             attached = steps.reattached[k] if steps is not None else None

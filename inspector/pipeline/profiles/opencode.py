@@ -20,7 +20,7 @@ anomalyco/opencode `packages/opencode/src/session/overflow.ts`, `compaction.ts`)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from inspector.pipeline.audit import Reason
 from inspector.pipeline.profiles.agents import OVERHEAD, AgentReplayer, AgentRules, StepRules
@@ -85,6 +85,15 @@ def replayer(thread, config: Settings, ctx) -> AgentReplayer:
     return AgentReplayer(thread, config, ctx, RULES)
 
 
+def _thread_values(thread) -> dict[str, Any]:
+    """The opencode version an opencode session recorded (`meta["version"]`), whose rules apply."""
+    meta = getattr(thread, "meta", None) or {}
+    version = meta.get("version")
+    if getattr(thread, "source", None) == "opencode" and isinstance(version, str) and version.strip():
+        return {"opencode.version": version.strip()}
+    return {}
+
+
 PROFILE = Profile(
     name=NAME,
     reproduces="opencode's prune and compaction",
@@ -98,7 +107,7 @@ PROFILE = Profile(
            "summarization.model", "summarization.timeout"),
     defaults={"context.token_budget_ratio": 1.0},
     keys=(
-        KeySpec("opencode.version", str, "", "the opencode version whose rules apply (\"\": the newest)"),
+        KeySpec("opencode.version", str, "", "the opencode version whose rules apply (set from an opencode session's own; \"\": the newest)"),
         KeySpec("opencode.prune", str, "auto", "`compaction.prune`: auto (the version's default: on up to 1.13, off from 1.14), on, off",
                 choices=("auto", "on", "off")),
         KeySpec("opencode.prune_protect", int, 40_000, "`PRUNE_PROTECT`: recent tool-output tokens never erased",
@@ -127,6 +136,7 @@ PROFILE = Profile(
     message_overhead=OVERHEAD,
     replayer=replayer,
     agent=True,
+    thread_values=_thread_values,
     summarization=SummarizationCall(
         "history", cached=False, model="thread",
         source="sst/opencode `session/compaction.ts` (`process`: the compaction agent, with no system prompt "

@@ -284,6 +284,17 @@ def make_summarizer(config: Config):
     return _SUMMARIZERS[key]
 
 
+def forget_threads() -> None:
+    """Drop what this process remembers of the threads it replayed: the shared counters' token
+    counts by text, the summarizers' per-message features, the messages' facts. A fleet worker
+    replays batch after batch; without this its memory grows with every thread it has seen."""
+    from inspector.pipeline.facts import forget
+
+    _COUNTERS.clear()
+    _SUMMARIZERS.clear()
+    forget()
+
+
 def thread_calibration(thread: Thread, counter: TokenCounter, summarizer=None):
     """The thread's calibrated token model, against the replay of its recorded history (its own
     profile and defaults, its default compaction mode), for the counter in use."""

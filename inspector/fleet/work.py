@@ -84,7 +84,17 @@ Work = Sequence[tuple[str, Sequence[int]]]
 
 def run_batch(spec: FleetSpec, work: Work) -> list[ThreadResult]:
     """Every combination asked for on every thread of `work`, the threads read with one query per
-    table. Runs in a worker (a pool's process or a Dask worker): imports only what it needs."""
+    table. Runs in a worker (a pool's process or a Dask worker): imports only what it needs, and
+    forgets the batch's threads at the end (a worker's memory is bounded by one batch)."""
+    from inspector.service import forget_threads
+
+    try:
+        return _run_batch(spec, work)
+    finally:
+        forget_threads()
+
+
+def _run_batch(spec: FleetSpec, work: Work) -> list[ThreadResult]:
     import inspector.importers  # noqa: F401 - registers the readers of agents' own databases (opencode.db)
     from inspector.service import load_config
     from inspector.store import Store, StoreError

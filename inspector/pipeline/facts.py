@@ -429,6 +429,11 @@ def prepare(messages: Iterable[Message]) -> None:
 KeyedFacts = tuple[tuple[Fact, tuple[str, str]], ...]
 
 
+def forget() -> None:
+    """Drop every remembered message's facts (and so the messages themselves)."""
+    _cache.clear()
+
+
 def keyed_facts(messages: Sequence[Message]) -> list[KeyedFacts]:
     """The facts of each message with their keys (as `remember` takes them: extracted elsewhere,
     in another process, and handed back)."""

@@ -3,6 +3,7 @@ of 1, 2 and 4 workers, the peak memory of a worker, and 100,000 threads extrapol
 
     python -m bench.bench_fleet                      # 60 threads in a temporary SQLite file
     python -m bench.bench_fleet --threads 200 --db postgresql+psycopg://...   # an empty database
+    python -m bench.bench_fleet --thread-sweep       # issue 28: sweep --thread of 10 values, --jobs 1 and 2
 
 The threads are synthetic (`bench.generate`: tool outputs log-normal as in the Claude Code fixture),
 each as long as a real session: message counts drawn from the Claude Code sessions of
@@ -80,6 +81,51 @@ def run_once(url: str, ids: list[str], executor, batch: int | None) -> tuple[flo
     return seconds, result.rows, result.executor
 
 
+def thread_sweep(runs: int = 3) -> None:
+    """`sweep --thread` of 10 thresholds on the 10,003-message bench thread at `--jobs 1` and `--jobs 2`,
+    against one `simulate` of it (one replay), each a fresh process, medians of `runs`."""
+    import subprocess
+    import sys
+
+    from bench.generate import generate_thread
+    from bench.results import RESULTS
+    from inspector.store import Store, sqlite_url
+
+    tmp = tempfile.TemporaryDirectory()
+    url = sqlite_url(Path(tmp.name) / "bench.sqlite")
+    thread = generate_thread(10_000)
+    with Store.open(url, read_only=False, create=True) as store:
+        store.save_thread(thread)
+    base = [sys.executable, "-m", "inspector"]
+    values = ",".join(str(round(0.45 + 0.05 * i, 2)) for i in range(10))
+    commands = {
+        "simulate": [*base, "simulate", "--thread", thread.id, "--db", url, "--profile", "iris"],
+        "sweep --jobs 1": [*base, "sweep", "--thread", thread.id, "--db", url, "--profile", "iris", "--jobs", "1",
+                           "--key", f"context.compaction_threshold={values}"],
+        "sweep --jobs 2": [*base, "sweep", "--thread", thread.id, "--db", url, "--profile", "iris", "--jobs", "2",
+                           "--key", f"context.compaction_threshold={values}"],
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    loads = [load()]
+    for _ in range(runs):
+        for name, command in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True)
+            times[name].append(time.perf_counter() - start)
+        loads.append(load())
+    one = statistics.median(times["simulate"])
+    for name in ("sweep --jobs 1", "sweep --jobs 2"):
+        t = statistics.median(times[name])
+        print(f"{name}: {t:.2f} s, simulate {one:.2f} s: {t / one:.2f}x (load {loads[0]}-{loads[-1]})", flush=True)
+        RESULTS.append((f"sweep --thread: {len(thread.messages):,} messages x 10 thresholds (a fresh process)",
+                        f"{name}: {t * 1000:,.0f} ms", f"simulate (one replay): {one * 1000:,.0f} ms",
+                        f"{t / one:.2f}x one replay", f"median of {runs}; load {loads[0]}-{loads[-1]}; target at "
+                        "--jobs 2: 1.5x"))
+    for row in RESULTS:
+        print("| " + " | ".join(row) + " |")
+    tmp.cleanup()
+
+
 def load() -> str:
     return f"{os.getloadavg()[0]:.1f}"
 
@@ -91,7 +137,11 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="Dask cluster sizes")
     parser.add_argument("--memory-threads", type=int, default=0,
                         help="also measure a 1-worker cluster's peak memory at this many threads (flat in N?)")
+    parser.add_argument("--thread-sweep", action="store_true", help="time sweep --thread instead (issue 28)")
     args = parser.parse_args()
+    if args.thread_sweep:
+        thread_sweep()
+        return
     from bench.results import RESULTS
     from inspector.fleet.executors import DaskExecutor, LocalExecutor
     from inspector.store import Store, sqlite_url

@@ -49,14 +49,18 @@ def load_config(
     overrides: Mapping[str, Any] | None = None,
     path: Path | None = None,
     thread: Thread | None = None,
+    file: tuple[str | None, Mapping[str, Any]] | None = None,
 ) -> Config:
     """Profile defaults, then the thread's own window, then the TOML file, then overrides.
+
+    `file`: the file's (profile, values) as `read_config_file` read them elsewhere (a fleet sweep's
+    workers use the config file of the machine that started the sweep, not their own).
 
     The profile: the one given explicitly, else the thread's own (`thread_profile`: a demo thread built
     for harness or shifting), else its source's (Claude Code -> claude-code, Codex -> codex), else the
     file's, else the registry's first (`DEFAULT_PROFILE`). The file's values are kept when they are keys of any profile.
     """
-    file_profile, file_values = read_config_file(path)
+    file_profile, file_values = read_config_file(path) if file is None else file
     chosen = (profile or (thread_profile(thread) or _source_profile(thread.source) if thread is not None else None)
               or file_profile or DEFAULT_PROFILE)
     values: dict[str, Any] = dict(thread_values(thread, chosen)) if thread is not None else {}
@@ -278,6 +282,17 @@ def make_summarizer(config: Config):
     if key not in _SUMMARIZERS:
         _SUMMARIZERS[key] = get_summarizer(name, config=config)
     return _SUMMARIZERS[key]
+
+
+def forget_threads() -> None:
+    """Drop what this process remembers of the threads it replayed: the shared counters' token
+    counts by text, the summarizers' per-message features, the messages' facts. A fleet worker
+    replays batch after batch; without this its memory grows with every thread it has seen."""
+    from inspector.pipeline.facts import forget
+
+    _COUNTERS.clear()
+    _SUMMARIZERS.clear()
+    forget()
 
 
 def thread_calibration(thread: Thread, counter: TokenCounter, summarizer=None):

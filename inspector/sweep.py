@@ -114,9 +114,10 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     """One row per combination, in order. `compactions`: `recorded` follows the thread's recorded
     compactions, `decide` lets the config decide every one (as `simulate --set` does).
 
-    `jobs` > 1 replays the first combination here (which counts the thread's tokens and extracts
-    its messages' facts once, for every combination) and the rest in `jobs` forked processes that
-    inherit that work; one process where the platform cannot fork."""
+    `jobs` > 1: the messages' facts are extracted once, in `jobs` forked processes, while this one
+    counts the thread's tokens in a first replay; the first combination is replayed here and the
+    rest in `jobs` processes forked then, which inherit both; one process where the platform
+    cannot fork."""
     if compactions not in COMPACTION_MODES:
         raise ConfigError(f"--compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
     if jobs <= 1 or len(combos) < 3 or not _can_fork():
@@ -128,14 +129,30 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
         return rows
     import multiprocessing
 
-    first = sweep_row(thread, base, combos[0], compactions)
-    if on_row is not None:
-        on_row(first)
+    from inspector.pipeline.facts import remember
+    from inspector.service import run_replay
+
     global _FORKED
+    context = multiprocessing.get_context("fork")
+    workers = min(jobs, len(combos) - 1)
     _FORKED = (thread, base, tuple(combos), compactions)
     try:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(combos) - 1)) as pool:
-            rows = [first]
+        # The facts of the thread's messages (what costs most the first time, the same for every
+        # value) in the workers while this process counts the thread's tokens in a first replay.
+        with context.Pool(workers) as pool:
+            size = -(-len(thread.messages) // (2 * workers)) or 1
+            slices = [(i, min(i + size, len(thread.messages))) for i in range(0, len(thread.messages), size)]
+            found = pool.map_async(_forked_facts, slices)
+            replay = run_replay(thread, base.updated(dict(combos[0])), compactions=compactions)
+            replay.cost_totals()
+            for (lo, hi), facts in zip(slices, found.get(), strict=True):
+                remember(thread.messages[lo:hi], facts)
+        first = sweep_row(thread, base, combos[0], compactions)
+        if on_row is not None:
+            on_row(first)
+        rows = [first]
+        # The other values in workers forked now: they inherit the counts and the facts.
+        with context.Pool(workers) as pool:
             for row in pool.imap(_forked_row, range(1, len(combos))):
                 rows.append(row)
                 if on_row is not None:
@@ -148,6 +165,13 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
 _FORKED: tuple | None = None
 """What `sweep_thread`'s forked processes replay (set before the fork, so nothing is pickled but
 the combination's index and the row)."""
+
+
+def _forked_facts(span: tuple[int, int]) -> list:
+    from inspector.pipeline.facts import keyed_facts
+
+    assert _FORKED is not None
+    return keyed_facts(_FORKED[0].messages[span[0]:span[1]])
 
 
 def _forked_row(index: int) -> SweepRow:

@@ -107,7 +107,7 @@ def test_codex_keeps_the_newest_user_messages_up_to_20k_tokens():
 
 def test_opencode_prunes_tool_outputs_beyond_the_protected_40k():
     thread = _tool_thread(8, 48_000)  # 12,000 tokens an output (opencode's count: characters / 4)
-    config = Config.for_profile("opencode", {"context.window": 400_000})
+    config = Config.for_profile("opencode", {"context.window": 400_000, "opencode.prune": "on"})
     r = _replay(thread, config)
     first = {t: next(a for a in r.timeline if a.turn == t) for t in (6, 7, 8)}
     # before turn 7: the last 2 turns skipped, then 4, 3, 2 protected (36,000), 1 crosses 40,000
@@ -125,15 +125,15 @@ def test_opencode_prunes_tool_outputs_beyond_the_protected_40k():
 
 def test_opencode_erases_nothing_under_prune_minimum_and_never_the_skill_tool():
     small = _tool_thread(8, 40_000)  # 10,000 tokens: 2 and 1 cross 40,000 but free only 20,000 (not more)
-    r = _replay(small, Config.for_profile("opencode", {"context.window": 400_000}))
+    r = _replay(small, Config.for_profile("opencode", {"context.window": 400_000, "opencode.prune": "on"}))
     assert all(s[0] == "kept" for s in _statuses(r.audit(len(r) - 1)).values())
     skills = _tool_thread(8, 48_000, tool="skill")
-    r = _replay(skills, Config.for_profile("opencode", {"context.window": 400_000}))
+    r = _replay(skills, Config.for_profile("opencode", {"context.window": 400_000, "opencode.prune": "on"}))
     assert all(s[0] == "kept" for s in _statuses(r.audit(len(r) - 1)).values())
 
 
 def test_opencode_compacts_at_the_usable_window_and_keeps_a_recent_tail():
-    assert opencode.threshold(Config.for_profile("opencode")) == 200_000 - 32_000 - 20_000
+    assert opencode.threshold(Config.for_profile("opencode")) == 200_000 - 32_000
     thread = _tool_thread(10, 8_000)  # 2,000 tokens an output
     config = Config.for_profile("opencode", {"context.window": 20_000, "opencode.max_output_tokens": 2_000,
                                               "opencode.preserve_recent_tokens": 3_000})

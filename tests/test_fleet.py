@@ -109,7 +109,9 @@ def _json(result) -> dict:
 def test_a_local_dask_cluster_gives_the_pool_s_rows(fleet_db, local_rows):
     url, ids = fleet_db
     local = _json(_cli("--db", url, "--json"))
-    dask = _json(_cli("--db", url, "--json", "--executor", "dask", "--jobs", "2"))
+    embedded = _cli("--db", url, "--json", "--executor", "dask", "--jobs", "2")
+    dask = _json(embedded)
+    assert "note: Dask dashboard: http://127.0.0.1:" in embedded.stderr  # bokeh comes with the extra
     assert dask["rows"] == local["rows"] == [row.to_json() for _, row in local_rows.rows]
     assert local["executor"] == {"kind": "local", "scheduler": None, "workers": 2}
     assert dask["executor"]["kind"] == "dask" and dask["executor"]["workers"] == 2
@@ -265,3 +267,29 @@ def test_a_thread_s_sweep_says_its_progress_a_line_per_tenth_when_stderr_is_not_
     assert [line.split()[1] for line in lines] == [f"{10 * i}%" for i in range(11)]
     assert lines[-1].split()[2] == "10/10" and lines[-1].endswith("0s left")
     assert len(json.loads(result.stdout)["rows"]) == 10
+
+
+def test_workers_started_apart_replay_under_the_config_file_of_the_machine_that_sweeps(
+        fleet_db, separate_cluster, tmp_path, monkeypatch):
+    """The workers have their own config directory (here: the one they were started with); the
+    sweep's config file goes with the tasks, so the rows are the local pool's under that file."""
+    url, _ = fleet_db
+    plain = _json(_cli("--db", url, "--json"))["rows"]
+    (tmp_path / "config.toml").write_text("[context]\nwindow = 60000\n", encoding="utf-8")
+    monkeypatch.setenv("CONTEXT_INSPECTOR_CONFIG_DIR", str(tmp_path))
+    local = _json(_cli("--db", url, "--json"))["rows"]
+    apart = _json(_cli("--db", url, "--json", "--scheduler", separate_cluster))["rows"]
+    assert apart == local != plain
+
+
+def test_a_batch_leaves_nothing_of_its_threads_in_the_worker(fleet_db):
+    """A worker's memory is bounded by one batch: the token counts, summarizer features and facts of
+    the batch's threads are dropped when it ends (the next batch starts afresh)."""
+    from inspector import service
+    from inspector.fleet import run_batch
+    from inspector.pipeline import facts
+
+    url, ids = fleet_db
+    results = run_batch(_spec(url), [(ids[0], (0, 1))])
+    assert results[0].error is None and len(results[0].rows) == 2 and results[0].rows[0][1].requests > 0
+    assert facts._cache == {} and service._COUNTERS == {} and service._SUMMARIZERS == {}

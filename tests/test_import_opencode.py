@@ -211,3 +211,72 @@ def test_a_file_that_is_not_an_export_is_one_line(tmp_path):
     assert result.exit_code != 0
     assert "broken.json" in result.output and "not an opencode export" in result.output
     assert "Traceback" not in result.output
+
+
+# -- opencode.db, read in place (tables of `session.sql.ts` at commit 063e8306) ---------------------
+
+def _opencode_db(path: Path, doc: dict) -> None:
+    """An opencode.db as opencode writes it: the message's info and each part as JSON `data`, without
+    the ids the columns hold."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE project (id TEXT PRIMARY KEY);
+        CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, workspace_id TEXT, parent_id TEXT,
+            slug TEXT NOT NULL, directory TEXT NOT NULL, path TEXT, title TEXT NOT NULL, version TEXT NOT NULL,
+            cost REAL NOT NULL DEFAULT 0, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+        CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL,
+            time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+        CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+            time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+        CREATE TABLE todo (session_id TEXT, content TEXT, status TEXT, priority TEXT, position INTEGER);
+    """)
+    info = doc["info"]
+    conn.execute("INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, "
+                 "time_updated) VALUES (?, ?, NULL, ?, ?, ?, ?, 1, 2)",
+                 (info["id"], info["projectID"], info["slug"], info["directory"], info["title"], info["version"]))
+    for n, m in enumerate(doc["messages"]):
+        data = {k: v for k, v in m["info"].items() if k not in ("id", "sessionID")}
+        conn.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (m["info"]["id"], info["id"], n, n,
+                                                                    json.dumps(data)))
+        for k, part in enumerate(m["parts"]):
+            data = {key: v for key, v in part.items() if key not in ("id", "sessionID", "messageID")}
+            # ascending ids, as opencode's are (its reader orders a message's parts by id)
+            conn.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", (f"prt_{n:03d}_{k:03d}", m["info"]["id"],
+                                                                       info["id"], n, n, json.dumps(data)))
+    conn.commit()
+    conn.close()
+
+
+def test_an_opencode_db_is_read_in_place_and_never_written(tmp_path):
+    import hashlib
+
+    doc = export()
+    db = tmp_path / "opencode.db"
+    _opencode_db(db, doc)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    runner = CliRunner()
+    listed = runner.invoke(main, ["threads", "--db", str(db), "--json"])
+    assert listed.exit_code == 0, listed.output
+    (row,) = json.loads(listed.stdout)
+    want = _expected(doc)
+    assert (row["id"], row["source"], row["requests"], row["summaries"]) == (
+        "ses_1", "opencode", len(want["prompts"]), want["compactions"])
+    sim = runner.invoke(main, ["simulate", "--thread", "ses_1", "--db", str(db), "--json", "--blocks", "none"])
+    assert sim.exit_code == 0, sim.output
+    data = json.loads(sim.stdout)
+    assert data["profile"] == "opencode"
+    assert [r["budget"]["recorded_prompt_tokens"] for r in data["requests"]] == want["prompts"]
+    assert round(data["cost"]["recorded_cost"], 6) == round(want["cost"], 6)
+    from inspector.store import Store
+
+    with Store.open(str(db)) as store:
+        from_db = store.load_thread("ses_1")
+    (from_export,) = REGISTRY["opencode"].parse_text(json.dumps(doc), "session.json").threads
+    assert [(m.role, m.content, m.tool_call_id) for m in from_db.messages] == [
+        (m.role, m.content, m.tool_call_id) for m in from_export.messages]
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["opencode.db"], "nothing written beside it"
+    imported = runner.invoke(main, ["import", str(db), "--db", str(tmp_path / "x.sqlite")])
+    assert imported.exit_code != 0 and "Traceback" not in imported.output

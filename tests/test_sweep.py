@@ -250,8 +250,9 @@ def test_all_sums_the_known_costs_and_counts_the_unpriced_threads(real_db, tmp_p
 
 
 def test_a_thread_s_values_in_forked_processes_give_the_rows_of_one_process(real_db):
-    """Issue 28 item 3: `sweep_thread(jobs=2)` replays the first value here and the rest in forked
-    processes; the rows are those of one process, in order, each reported once."""
+    """Issue 28 item 3: `sweep_thread(jobs=2)` extracts the facts in forked processes, replays the
+    first value here and the rest in forked processes; the rows are those of one process, in order,
+    each reported once."""
     from inspector.service import load_config
     from inspector.store import Store
     from inspector.sweep import sweep_thread
@@ -262,7 +263,7 @@ def test_a_thread_s_values_in_forked_processes_give_the_rows_of_one_process(real
     base = load_config(None, {}, thread=thread)
     combos = combinations([("claude_code.autocompact_pct_override", [0, 40, 60, 80])])
     seen = []
-    forked = sweep_thread(thread, base, combos, jobs=2, on_row=seen.append)
     alone = sweep_thread(thread, base, combos, jobs=1)
+    forked = sweep_thread(thread, base, combos, jobs=2, on_row=seen.append)  # the facts handed back replace these
     assert forked == alone == seen
     assert len({(r.compactions, r.prompt_tokens) for r in alone}) > 1  # the values change the rows

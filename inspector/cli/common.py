@@ -41,6 +41,7 @@ def fail(exc: Exception) -> UserError:
 
 
 def open_store(db: str | None, *, read_only: bool = True, create: bool = False):
+    import inspector.importers  # noqa: F401 - registers the readers of agents' own databases (opencode.db)
     from inspector.store import Store, StoreError, resolve_db_url
 
     try:

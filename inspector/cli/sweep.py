@@ -109,15 +109,16 @@ def _sweep_fleet(url: str, ids: list[str], profile: str | None, overrides: dict[
                  group_by: str | None, batch_threads: int | None, fmt: str) -> None:
     from inspector.fleet import DaskUnavailable, FleetSpec, make_executor, run_fleet
     from inspector.fleet.results import ResultsStore
+    from inspector.service import read_config_file
     from inspector.store import StoreError
 
-    spec = FleetSpec(url, profile, overrides, combos, compactions)
     results = None
     try:
+        spec = FleetSpec(url, profile, overrides, combos, compactions, *read_config_file())
         if out is not None:
             results = ResultsStore.open(out, source_url=url)
         runner = make_executor(executor, jobs=jobs, scheduler=scheduler)
-    except (StoreError, DaskUnavailable, ValueError, RuntimeError, OSError) as exc:
+    except (StoreError, DaskUnavailable, ConfigError, ValueError, RuntimeError, OSError) as exc:
         if results is not None:
             results.close()
         raise fail(exc) from None

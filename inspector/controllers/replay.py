@@ -84,6 +84,7 @@ class ReplayController:
 
     def _open_source(self) -> ThreadSource:
         if self.source is None:
+            import inspector.importers  # noqa: F401 - registers the readers of agents' own databases (opencode.db)
             from inspector.store import Store, resolve_db_url
 
             url = resolve_db_url(self.db_url)

@@ -18,24 +18,33 @@ from inspector.sweep import SweepRow, sweep_thread
 @dataclass(frozen=True, slots=True)
 class FleetSpec:
     """A sweep's settings: where the threads are, the profile and overrides, the combinations
-    (`sweep.combinations`) and the compaction mode. Sent to every task (small, picklable)."""
+    (`sweep.combinations`), the compaction mode, and the config file's profile and values as the
+    machine that started the sweep read them (`service.read_config_file`; a worker elsewhere has
+    its own file, or none). Sent to every task (small, picklable)."""
 
     db_url: str
     profile: str | None
     overrides: Mapping[str, Any]
     combos: tuple[Mapping[str, Any], ...]
     compactions: str = "decide"
+    file_profile: str | None = None
+    file_values: Mapping[str, Any] = field(default_factory=dict)
     config_keys: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "combos", tuple(dict(c) for c in self.combos))
         object.__setattr__(self, "overrides", dict(self.overrides))
+        object.__setattr__(self, "file_values", dict(self.file_values))
         object.__setattr__(self, "config_keys", tuple(self.config_key(c) for c in self.combos))
 
     def settings(self) -> dict[str, Any]:
-        """What, beside the combination, decides a row: the profile, the overrides, the mode."""
-        return {"profile": self.profile, "overrides": dict(sorted(self.overrides.items())),
-                "compactions": self.compactions}
+        """What, beside the combination, decides a row: the profile, the overrides, the mode, the
+        config file's values."""
+        out = {"profile": self.profile, "overrides": dict(sorted(self.overrides.items())),
+               "compactions": self.compactions}
+        if self.file_profile is not None or self.file_values:
+            out["config_file"] = {"profile": self.file_profile, "values": dict(sorted(self.file_values.items()))}
+        return out
 
     def config_key(self, combo: Mapping[str, Any]) -> str:
         """The results store's key of one combination under these settings (a digest of both, as
@@ -75,7 +84,18 @@ Work = Sequence[tuple[str, Sequence[int]]]
 
 def run_batch(spec: FleetSpec, work: Work) -> list[ThreadResult]:
     """Every combination asked for on every thread of `work`, the threads read with one query per
-    table. Runs in a worker (a pool's process or a Dask worker): imports only what it needs."""
+    table. Runs in a worker (a pool's process or a Dask worker): imports only what it needs, and
+    forgets the batch's threads at the end (a worker's memory is bounded by one batch)."""
+    from inspector.service import forget_threads
+
+    try:
+        return _run_batch(spec, work)
+    finally:
+        forget_threads()
+
+
+def _run_batch(spec: FleetSpec, work: Work) -> list[ThreadResult]:
+    import inspector.importers  # noqa: F401 - registers the readers of agents' own databases (opencode.db)
     from inspector.service import load_config
     from inspector.store import Store, StoreError
 
@@ -94,7 +114,8 @@ def run_batch(spec: FleetSpec, work: Work) -> list[ThreadResult]:
             continue
         groups = thread_groups(thread)
         try:
-            base = load_config(spec.profile, spec.overrides, thread=thread)
+            base = load_config(spec.profile, spec.overrides, thread=thread,
+                               file=(spec.file_profile, spec.file_values))
             rows = sweep_thread(thread, base, [spec.combos[i] for i in wanted], compactions=spec.compactions)
         except (KeyError, ConfigError, ValueError, RuntimeError) as exc:
             out.append(ThreadResult(thread_id, groups, error=_one_line(exc)))

@@ -36,7 +36,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.importers import anthropic, claude_code, codex, native, openai, opencode, swe_agent
+from inspector.importers import (  # noqa: F401 - opencode_db registers its in-place reader
+    anthropic,
+    claude_code,
+    codex,
+    copilot_cli,
+    gemini_cli,
+    native,
+    openai,
+    opencode,
+    opencode_db,
+    swe_agent,
+)
 from inspector.importers._common import Coverage, FormatError, ParseResult, cap_warnings, decode_json
 from inspector.importers._input import InputError
 from inspector.importers._sources import companions as find_companions
@@ -62,6 +73,8 @@ ImportError_ = FormatError
 
 _IMPORTERS: tuple[Importer, ...] = (
     codex.IMPORTER,
+    gemini_cli.IMPORTER,
+    copilot_cli.IMPORTER,
     claude_code.IMPORTER,
     native.IMPORTER,
     opencode.IMPORTER,

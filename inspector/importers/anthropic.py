@@ -4,7 +4,10 @@ Also accepted: a bare list of messages, or a list of such bodies (one thread eac
 content blocks: `tool_result` -> a tool message answering `tool_use_id` (id `m<i>` or
 `m<i>.<n>` when a message holds several), other blocks -> one user message; assistant blocks:
 text joined, `tool_use` -> tool calls (input kept as an object), thinking to meta (see
-`_common`). `system` (a string or text blocks) is the system prompt. Thread id = the body's
+`_common`). A `compaction` block (server-side compaction) is a recorded summary of everything
+since the previous one, before the first request after it; one alone in its message (compaction
+on demand, `stop_reason: "compaction"`) is the client's, `meta["trigger"] = "manual"`, and no
+message of its own. `system` (a string or text blocks) is the system prompt. Thread id = the body's
 `id`/`metadata.thread_id` when given, else the file's stem (`<stem>/<index>` in a list).
 """
 
@@ -24,10 +27,24 @@ from inspector.importers._common import (
     title_from_messages,
 )
 from inspector.importers.base import Importer, Sample
-from inspector.model import Message, Role, Thread, ToolCall, ToolDef
+from inspector.model import Message, Role, Summary, Thread, ToolCall, ToolDef, derive_requests
 
 
-def _messages(raw: list[Any], where: str, skipped: list[str]) -> list[Message]:
+class _Compaction:
+    """A `compaction` block: where it came (messages before it), its summary, and whether it was asked
+    for on demand (the response is that block alone, `stop_reason: "compaction"`)."""
+
+    def __init__(self, index: int, position: int, text: str, on_demand: bool) -> None:
+        self.index, self.position, self.text, self.on_demand = index, position, text, on_demand
+
+
+def _compaction_text(block: Mapping[str, Any]) -> str:
+    content = block.get("content")
+    return content if isinstance(content, str) else flatten_blocks(content, {})
+
+
+def _messages(raw: list[Any], where: str, skipped: list[str],
+              compactions: list[_Compaction] | None = None) -> list[Message]:
     out: list[Message] = []
     for i, item in enumerate(raw):
         if not isinstance(item, Mapping) or item.get("role") not in ("user", "assistant"):
@@ -44,6 +61,13 @@ def _messages(raw: list[Any], where: str, skipped: list[str]) -> list[Message]:
             blocks = [] if content is None else [{"type": "text", "text": json.dumps(content)}]
         if item["role"] == "assistant":
             meta: dict[str, Any] = {}
+            compacted = [b for b in blocks if isinstance(b, Mapping) and b.get("type") == "compaction"]
+            if compacted and compactions is not None:
+                alone = len(compacted) == len(blocks) or item.get("stop_reason") == "compaction"
+                compactions.append(_Compaction(i, len(out), _compaction_text(compacted[-1]), alone))
+                blocks = [b for b in blocks if not (isinstance(b, Mapping) and b.get("type") == "compaction")]
+                if alone:
+                    continue
             calls = tuple(
                 ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {}))
                 for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_use"
@@ -73,7 +97,8 @@ def _thread(body: Any, thread_id: str, where: str, skipped: list[str]) -> Thread
     if not isinstance(body, Mapping) or not isinstance(body.get("messages"), list):
         skipped.append(f"{where}: not a Messages request body (no \"messages\" list)")
         return None
-    messages = _messages(body["messages"], where, skipped)
+    compactions: list[_Compaction] = []
+    messages = _messages(body["messages"], where, skipped, compactions)
     if not messages:
         skipped.append(f"{where}: no messages")
         return None
@@ -91,7 +116,31 @@ def _thread(body: Any, thread_id: str, where: str, skipped: list[str]) -> Thread
     if sys_meta:
         meta["system_blocks"] = sys_meta
     return Thread(id=tid, title=str(body.get("title") or title_from_messages(messages, tid)), source="anthropic",
-                  system_prompt=system, tools=tools, messages=tuple(messages), meta=meta)
+                  system_prompt=system, tools=tools, messages=tuple(messages), meta=meta,
+                  # a compaction names the request it came before: the derived requests, made explicit
+                  requests=derive_requests(tuple(messages)) if compactions else (),
+                  summaries=_summaries(messages, compactions))
+
+
+def _summaries(messages: list[Message], compactions: list[_Compaction]) -> tuple[Summary, ...]:
+    """Each `compaction` block as a recorded summary of everything since the previous one, before the
+    first request that sends it (the derived request after the messages it covers); an on-demand one
+    (the client's request: the block alone) is manual, replayed where it happened."""
+    requests = derive_requests(tuple(messages))
+    index = {m.id: i for i, m in enumerate(messages)}
+    out: list[Summary] = []
+    start = 0
+    for c in compactions:
+        if c.position <= start:
+            continue
+        before = next((r.id for r in requests if index[r.after_message_id] >= c.position - 1), None)
+        out.append(Summary(
+            id=f"compaction-m{c.index}", first_message_id=messages[start].id,
+            last_message_id=messages[c.position - 1].id, summary=c.text,
+            previous_summary_id=out[-1].id if out else None, before_request_id=before,
+            meta={"compaction_block": True, **({"trigger": "manual"} if c.on_demand else {})}))
+        start = c.position
+    return tuple(out)
 
 
 def parse_document(document: Any, name: str) -> ParseResult:
@@ -149,7 +198,8 @@ def detect(sample: Sample) -> bool:
 
 
 _READS = (
-        'a Messages API request/response JSON with tool_use / tool_result blocks'
+        'a Messages API request/response JSON with tool_use / tool_result blocks; a `compaction` block as a '
+        'recorded summary of what came before it (alone in its message, the on-demand kind: a manual one)'
     )
 
 IMPORTER = Importer(name="anthropic", detect=detect, parse=parse, default_profile=None, reads=_READS)

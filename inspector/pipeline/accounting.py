@@ -389,6 +389,8 @@ def _summarization(k: int, timeline: Sequence[RequestAudit], prompts: Sequence[P
         span += counter.count(previous.injected_text()) if previous is not None else 0
         sent = round(ratio * span)
     output = round(ratio * counter.count(summary.injected_text())) if summary is not None else 0
+    if call.verification:  # the second pass: the same input and the summary in, the summary again out
+        sent, read, output = 2 * sent + output, 2 * read, 2 * output
     model = pricing.model if call.model == "summarization" else (requests[k].model or
                                                                   (requests[j].model if j is not None else None))
     price = prices.lookup(model) if prices is not None else None

@@ -426,6 +426,28 @@ def prepare(messages: Iterable[Message]) -> None:
         _keyed_facts(message)
 
 
+KeyedFacts = tuple[tuple[Fact, tuple[str, str]], ...]
+
+
+def forget() -> None:
+    """Drop every remembered message's facts (and so the messages themselves)."""
+    _cache.clear()
+
+
+def keyed_facts(messages: Sequence[Message]) -> list[KeyedFacts]:
+    """The facts of each message with their keys (as `remember` takes them: extracted elsewhere,
+    in another process, and handed back)."""
+    return [_keyed_facts(m) for m in messages]
+
+
+def remember(messages: Sequence[Message], found: Sequence[KeyedFacts]) -> None:
+    """Take `keyed_facts(messages)` computed elsewhere as these messages' facts."""
+    for message, facts in zip(messages, found, strict=True):
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.clear()
+        _cache[id(message)] = (message, facts)
+
+
 _WORD_LIST_RE = re.compile(r"[A-Za-z]+(?:/[A-Za-z]+){2,}")
 
 

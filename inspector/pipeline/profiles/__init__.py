@@ -32,6 +32,7 @@ from inspector.pipeline.profiles import (
     anthropic_context_editing,
     claude_code,
     codex,
+    gemini_cli,
     harness,
     iris,
     opencode,
@@ -46,6 +47,7 @@ _PROFILES: tuple[Profile, ...] = (
     claude_code.PROFILE,
     codex.PROFILE,
     opencode.PROFILE,
+    gemini_cli.PROFILE,
     anthropic_context_editing.PROFILE,
 )
 

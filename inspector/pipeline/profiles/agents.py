@@ -58,6 +58,26 @@ def approx_tokens(text: str) -> int:
     return (len(text.encode("utf-8", "surrogatepass")) + 3) // 4
 
 
+def compress_split_point(roles: list[str], calls: list[bool], sizes: list[int], fraction: float) -> int:
+    """gemini-cli `findCompressSplitPoint(contents, fraction)`: the index of the oldest item to keep
+    (len: compress everything). The first user item (a tool result is no user item here) whose
+    preceding items hold at least `fraction` of the sizes; past none, everything where the last item
+    is a model response without tool calls, else the last user item (0: compress nothing)."""
+    if not 0 < fraction < 1:
+        raise ValueError("fraction must be between 0 and 1")
+    target = sum(sizes) * fraction
+    split = seen = 0
+    for i, (role, size) in enumerate(zip(roles, sizes, strict=True)):
+        if role == "user":
+            if seen >= target:
+                return i
+            split = i
+        seen += size
+    if roles and roles[-1] == "assistant" and not calls[-1]:
+        return len(roles)
+    return split
+
+
 class StepRules(NamedTuple):
     """An agent's rules request by request, where they depend on the agent version that wrote each
     (Claude Code): per request, the rules' name (the simulate JSON's `rules`), the compaction
@@ -73,6 +93,10 @@ class StepRules(NamedTuple):
     keeps_tail: tuple[bool, ...]
     reattached: tuple[tuple[int, int, int] | None, ...]
     initial: tuple[int, int] | None = None
+    trigger_extra: tuple[int, ...] | None = None
+    """Of `added`, what the agent's count adds that is no part of the prompt (opencode's cache reads
+    past the prompt, anomalyco/opencode#30649): a compaction it alone triggers says so."""
+    extra_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,10 +111,14 @@ class AgentRules:
     threshold: Callable[[Settings], int | None]
     reads: str = "prompt"
     keep: str = "none"            # after a compaction: "none" | "user_messages" (codex) | "recent_turns" (opencode)
+    #                               | "fraction" (gemini-cli: the newest `keep_fraction` of the history's characters)
+    keep_fraction: float = 0.0
     prune: str = "none"           # "none" | "opencode" | "clear_tool_uses"
     summary_first: bool = True    # prompt order: the summary before what a compaction kept
     placeholder: str = ""         # what a pruned or cleared tool output is replaced by
     per_request: Callable[[AgentReplayer], StepRules] | None = None
+    prune_enabled: Callable[[Settings], bool] | None = None  # None: the prune rule always runs
+    keeps_thinking: bool = False  # thinking of the last `context_editing.thinking_turns` assistant turns is sent
 
 
 class _Kept(NamedTuple):
@@ -214,6 +242,9 @@ class AgentReplayer(ReplayerBase):
             calibration = Calibration.identity(len(self.requests))
         self.calibration: Calibration = calibration
         self.steps: StepRules | None = rules.per_request(self) if rules.per_request is not None else None
+        self.prunes = rules.prune_enabled(config) if rules.prune_enabled is not None else True
+        self.thinking_at, self.thinking_sum = (
+            remembered(counter, "agent_thinking", self.t, self._thinking_tables) if rules.keeps_thinking else ([], [0]))
         self.chain: list[Summary] = []
         self.summary_cost: dict[str, int] = {}
         self.states: list[_State] = []
@@ -236,6 +267,25 @@ class AgentReplayer(ReplayerBase):
             user_approx.append(user_approx[-1] + t.approx[i])
             user_cost.append(user_cost[-1] + t.costs[i])
         return session_prefix, tuple(sorted(session_prefix)), user_indices, user_approx, user_cost
+
+    def _thinking_tables(self) -> tuple[list[int], list[int]]:
+        """The assistant messages that carry thinking (`meta["thinking"]`, never counted as their text)
+        and prefix sums of its tokens."""
+        at, sums = [], [0]
+        texts = {i: "\n".join(str(x) for x in m.meta["thinking"]) for i, m in enumerate(self.t.msgs)
+                 if m.role is Role.ASSISTANT and isinstance(m.meta.get("thinking"), list) and m.meta["thinking"]}
+        for i, n in zip(texts, self.ctx.counter.count_all(texts.values()), strict=True):
+            at.append(i)
+            sums.append(sums[-1] + n)
+        return at, sums
+
+    def _thinking(self, lo: int, end: int) -> int:
+        """Thinking tokens sent with a request over [lo, end]: the last `context_editing.thinking_turns`
+        assistant turns' (0: all; `clear_thinking_20251015` `keep`, the API's default without it 1)."""
+        a_lo, a_hi = bisect_left(self.thinking_at, lo), bisect_right(self.thinking_at, end)
+        turns = self.config["context_editing.thinking_turns"]
+        start = a_lo if turns <= 0 else max(a_lo, a_hi - turns)
+        return self.thinking_sum[a_hi] - self.thinking_sum[start] if a_hi > start else 0
 
     # -- tool-output tables ----------------------------------------------------------------
     def _prunable_prefix(self, n: int) -> None:
@@ -290,7 +340,7 @@ class AgentReplayer(ReplayerBase):
         """opencode `prune`: the last 2 user turns are skipped; going back from there, tool
         outputs are protected until PRUNE_PROTECT tokens of them; the older ones are erased if
         that frees more than PRUNE_MINIMUM. Returns the new boundary (outputs before it erased)."""
-        if cur is None or cur - 1 < 1:
+        if cur is None or cur - 1 < 1 or not self.prunes:
             return pruned_upto
         protect_from = self.t.turn_start[cur - 1]
         lo = max(lo, pruned_upto)
@@ -351,18 +401,20 @@ class AgentReplayer(ReplayerBase):
         return out
 
     def _recent_tail(self, lo: int, end: int) -> int:
-        """opencode `select`: newest turns kept whole while they fit the preserve budget, then
-        the newest suffix of the next one that fits. Returns the first kept index (end + 1: none)."""
+        """opencode `select`: of the last `opencode.tail_turns` turns, the newest kept whole while they
+        fit the preserve budget, then the newest suffix of the next one that fits. Returns the first
+        kept index (end + 1: none)."""
         t = self.t
         budget = self.config["opencode.preserve_recent_tokens"]
         if budget <= 0:
             usable = self.rules.threshold(self.config) or 0
             budget = min(15_000, max(2_000, usable // 4))
         cur = t.turn_of[end]
-        if cur is None:
+        tail_turns = self.config["opencode.tail_turns"]
+        if cur is None or tail_turns <= 0:
             return end + 1
         total, keep = 0, end + 1
-        for turn in range(cur, 0, -1):
+        for turn in range(cur, max(0, cur - tail_turns), -1):  # of the last `tail_turns` turns
             start = max(lo, t.turn_start[turn])
             stop = t.turn_start[turn + 1] if turn + 1 < len(t.turn_start) else len(t.msgs)
             stop = min(stop, end + 1)
@@ -441,10 +493,17 @@ class AgentReplayer(ReplayerBase):
                 if rules.keep == "recent_turns":
                     tail = self._recent_tail(lo, end)
                     span_hi = tail - 1
+                elif rules.keep == "fraction":
+                    span_hi = self._split_point(lo, end) - 1
                 elif steps is not None and steps.keeps_tail[k]:
                     span_hi = self._last_call(lo, end) - 1
                 if span_hi >= lo:
                     trigger = "token_threshold"
+                    extra = steps.trigger_extra[k] if steps is not None and steps.trigger_extra else 0
+                    if extra and reading - extra < threshold:
+                        diagnostics.append(f"{steps.extra_note}: {extra:,} of the {reading:,} tokens the trigger "
+                                           f"read; without them {reading - extra:,}, under the threshold "
+                                           f"{threshold:,}")
                     span = (t.msgs[lo].id, t.msgs[span_hi].id)
                     new_summary = recorded_by_span.get(span) or self._summarize(lo, span_hi, req)
             if new_summary is not None and trigger is not None:
@@ -468,6 +527,8 @@ class AgentReplayer(ReplayerBase):
                 pruned_upto = max(pruned_upto, lo)
             system_tokens = self.base_system + t.pre[end + 1]
             history = t.full[end + 1] - t.full[lo] if end >= lo else 0
+            if rules.keeps_thinking and end >= lo:
+                history += self._thinking(lo, end)
             clear_args = False
             sent = t.npre[end + 1] + (kept.count if kept else 0) + max(0, end + 1 - lo)
             attached = steps.reattached[k] if steps is not None else None
@@ -512,6 +573,18 @@ class AgentReplayer(ReplayerBase):
             prev_recorded_history = levels.in_sync(k, False) and cal.is_recorded_history(k, estimate)
         self._timeline = out
         return out
+
+    def _split_point(self, lo: int, end: int) -> int:
+        """gemini-cli's split (`compress_split_point`) over the history it holds when it checks: up to
+        the last model response (what the request brings after it is pending, always sent). Returns
+        the first kept index (lo: nothing to compress)."""
+        t = self.t
+        last = self._last_call(lo, end)
+        if t.msgs[last].role is not Role.ASSISTANT:
+            return lo
+        span = range(lo, last + 1)
+        return lo + compress_split_point([str(t.msgs[i].role) for i in span], [bool(t.msgs[i].tool_calls) for i in span],
+                                         t.approx[lo:last + 1], 1 - self.rules.keep_fraction)
 
     def _last_call(self, lo: int, end: int) -> int:
         """The index of the last model call's response in [lo, end] (what a compaction that keeps

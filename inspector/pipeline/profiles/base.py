@@ -110,12 +110,15 @@ class SummarizationCall:
     the summary they continue). `cached`: the call reads the conversation's cached prompt, so the
     last request's prompt is a cache read and only what follows it is uncached input (it writes
     nothing); else every input token is uncached. `model`: "thread", the thread's own model;
-    "summarization", the `summarization.model` key. `source`: where the rule comes from."""
+    "summarization", the `summarization.model` key. `source`: where the rule comes from.
+    `verification`: the agent checks the summary in a second call (gemini-cli's probe): it sends the
+    same input plus the summary and writes the summary again, priced as a second call."""
 
     sends: str
     cached: bool
     model: str
     source: str
+    verification: bool = False  # a second pass sends the same input and the summary, and writes it again
 
     def __post_init__(self) -> None:
         if self.sends not in SUMMARIZATION_SENDS or self.model not in SUMMARIZATION_MODELS:

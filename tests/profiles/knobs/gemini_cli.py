@@ -1,0 +1,3 @@
+SMALL = {}
+REFERENCE = None
+WHAT_IFS = [{}, {"context.window": 30_000}]

@@ -27,11 +27,12 @@ ROLLOUTS = ["codex-0.140-remote-compactions.jsonl", "codex-0.142.4-rollout.jsonl
 
 
 @pytest.mark.parametrize(("version", "provider", "remote", "kept", "clamps"), [
-    # compact.rs `should_use_remote_compact_task`: `provider.is_openai()`; before 0.129 the local path
-    ("0.125.0", "openai", False, 20_000, True),
-    ("0.128.0-alpha.1", None, False, 20_000, True),
-    # compact_remote_v2.rs: `const RETAINED_MESSAGE_TOKEN_BUDGET: usize = 64_000;`
-    ("0.129.0", "openai", True, 64_000, True),
+    # openai/codex#7321: CLI 0.63.0 "Error running remote compact task ... responses/compact"; before, local
+    ("0.60.0", "openai", False, 20_000, True),
+    # compact_remote_v2.rs: `const RETAINED_MESSAGE_TOKEN_BUDGET: usize = 64_000;` (mirroring /responses/compact)
+    ("0.125.0", "openai", True, 64_000, True),
+    ("0.128.0-alpha.1", None, True, 64_000, True),
+    ("0.130.0", "azure", True, 64_000, True),
     # session/context_window.rs: `if should_use_remote_compact_task(..) { limit } else { clamp_to_auto_compact_context(limit) }`
     ("0.140.0", "openai", True, 64_000, False),
     ("0.140.0", None, True, 64_000, False),
@@ -62,7 +63,7 @@ def _user_thread(version: str | None) -> Thread:
     return Thread(id="t", source="codex", messages=tuple(msgs), requests=tuple(reqs), window=100_000, meta=meta)
 
 
-@pytest.mark.parametrize(("version", "kept_whole"), [("0.125.0", 2), ("0.140.0", 8)])
+@pytest.mark.parametrize(("version", "kept_whole"), [("0.60.0", 2), ("0.140.0", 8)])
 def test_a_compaction_keeps_20k_locally_and_64k_remotely(version, kept_whole):
     thread = _user_thread(version)
     config = Config.for_profile("codex", thread_values(thread, "codex"))

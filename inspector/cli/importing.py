@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import replace
 
 import click
 
@@ -14,10 +15,14 @@ from inspector.terminal_safety import safe_line
 
 
 @main.command("import")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @db_option
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True)
-def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
+@click.option("--discover", is_flag=True,
+              help="Find the sessions every agent keeps under its standard location and import them all.")
+@click.option("--home", type=click.Path(file_okay=False), default=None,
+              help="With --discover: the home folder to look under (default: yours).")
+def import_command(paths: tuple[str, ...], db: str | None, fmt: str, discover: bool, home: str | None) -> None:
     """Import transcripts into a database (created when missing)."""
     from inspector.importers import ImportError_, import_paths
     from inspector.importers._input import InputError, input_limit
@@ -27,6 +32,18 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
         input_limit()  # a bad $CONTEXT_INSPECTOR_MAX_INPUT_MB is one line before anything is read
     except InputError as exc:
         raise UserError(str(exc)) from None
+    databases: list = []
+    if discover:
+        if paths:
+            raise UserError("give PATHS or --discover, not both")
+        paths, databases = _discovered(home)
+        if not paths and not databases:
+            click.echo("no agent sessions found", err=True)
+            sys.exit(1)
+    elif not paths:
+        raise UserError("give the PATHS to import (or --discover)")
+    elif home is not None:
+        raise UserError("--home applies to --discover")
     url = resolve_db_url(db)
     new_file = sqlite_path(url) if url is not None else None
     if new_file is not None and new_file.exists():
@@ -36,6 +53,8 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str) -> None:
     report = None
     try:
         report = import_paths(list(paths), store, fmt=fmt, progress=progress)
+        for database in databases:
+            _copy_database(database, store, report)
     except (ImportError_, OSError, StoreError) as exc:
         raise fail(exc) from None
     finally:
@@ -83,3 +102,48 @@ class _progress_bar:
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
             self._bar = None
+
+
+def _discovered(home: str | None):
+    """(the transcript files, the agents' own databases) under each agent's location, said per agent."""
+    from pathlib import Path
+
+    from inspector.importers.discover import discover
+
+    found = discover(Path(home).expanduser() if home else Path.home())
+    files, databases = [], []
+    for agent in found:
+        where = ", ".join(agent.patterns)
+        click.echo(safe_line(f"{agent.agent}: {len(agent.files)} file(s)"
+                             + (f", {len(agent.databases)} database(s)" if agent.databases else "")
+                             + f" ({where})"), err=True)
+        files.extend(str(f) for f in agent.files)
+        databases.extend(agent.databases)
+    return tuple(files), databases
+
+
+def _copy_database(path, store, report) -> None:
+    """Every thread of an agent's own database (opencode.db, read in place) saved into `store`."""
+    from inspector.store import Store, StoreError
+
+    try:
+        source = Store.open(str(path))
+    except StoreError as exc:
+        report.errors.append(f"{path}: {exc}")
+        return
+    try:
+        for thread_id in source.thread_ids():
+            try:
+                thread = source.load_thread(thread_id)
+            except StoreError as exc:
+                report.errors.append(f"{path}: {exc}")
+                continue
+            warnings = thread.meta.get("load_warnings", ()) if isinstance(thread.meta, dict) else ()
+            report.skipped.extend(warnings)
+            if warnings:
+                thread = replace(thread, meta={k: v for k, v in thread.meta.items() if k != "load_warnings"})
+            store.save_thread(thread)
+            report.threads.append(thread.id)
+        report.files.append(str(path))
+    finally:
+        source.close()

@@ -35,7 +35,14 @@ OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE
 
 class InspectorGroup(click.Group):
     """The commands, with what no command can catch itself made one line: standard output that cannot
-    be written (a full disk, a closed pipe) and memory running out."""
+    be written (a full disk, a closed pipe) and memory running out. A first argument that is not a
+    command is a transcript file or a session folder to open (`context-inspector PATH`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            ctx.meta["open_path"] = args[0]
+            args = args[1:]
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -79,6 +86,11 @@ def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str
     if ctx.invoked_subcommand is not None:
         return
     overrides = parse_overrides(sets)
+    if ctx.meta.get("open_path") is not None:
+        if db is not None:
+            raise UserError("give a PATH to open or --db, not both")
+        _open_path(ctx.meta["open_path"], thread_id, profile, overrides)
+        return
     from inspector.store import StoreError, resolve_db_url
 
     try:
@@ -99,6 +111,35 @@ def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str
         app.run()
     finally:
         app.replayer.close()  # the snapshot copies, whatever ended the app
+    if app.signalled is not None:
+        sys.exit(128 + app.signalled)
+    if app.startup_error:
+        raise UserError(app.startup_error)
+
+
+def _open_path(path: str, thread_id: str | None, profile: str | None, overrides: dict[str, Any]) -> None:
+    """The TUI on a transcript file or session folder, followed as the agent writes it."""
+    from inspector.app import create_app
+    from inspector.cli.open_path import OpenError, SessionFollower, main_thread
+
+    try:
+        follower = SessionFollower(path)
+    except OpenError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        try:
+            app = create_app(db_url=follower.url, thread_id=thread_id or main_thread(follower.threads),
+                             profile=profile, overrides=overrides, live=True)
+        except (ConfigError, ValueError) as exc:
+            raise fail(exc) from None
+        follower.interval = app.live_tail.interval  # the file is read as often as the store is
+        follower.start()
+        try:
+            app.run()
+        finally:
+            app.replayer.close()
+    finally:
+        follower.close()  # the private store, whatever ended the app
     if app.signalled is not None:
         sys.exit(128 + app.signalled)
     if app.startup_error:

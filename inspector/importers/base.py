@@ -32,7 +32,10 @@ class Importer:
     wins); `suffixes` are file endings that are this format whatever they hold (`.traj`);
     `parse(text, name, progress)` reads it (`companions`: it also takes a session's sub-agent files as
     `(name, text)` pairs, a fourth argument); `default_profile` is the profile its threads replay
-    under unless one is chosen (None: iris); `reads` is the README's line on what becomes what."""
+    under unless one is chosen (None: iris); `reads` is the README's line on what becomes what;
+    `locations` are where the agent keeps its sessions (`import --discover`): glob patterns under
+    `~` (`{data}/...`: under `$XDG_DATA_HOME`, else `~/.local/share`); a `.db` match is a database
+    the agent keeps, read in place."""
 
     name: str
     detect: Callable[[Sample], bool]
@@ -41,6 +44,7 @@ class Importer:
     reads: str
     suffixes: tuple[str, ...] = ()
     companions: bool = False
+    locations: tuple[str, ...] = ()
 
     def parse_text(self, text: str, name: str, progress: Progress | None = None,
                    companions: list[tuple[str, str]] | None = None) -> ParseResult:

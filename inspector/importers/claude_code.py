@@ -558,5 +558,5 @@ _READS = (
     )
 
 IMPORTER = Importer(name="claude-code", detect=detect, parse=parse, default_profile="claude-code",
-                    reads=_READS, companions=True)
+                    reads=_READS, companions=True, locations=(".claude/projects/*/*.jsonl",))
 

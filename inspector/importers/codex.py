@@ -430,5 +430,5 @@ _READS = (
     )
 
 IMPORTER = Importer(name="codex", detect=detect, parse=parse, default_profile="codex",
-                    reads=_READS)
+                    reads=_READS, locations=(".codex/sessions/**/rollout-*.jsonl", ".codex/sessions/**/rollout-*.jsonl.gz"))
 

@@ -191,4 +191,5 @@ _READS = (
     "recorded compaction (`summaryContent`, `messagesRemoved`)"
 )
 
-IMPORTER = Importer(name="copilot-cli", detect=detect, parse=parse, default_profile=None, reads=_READS)
+IMPORTER = Importer(name="copilot-cli", detect=detect, parse=parse, default_profile=None, reads=_READS,
+                    locations=(".copilot/session-state/*/events.jsonl",))

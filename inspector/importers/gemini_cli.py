@@ -311,4 +311,6 @@ _READS = (
     "of the whole history with a `<state_snapshot>` turn a recorded compaction of the messages it drops"
 )
 
-IMPORTER = Importer(name="gemini-cli", detect=detect, parse=parse, default_profile="gemini-cli", reads=_READS)
+IMPORTER = Importer(name="gemini-cli", detect=detect, parse=parse, default_profile="gemini-cli", reads=_READS,
+                    locations=(".gemini/tmp/*/chats/session-*.json", ".gemini/tmp/*/chats/session-*.jsonl",
+                               ".gemini/tmp/*/chats/*/*.jsonl"))

@@ -339,4 +339,5 @@ _READS = (
     "`meta[\"parent_thread_id\"]`"
 )
 
-IMPORTER = Importer(name="opencode", detect=detect, parse=parse, default_profile="opencode", reads=_READS)
+IMPORTER = Importer(name="opencode", detect=detect, parse=parse, default_profile="opencode", reads=_READS,
+                    locations=("{data}/opencode/opencode.db",))

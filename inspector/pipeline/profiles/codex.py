@@ -10,7 +10,7 @@ and on the status line).
   first, up to a budget by Codex's rough count (bytes / 4), the one that overflows truncated to
   what is left (`codex.compact_user_tokens`): 20,000 tokens on the local path (`compact.rs`,
   `build_compacted_history`, then the summary), 64,000 on the remote one, the OpenAI provider's
-  from 0.129 (`compact_remote_v2.rs`, `RETAINED_MESSAGE_TOKEN_BUDGET`, then the provider's opaque
+  from 0.63 (`compact_remote.rs`, `compact_remote_v2.rs`, `RETAINED_MESSAGE_TOKEN_BUDGET`, then the provider's opaque
   compaction item). Session-prefix user messages (AGENTS.md, environment context) and earlier
   summaries are not kept.
 - A manual `/compact` is the user's: replayed where it happened (`agents.AgentReplayer`).
@@ -81,7 +81,7 @@ PROFILE = Profile(
     name=NAME,
     reproduces="Codex CLI's auto-compaction",
     summary="the last response's usage reaches 90% of the window (or `model_auto_compact_token_limit`); keeps "
-            "the newest user messages up to 20,000 tokens (local) or 64,000 (remote, OpenAI from 0.129), then the summary",
+            "the newest user messages up to 20,000 tokens (local) or 64,000 (remote: OpenAI, Azure), then the summary",
     sources=("openai/codex `codex-rs/core/src/compact.rs`", "`compact_remote_v2.rs`", "`session/context_window.rs`"),
     reads=("context.window", "codex.auto_compact_token_limit", "codex.compact_user_tokens", "context.tokenizer", "context.trigger_tokens", "summarization.summarizer", "summarization.model", "summarization.timeout"),
     # Codex runs OpenAI models: o200k_base is their tokenizer (exact, offline).

@@ -2,13 +2,16 @@
 (`codex-rs/core/src`). A rollout records both (`session_meta.cli_version`, `model_provider`);
 a rollout without a version takes the newest rules, without a provider Codex's default, `openai`.
 
-- The path (`compact.rs`, `should_use_remote_compact_task`: `provider.is_openai()`): the OpenAI
-  provider compacts remotely from 0.129 (`compact_remote.rs`, the provider's `/responses/compact`
-  endpoint, and `compact_remote_v2.rs`): the new history is the prompt's user, developer and
-  system messages, newest first, up to `RETAINED_MESSAGE_TOKEN_BUDGET` = 64,000 tokens by Codex's
-  rough count (the one that overflows truncated), then one opaque `compaction` item: the rollout's
-  `compacted.message` is `""`. Every other provider, and every provider before, compacts locally
-  (`compact.rs`, `build_compacted_history`): the newest user messages up to
+- The path (`compact.rs`, `should_use_remote_compact_task`): the OpenAI provider (and Azure)
+  compacts remotely, through the provider (openai/codex#6866 "Remote compaction on by-default";
+  CLI 0.63.0 already did, openai/codex#7321; earlier versions are taken as local): first the
+  `/responses/compact` endpoint (`compact_remote.rs`), from openai/codex#23697 (2026-05) the
+  Responses stream with a `compaction_trigger` item (`compact_remote_v2.rs`). Both leave the
+  prompt's user, developer and system messages, newest first, up to
+  `RETAINED_MESSAGE_TOKEN_BUDGET` = 64,000 tokens by Codex's rough count (the one that overflows
+  truncated; v2 "mirrors the current /responses/compact retained-message default"), then one
+  opaque `compaction` item: the rollout's `compacted.message` is `""`. Every other provider
+  compacts locally (`compact.rs`, `build_compacted_history`): the newest user messages up to
   `COMPACT_USER_MESSAGE_MAX_TOKENS` = 20,000 tokens, then the summary.
 - The limit (`session/context_window.rs`, `context_window_token_status`): the model's
   `auto_compact_token_limit()`, `context_window * 9 / 10` unless its catalogue entry sets a lower
@@ -25,9 +28,10 @@ from inspector.pipeline.profiles.versions import Version, in_range
 
 LOCAL_KEPT_TOKENS = 20_000   # compact.rs COMPACT_USER_MESSAGE_MAX_TOKENS
 REMOTE_KEPT_TOKENS = 64_000  # compact_remote_v2.rs RETAINED_MESSAGE_TOKEN_BUDGET
-REMOTE_SINCE: Version = (0, 129, 0)
+REMOTE_SINCE: Version = (0, 63, 0)  # the first version seen compacting remotely (openai/codex#7321)
 UNCLAMPED_SINCE: Version = (0, 133, 0)
 DEFAULT_PROVIDER = "openai"  # Codex's default `model_provider`
+REMOTE_PROVIDERS = frozenset({"openai", "azure"})  # `supports_remote_compaction` (openai/codex#27573)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +47,19 @@ class CodexRules:
 
 LOCAL = (CodexRules("codex local", (0, 0, 0), remote=False, kept_tokens=LOCAL_KEPT_TOKENS),)
 OPENAI = (
-    CodexRules("codex up to 0.128 (local)", (0, 0, 0), remote=False, kept_tokens=LOCAL_KEPT_TOKENS),
-    CodexRules("codex 0.129+ remote", REMOTE_SINCE, remote=True, kept_tokens=REMOTE_KEPT_TOKENS),
+    CodexRules("codex up to 0.62 (local)", (0, 0, 0), remote=False, kept_tokens=LOCAL_KEPT_TOKENS),
+    CodexRules("codex 0.63+ remote", REMOTE_SINCE, remote=True, kept_tokens=REMOTE_KEPT_TOKENS),
     CodexRules("codex 0.133+ remote", UNCLAMPED_SINCE, remote=True, kept_tokens=REMOTE_KEPT_TOKENS,
                clamps_configured=False),
 )
-"""The OpenAI provider's ranges, oldest first; every other provider has `LOCAL`."""
+"""The ranges of the providers that compact remotely (OpenAI, Azure), oldest first; every other
+provider has `LOCAL`."""
 
 
 def rules_for(version: object, provider: object = None) -> CodexRules:
     """The rules of a CLI version under a provider (None: Codex's default, `openai`)."""
     name = provider if isinstance(provider, str) and provider.strip() else DEFAULT_PROVIDER
-    return in_range(OPENAI if name.strip().lower() == DEFAULT_PROVIDER else LOCAL, version)
+    return in_range(OPENAI if name.strip().lower() in REMOTE_PROVIDERS else LOCAL, version)
 
 
 def thread_rules(thread) -> CodexRules:

@@ -37,13 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.importers import (  # noqa: F401 - opencode_db registers its in-place reader
+from inspector.importers import (  # noqa: F401 - opencode_db, langgraph_db register their in-place readers
     anthropic,
     claude_code,
     cline,
     codex,
     copilot_cli,
     gemini_cli,
+    langgraph_db,
     native,
     openai,
     opencode,

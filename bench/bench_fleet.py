@@ -63,10 +63,12 @@ def build(url: str, count: int, sessions: list[tuple[int, int]], seed: int = 7) 
 
 
 def peak_rss_mib() -> float:
-    """This process's peak resident memory (Linux: ru_maxrss in KiB)."""
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """This process's peak resident memory: Linux's VmHWM, the high-water mark of its own address
+    space (ru_maxrss would also count the parent's memory at the fork a worker was spawned by)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
 
 
 def run_once(url: str, ids: list[str], executor, batch: int | None) -> tuple[float, list, dict]:

@@ -6,7 +6,8 @@ controllers (`inspector/controllers/`): the replay controller (loads, baseline a
 exclusive workers), the live tail (polls the shown thread), the pane updater (throttled pane refreshes),
 the loss tracker, the file writer (config, JSON export, screenshots) and navigation. Widgets post their
 messages up to the App (`ThreadList.Chosen`, `TimelineChart.CursorMoved`, `ConfigForm.Edited`, ...);
-controllers hand finished `ViewState`s back on the UI thread, where handlers only move the cursor and
+the controllers' workers post theirs (`inspector/screens/messages.py`: `ViewReady`, `LossesReady`,
+`ProbeDone`, `ReplayFailed`, ...), handled on the UI thread, where handlers only move the cursor and
 fill the panes. (Slightly over 400 lines: what is left is one short method per binding and message.)
 """
 from __future__ import annotations
@@ -38,6 +39,19 @@ from inspector.pipeline.audit import RequestAudit
 from inspector.screens.help import HelpScreen
 from inspector.screens.keys import APP_BINDINGS, binding_ids
 from inspector.screens.layout import main_layout
+from inspector.screens.messages import (
+    ConfigSaved,
+    LiveProblem,
+    LlmProgress,
+    LoadFailed,
+    LossesReady,
+    Notice,
+    ProbeDone,
+    ReplayFailed,
+    ThreadChanged,
+    ThreadsListed,
+    ViewReady,
+)
 from inspector.screens.settings import read_tui_settings
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DiffPanel, StatusLine
@@ -241,6 +255,65 @@ class InspectorApp(App[None]):
             self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
             self.replayer.prepare_summaries(view.thread, view.config)
 
+    # what the workers hand over (inspector/screens/messages.py), on the UI thread ---------------------
+
+    def _closed_down(self) -> bool:
+        """Whether the main layout is gone (the app is closing): a worker's late message is dropped."""
+        return not self.screen_stack or not self.screen_stack[0].query(TabbedContent)
+
+    def on_threads_listed(self, message: ThreadsListed) -> None:
+        if self._closed_down():
+            return
+        self.set_threads(message.infos)
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        if self._closed_down():
+            return
+        self.show_failure(message.text)
+
+    def on_notice(self, message: Notice) -> None:
+        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout)
+
+    async def on_view_ready(self, message: ViewReady) -> None:
+        if self._closed_down():
+            return
+        await self.show_view(message.view, keep_position=message.keep_position)
+
+    async def on_replay_failed(self, message: ReplayFailed) -> None:
+        if self._closed_down():
+            return
+        await self.replay_failed(message.config, message.text)
+
+    def on_llm_progress(self, message: LlmProgress) -> None:
+        if self._closed_down():
+            return
+        self.show_llm_progress(message.start, message.stats)
+
+    def on_live_problem(self, message: LiveProblem) -> None:
+        if self._closed_down():
+            return
+        self.show_live_problem(message.problem)
+
+    def on_thread_changed(self, message: ThreadChanged) -> None:
+        if self._closed_down():
+            return
+        self.live_tail.reload_current(message.thread_id)
+
+    def on_config_saved(self, _message: ConfigSaved) -> None:
+        if self._closed_down():
+            return
+        self.files.rebase()
+
+    def on_losses_ready(self, message: LossesReady) -> None:
+        if self._closed_down():
+            return
+        self.loss.show(message.view, message.losses, message.changes)
+
+    def on_probe_done(self, message: ProbeDone) -> None:
+        if self._closed_down():
+            return
+        self.loss.show_probe(message.view, message.result)
+
     # loading and replaying ----------------------------------------------------------------------------
 
     def load_thread(self, thread_id: str) -> None:
@@ -325,6 +398,11 @@ class InspectorApp(App[None]):
         self._show_request()
         if self.view.diff is not None:
             self.query_one(DiffPanel).show(self.view.diff, self.view, self.current_request)
+
+    @on(TimelineChart.Resized)
+    def _chart_resized(self, _event: TimelineChart.Resized) -> None:
+        if self.view is not None:
+            self.panes.update_timeline_label()  # the part of the thread shown follows the chart's width
 
     @on(TimelineChart.CursorMoved)
     def _cursor_moved(self, event: TimelineChart.CursorMoved) -> None:

@@ -48,9 +48,7 @@ def clean_text(text: str, found: set[str] | None = None) -> tuple[str, bool]:
         changed = True
         if found is not None:
             found.add(NUL)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+    if not text.isascii() and SURROGATE.search(text) is not None:  # a scan, not a copy: most text is clean
         text = SURROGATE.sub(REPLACEMENT, text)  # json.loads joins valid pairs: any left are lone
         changed = True
         if found is not None:

@@ -293,3 +293,16 @@ def test_a_batch_leaves_nothing_of_its_threads_in_the_worker(fleet_db):
     results = run_batch(_spec(url), [(ids[0], (0, 1))])
     assert results[0].error is None and len(results[0].rows) == 2 and results[0].rows[0][1].requests > 0
     assert facts._cache == {} and service._COUNTERS == {} and service._SUMMARIZERS == {}
+
+
+def test_one_dask_client_runs_two_sweeps_of_the_same_settings(fleet_db, local_rows, separate_cluster):
+    """The settings sent to the workers get a key of their own per run: the second run's are not the
+    first run's, released as it ended ("lost dependencies")."""
+    url, ids = fleet_db
+    executor = make_executor("dask", scheduler=separate_cluster)
+    try:
+        first = run_fleet(_spec(url), ids[:3], executor, batch_threads=1)
+        second = run_fleet(_spec(url), ids[:3], executor, batch_threads=1)
+    finally:
+        executor.close()
+    assert first.rows == second.rows and first.errors == second.errors == []

@@ -72,6 +72,13 @@ class TimelineChart(Widget, can_focus=True):
 
     cursor: reactive[int] = reactive(0)
 
+    class Resized(Message):
+        """The chart's size changed: the part of the thread it shows may have too."""
+
+        def __init__(self, chart: TimelineChart) -> None:
+            super().__init__()
+            self.chart = chart
+
     class CursorMoved(Message):
         """The user moved the cursor to another request."""
 
@@ -198,6 +205,7 @@ class TimelineChart(Widget, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         self._buckets = None
         self._scroll_to_cursor()
+        self.post_message(self.Resized(self))
 
     # actions ------------------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from inspector.config import Config, ConfigError
 from inspector.pipeline.audit import RequestAudit
+from inspector.screens.messages import ConfigSaved, Notice
 from inspector.screens.view import ViewState
 from inspector.terminal_safety import json_dumps
 from inspector.writes import create_new
@@ -55,7 +56,7 @@ class FileWriter:
         try:
             saved = save_edits(config, baseline, self.config_file, thread_window=thread_window)
         except (OSError, ConfigError) as exc:
-            app.call_from_thread(app.notify, safe_line(f"cannot save config: {exc}", 300), severity="error")
+            app.post_message(Notice(safe_line(f"cannot save config: {exc}", 300), severity="error"))
             return
         if saved.written:
             message = f"config saved to {saved.path}: {', '.join(saved.saved) or 'profile'}"
@@ -63,11 +64,11 @@ class FileWriter:
             message = f"nothing to save to {saved.path}: no edits"
         if saved.skipped:
             message += f" (not saved: {', '.join(saved.skipped)}, this thread's own)"
-        app.call_from_thread(app.notify, message, timeout=6)
+        app.post_message(Notice(message, timeout=6))
         if saved.written:
-            app.call_from_thread(self._rebase)
+            app.post_message(ConfigSaved())
 
-    def _rebase(self) -> None:
+    def rebase(self) -> None:
         """The saved values are the new baseline: the shown thread is replayed against the config file as
         it is now (the edits it still differs in, such as a thread's own window, carried over)."""
         app = self.app
@@ -87,10 +88,10 @@ class FileWriter:
         try:
             path = create_new(path, json_dumps(payload) + "\n")
         except OSError as exc:
-            app.call_from_thread(app.notify, safe_line(f"cannot export: {exc}", 200), severity="error")
+            app.post_message(Notice(safe_line(f"cannot export: {exc}", 200), severity="error"))
             return
         self.last_export = path
-        app.call_from_thread(app.notify, f"audit exported to {path}", timeout=4)
+        app.post_message(Notice(f"audit exported to {path}", timeout=4))
 
     def screenshot(self) -> None:
         path = self.app.save_screenshot(path=str(self.screenshot_dir))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from textual.worker import WorkerState
 
 from inspector.controllers.replay import ENGINE, ReplayController
+from inspector.screens.messages import LiveProblem, Notice, ThreadChanged, ThreadsListed
 from inspector.terminal_safety import safe_line
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class LiveTail:
             lines = list(pending)
             pending.clear()
             for line in lines:
-                app.call_from_thread(app.notify, safe_line(line, 300), severity="warning", timeout=8)
+                app.post_message(Notice(safe_line(line, 300), severity="warning", timeout=8))
         if version == known:
             return
         try:
@@ -64,8 +65,8 @@ class LiveTail:
         except Exception:
             infos = None
         if infos is not None:
-            app.call_from_thread(app.set_threads, infos)
-        app.call_from_thread(self._reload_current, thread_id)
+            app.post_message(ThreadsListed(infos))
+        app.post_message(ThreadChanged(thread_id))
 
     def _say(self, problem: str | None) -> None:
         """Tell a new problem once (a notification) and keep it on the status line until it clears."""
@@ -74,10 +75,10 @@ class LiveTail:
         self.problem = problem
         app = self.app
         if problem is not None:
-            app.call_from_thread(app.notify, safe_line(problem, 300), severity="error", timeout=10)
-        app.call_from_thread(app.show_live_problem, problem)
+            app.post_message(Notice(safe_line(problem, 300), severity="error", timeout=10))
+        app.post_message(LiveProblem(problem))
 
-    def _reload_current(self, thread_id: str) -> None:
+    def reload_current(self, thread_id: str) -> None:
         view = self.app.view
         if view is not None and view.thread.id == thread_id:
             self.replay.load(thread_id, keep_position=True)

@@ -16,6 +16,7 @@ from inspector.controllers.handoff import Handoff
 from inspector.pipeline.facts import prepare
 from inspector.pipeline.probe import ProbeResult, probe
 from inspector.pipeline.survival import CompactionLoss, ReplayLike, compaction_losses
+from inspector.screens.messages import LossesReady, ProbeDone
 from inspector.screens.status import DiffPanel
 from inspector.screens.view import FullReplay, ViewState
 from widgets.blocks import BlocksView
@@ -75,7 +76,7 @@ class LossTracker:
         elif view.replay is not None:
             self._baseline = (view.replay, current)
         if not worker.is_cancelled:
-            self.app.call_from_thread(self.show, view, current, changes)
+            self.app.post_message(LossesReady(view, current, changes))
 
     def show(self, view: ViewState, losses: tuple[CompactionLoss, ...], changes: tuple[LossChange, ...]) -> None:
         """UI thread: the Summaries pane lists them; the diff says how loss changed."""
@@ -124,7 +125,7 @@ class LossTracker:
     def _probe_work(self, view: ViewState, text: str) -> None:
         (result,) = probe(view.thread, _replay_of(view), [text])
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self.show_probe, view, result)
+            self.app.post_message(ProbeDone(view, result))
 
     def show_probe(self, view: ViewState, result: ProbeResult) -> None:
         """UI thread: mark the request where the text disappears, and go there."""

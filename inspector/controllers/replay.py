@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 from inspector.config import DEFAULT_PROFILE, Config, ConfigError
 from inspector.controllers.handoff import Handoff
 from inspector.model import Thread
+from inspector.screens.messages import LlmProgress, LoadFailed, Notice, ReplayFailed, ThreadsListed, ViewReady
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DIFF_BLOCKS_SHOWN
 from inspector.screens.view import Simulator, ViewState, build_view, default_simulator
@@ -108,19 +109,19 @@ class ReplayController:
         except Exception as exc:  # a bad URL or database: say so, keep running
             message = f"cannot open the database: {exc}"
             app.startup_error = message
-            app.call_from_thread(app.show_failure, message)
+            app.post_message(LoadFailed(message))
             return
-        app.call_from_thread(app.set_threads, infos)
+        app.post_message(ThreadsListed(infos))
         note = getattr(source, "access_note", None)
         if note:  # how a WAL-mode or journaled SQLite file was opened without writing beside it
-            app.call_from_thread(app.notify, safe_line(note, 300))
+            app.post_message(Notice(safe_line(note, 300)))
         if not infos:
-            app.call_from_thread(app.show_failure, "the database has no threads")
+            app.post_message(LoadFailed("the database has no threads"))
             return
         wanted = thread_id if thread_id and any(i.id == thread_id for i in infos) else infos[0].id
         if thread_id and wanted != thread_id:
-            app.call_from_thread(app.notify, f"no thread {safe_line(thread_id, 60)!r}; showing the first",
-                                 severity="warning")
+            app.post_message(Notice(f"no thread {safe_line(thread_id, 60)!r}; showing the first",
+                                 severity="warning"))
         self._load_work(wanted, keep_position=False)
 
     def load(self, thread_id: str, *, keep_position: bool = False) -> None:
@@ -136,7 +137,7 @@ class ReplayController:
         try:
             return load_config(self.profile, self.overrides, path=self.config_file, thread=thread)
         except ConfigError as exc:
-            self.app.call_from_thread(self.app.notify, safe_line(str(exc), 200), title="config", severity="error")
+            self.app.post_message(Notice(safe_line(str(exc), 200), title="config", severity="error"))
             return Config.for_profile(self.profile or DEFAULT_PROFILE)
 
     def _load_work(self, thread_id: str, *, keep_position: bool) -> None:
@@ -149,15 +150,15 @@ class ReplayController:
             version = source.data_version(thread_id)
             thread = source.load_thread(thread_id)
         except Exception as exc:
-            app.call_from_thread(app.show_failure, f"cannot load thread {safe_line(thread_id, 60)}: {exc}")
+            app.post_message(LoadFailed(f"cannot load thread {safe_line(thread_id, 60)}: {exc}"))
             return
         pending = getattr(source, "warnings", None)
         repairs = list(pending or ())
         if repairs:  # damaged cells repaired or dropped while reading (each names its row and column)
             pending.clear()
             more = f" (and {len(repairs) - 1} more)" if len(repairs) > 1 else ""
-            app.call_from_thread(app.notify, safe_line(f"repaired while reading: {repairs[0]}{more}", 300),
-                                 severity="warning")
+            app.post_message(Notice(safe_line(f"repaired while reading: {repairs[0]}{more}", 300),
+                                 severity="warning"))
         baseline_config = self.baseline_config(thread)
         overrides: tuple[str, ...] = ()
         if self.fixed_config is None:
@@ -171,11 +172,11 @@ class ReplayController:
             view = build_view(thread, baseline_config, config, self.simulator, data_version=version,
                               file_overrides=overrides, compactions=self.compactions)
         except Exception as exc:
-            app.call_from_thread(app.show_failure, f"replay failed: {exc}")
+            app.post_message(LoadFailed(f"replay failed: {exc}"))
             return
         if worker.is_cancelled:
             return
-        app.call_from_thread(app.show_view, view, keep_position=keep_position)
+        app.post_message(ViewReady(view, keep_position=keep_position))
 
     @staticmethod
     def carried_config(previous: ViewState | None, thread: Thread, baseline_config: Config) -> Config:
@@ -209,7 +210,7 @@ class ReplayController:
             new = build_view(view.thread, view.baseline_config, config, self.simulator, baseline=view.baseline_replay,
                              data_version=view.data_version, previous=view)
         except Exception as exc:
-            app.call_from_thread(app.replay_failed, config, str(exc))
+            app.post_message(ReplayFailed(config, str(exc)))
             return
         finally:
             if summarizer is not None:
@@ -223,7 +224,7 @@ class ReplayController:
             if new.diff is not None:
                 new.block_changes_shown(index, DIFF_BLOCKS_SHOWN)
         if not worker.is_cancelled:
-            app.call_from_thread(app.show_view, new, keep_position=True)
+            app.post_message(ViewReady(new, keep_position=True))
 
     def toggle_compactions(self, view: ViewState, request_index: int) -> None:
         """Replay `view` (its baseline and its what-if) in the other compaction mode (worker)."""
@@ -239,13 +240,13 @@ class ReplayController:
             new = build_view(view.thread, view.baseline_config, view.config, self.simulator,
                              data_version=view.data_version, previous=view, compactions=mode)
         except Exception as exc:
-            app.call_from_thread(app.replay_failed, view.config, str(exc))
+            app.post_message(ReplayFailed(view.config, str(exc)))
             return
         if new.requests:
             new.audit(min(request_index, len(new.requests) - 1))
         if not worker.is_cancelled:
-            app.call_from_thread(app.show_view, new, keep_position=True)
-            app.call_from_thread(app.notify, f"compactions: {mode}", timeout=2)
+            app.post_message(ViewReady(new, keep_position=True))
+            app.post_message(Notice(f"compactions: {mode}", timeout=2))
 
     def _watch_llm_summarizer(self, config: Config) -> Any:
         """For `summarization.summarizer = "anthropic"`: progress and tokens spent in the status
@@ -258,9 +259,9 @@ class ReplayController:
         summarizer = make_summarizer(config)
         summarizer.reset_cancel()
         start = summarizer.stats
-        summarizer.on_progress = lambda stats: app.call_from_thread(app.show_llm_progress, start, stats)
+        summarizer.on_progress = lambda stats: app.post_message(LlmProgress(start, stats))
         self.llm_summarizer = summarizer
-        app.call_from_thread(app.show_llm_progress, start, start)
+        app.post_message(LlmProgress(start, start))
         return summarizer
 
     def cancel_summaries(self) -> bool:

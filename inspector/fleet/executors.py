@@ -119,7 +119,7 @@ class DaskExecutor:
         distributed = _dask()
         if not batches:
             return
-        spec = self.client.scatter(first, broadcast=True)
+        spec = self.client.scatter(first, broadcast=True, hash=False)  # a key of its own per run
         futures = self.client.map(fn, [spec] * len(batches), list(batches), pure=False)
         try:
             for future in distributed.as_completed(futures):

@@ -57,6 +57,7 @@ class FormatError(ValueError):
     """The input as a whole is not in the expected format (one line, names the file)."""
 
 
+
 MAX_DEPTH = 100
 """Deeper JSON is refused: no transcript nests this far, and walking it would exhaust the stack."""
 
@@ -79,12 +80,13 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
 
 
 def decode_json(text: str) -> Any:
-    """json.loads that raises ValueError (never RecursionError) for input nested too deeply."""
+    """json.loads that raises ValueError (never RecursionError) for input nested too deeply. A text
+    with at most MAX_DEPTH opening brackets cannot nest deeper: only a text with more is walked."""
     try:
         value = json.loads(text)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    if too_deep(value):
+    if text.count("[") + text.count("{") > MAX_DEPTH and too_deep(value):
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
 

@@ -52,14 +52,19 @@ def _req(index, tokens, cost, deleted=None, ts=0):
 
 
 def cline_ui() -> list[dict]:
+    """Cline says api_req_started before it adds the request's user message: its conversationHistoryIndex
+    is the message before that one (-1 for the first request)."""
     return [
         {"ts": 1_733_000_000_000, "type": "say", "say": "task", "text": "Fix the bug in a.py"},
-        _req(0, (12, 80, 9_000, 0), 0.0412, ts=1),
-        {"ts": 1_733_000_000_002, "type": "say", "say": "text", "text": "Reading it."},
-        _req(2, (4, 60, 300, 9_000), 0.0051, ts=3),
-        _req(4, (6, 20, 250, 9_300), 0.0048, ts=4),
-        # Cline truncated: history messages 2..3 are left out of this request and every later one
-        _req(6, (9, 15, 120, 4_000), 0.0023, deleted=[2, 3], ts=5),
+        _req(-1, (12, 80, 9_000, 0), 0.0412, ts=1),
+        {"ts": 1_733_000_000_002, "type": "say", "say": "text", "text": "Reading it.", "conversationHistoryIndex": 0},
+        _req(1, (4, 60, 300, 9_000), 0.0051, ts=3),
+        _req(3, (6, 20, 250, 9_300), 0.0048, ts=4),
+        _req(5, (9, 15, 120, 4_000), 0.0023, ts=5),
+        # Cline truncated in that last request (after saying it): history messages 2..3 are left out of it
+        # and every later one; the UI messages said after it carry the range
+        {"ts": 1_733_000_000_006, "type": "say", "say": "text", "text": "Added.", "conversationHistoryIndex": 6,
+         "conversationHistoryDeletedRange": [2, 3]},
     ]
 
 
@@ -83,7 +88,8 @@ def _expected(ui) -> dict:
     return {"prompts": [i["tokensIn"] + i["cacheWrites"] + i["cacheReads"] for i in infos],
             "reads": [i["cacheReads"] for i in infos], "writes": [i["cacheWrites"] for i in infos],
             "outputs": [i["tokensOut"] for i in infos], "cost": sum(i["cost"] for i in infos),
-            "after": [e["conversationHistoryIndex"] for e in ui if e.get("say") == "api_req_started"]}
+            # the request's own user message, the one after the entry's index
+            "after": [e["conversationHistoryIndex"] + 1 for e in ui if e.get("say") == "api_req_started"]}
 
 
 def _thread(db: Path, thread_id: str):
@@ -111,7 +117,8 @@ def test_a_cline_task_folder_imports_whole_with_its_calls_and_truncation(tmp_pat
     assert [r.output_tokens for r in thread.requests] == want["outputs"]
     assert abs(sum(r.billed_cost for r in thread.requests) - want["cost"]) < 1e-12
     assert {r.model for r in thread.requests} == {"claude-sonnet-4-5"}
-    # each request sits after the last message Cline sent (conversationHistoryIndex)
+    # each request sits after its own user message (the last of them where one message became two)
+    assert [r.after_message_id.split(".")[0] for r in thread.requests] == [f"m{i}" for i in want["after"]]
     assert [r.after_message_id for r in thread.requests] == ["m0", "m2", "m4.1", "m6"]
     assert [m.id for m in thread.messages if m.tool_call_id] == ["m2", "m4.0"]
     (summary,) = thread.summaries
@@ -164,6 +171,7 @@ def test_a_roo_task_with_a_condense_summary_in_the_v2_envelope(tmp_path: Path):
 def test_bad_records_are_one_line_each_and_the_rest_imports(tmp_path: Path):
     ui = cline_ui()
     ui.insert(2, {"ts": 5, "type": "say", "say": "api_req_started", "text": "{not json"})
+    ui.insert(3, {"ts": 5, "type": "say", "say": "api_req_started", "text": "{not json", "conversationHistoryIndex": 40})
     history = [*cline_history(), "not a message"]
     folder = _write(tmp_path / "tasks" / "t1", history, ui, [["bad"]])
     db = tmp_path / "s.sqlite"
@@ -172,6 +180,8 @@ def test_bad_records_are_one_line_each_and_the_rest_imports(tmp_path: Path):
     assert "Traceback" not in result.output
     assert "api_conversation_history.json: message 8: not a message object; skipped" in result.output
     assert "ui_messages.json: message 2 (api_req_started): text is not a JSON object" in result.output
+    assert "ui_messages.json: message 2 (api_req_started): no conversationHistoryIndex" in result.output
+    assert "ui_messages.json: message 3 (api_req_started): no assistant message answers it" in result.output
     assert "context_history.json: entry 0: not [message index" in result.output
     assert "imported 1 thread(s)" in result.output
     assert len(_thread(db, "t1").requests) == 4

@@ -16,12 +16,13 @@ AI SDK messages) read with the files beside it (`Importer.siblings`):
   prompt is `tokensIn + cacheWrites + cacheReads` (Anthropic-style counts: `calculateApiCostAnthropic`
   prices the three apart; Roo's `apiProtocol: "openai"` counts already include the cache, so the
   prompt is `tokensIn`); `cost` is the request's `billed_cost`. The call is matched to the assistant
-  message that answered it: Cline's `conversationHistoryIndex` (the last message sent) where the
-  entry has one, else the calls in order against the assistant messages in order.
-- Cline's own truncation: an `api_req_started` entry's `conversationHistoryDeletedRange` `[2, end]`
-  (messages 2..end left out of that request and every later one) is a recorded compaction of the
-  messages it newly leaves out, before that request, its text the truncation notice Cline wrote into
-  the first assistant message (`context_history.json`, else empty).
+  message that answered it: two on from Cline's `conversationHistoryIndex` (said before the request's
+  user message is added) where the entry has one, else the calls in order against the assistant
+  messages in order.
+- Cline's own truncation: the `conversationHistoryDeletedRange` `[2, end]` its UI messages carry
+  (messages 2..end left out of a request and every later one; see `_Task.requests` for which request
+  first) is a recorded compaction of the messages it newly leaves out, its text the truncation notice
+  Cline wrote into the first assistant message (`context_history.json`, else empty).
 - `context_history.json` (Cline's text edits: a file read replaced by a notice): kept on the edited
   message as `meta["context_edits"]` (block, time, text), not replayed.
 - Roo's condense summaries (`isSummary` with `condenseId`) and truncation markers
@@ -125,6 +126,7 @@ class _Task:
         self.markers: dict[str, tuple[int, str, str | None, str, Role]] = {}  # id -> (index, text, time, kind, role)
         self.hidden: dict[str, list[int]] = {}  # marker id -> history indexes it hides
         self.roo = False
+        self.indexed = False
 
     def read(self, raw: list[Any]) -> None:
         for i, item in enumerate(raw):
@@ -191,8 +193,15 @@ class _Task:
                                          content=flatten_blocks(others, meta), created_at=stamp, meta=meta))
 
     def requests(self, ui: list[Any] | None, ui_name: str) -> tuple[list[Request], list[tuple[int, int]]]:
-        """The model calls of `ui_messages.json` as requests, and each new truncation range (the
-        request's position, the range's end)."""
+        """The model calls of `ui_messages.json` as requests, and each new truncation range (the position
+        of the first request it applies to, the range's end).
+
+        Cline says `api_req_started` before it adds the request's user message to the history
+        (`Task.initiateTaskLoop` ... `addToApiConversationHistory`), so the entry's
+        `conversationHistoryIndex` is the message before that user message: the answer is two on.
+        Each entry also carries the truncation range in effect when it was said; the request that
+        truncated further (in `attemptApiRequest`, after the entry) is the last one said before the
+        first entry carrying the new range."""
         if ui is None:
             return [], []
         out: list[Request] = []
@@ -200,51 +209,70 @@ class _Task:
         answers = iter(self.answers)
         deleted_end = 1
         used: set[int] = set()
+        # Cline's entries name their place; Roo's do not (then the calls go in order)
+        self.indexed = any(isinstance(e, Mapping) and e.get("say") == "api_req_started"
+                           and _is_int(e.get("conversationHistoryIndex")) for e in ui)
         for k, entry in enumerate(ui):
-            if not isinstance(entry, Mapping) or entry.get("say") != "api_req_started":
+            if not isinstance(entry, Mapping):
                 continue
-            where = f"{ui_name}: message {k} (api_req_started)"
-            self.coverage.calls += 1
-            try:
-                info = decode_json(entry.get("text") or "{}")
-            except ValueError:
-                info = None
-            if not isinstance(info, Mapping):
-                self.skipped.append(f"{where}: text is not a JSON object; the call's tokens are the replay's "
-                                    "estimate")
-                info = {}
-            index = entry.get("conversationHistoryIndex")
-            answer = index + 1 if isinstance(index, int) and not isinstance(index, bool) else next(answers, None)
-            if answer is None or answer not in self.answers or answer in used:
-                self.skipped.append(f"{where}: no assistant message answers it in {HISTORY}; not a request")
-                continue
-            used.add(answer)
-            before = [p for i, p in self.last.items() if i < answer]
-            if not before:
-                self.skipped.append(f"{where}: a model call before any message; not a request")
-                continue
-            keys = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")
-            values = [_count(info.get(key)) for key in keys]
-            prompt = read = write = output = None
-            if None in values:
-                self.skipped.append(f"{where}: tokens are not token counts; the call's tokens are the replay's "
-                                    "estimate")
-            elif all(info.get(key) is None for key in keys):
-                self.coverage.calls_unbilled += 1
-                self.coverage.calls -= 1
-            else:
-                tokens_in, output, write, read = values  # type: ignore[misc]
-                prompt = tokens_in if info.get("apiProtocol") == "openai" else tokens_in + write + read  # type: ignore[operator]
-                self.coverage.calls_imported += 1
-            out.append(Request(id=f"req-{k}", after_message_id=self.messages[max(before)].id, prompt_tokens=prompt,
-                               created_at=_iso(entry.get("ts")), cache_read_tokens=read, cache_write_tokens=write,
-                               output_tokens=output, billed_cost=_cost(info.get("cost"))))
             deleted = entry.get("conversationHistoryDeletedRange")
-            if isinstance(deleted, list) and len(deleted) == 2 and all(
-                    isinstance(v, int) and not isinstance(v, bool) for v in deleted) and deleted[1] > deleted_end:
+            if isinstance(deleted, list) and len(deleted) == 2 and all(_is_int(v) for v in deleted) \
+                    and deleted[1] > deleted_end:
                 deleted_end = deleted[1]
-                ranges.append((len(out) - 1, deleted_end))
-        return out, ranges
+                ranges.append((max(len(out) - 1, 0), deleted_end))
+            if entry.get("say") == "api_req_started":
+                request = self._request(k, entry, ui_name, answers, used)
+                if request is not None:
+                    out.append(request)
+        return out, [(at, end) for at, end in ranges if at < len(out)]
+
+    def _request(self, k: int, entry: Mapping[str, Any], ui_name: str, answers: Any, used: set[int]) -> Request | None:
+        where = f"{ui_name}: message {k} (api_req_started)"
+        self.coverage.calls += 1
+        try:
+            info = decode_json(entry.get("text") or "{}")
+        except ValueError:
+            info = None
+        if not isinstance(info, Mapping):
+            self.skipped.append(f"{where}: text is not a JSON object; the call's tokens are the replay's estimate")
+            info = {}
+        index = entry.get("conversationHistoryIndex")
+        if _is_int(index):
+            answer: int | None = index + 2
+        elif self.indexed:
+            self.skipped.append(f"{where}: no conversationHistoryIndex (the file's other calls have one); not a "
+                                "request")
+            return None
+        else:
+            answer = next((a for a in answers if a not in used), None)
+        if answer is None or answer not in self.answers or answer in used:
+            self.skipped.append(f"{where}: no assistant message answers it in {HISTORY}; not a request")
+            return None
+        used.add(answer)
+        before = [p for i, p in self.last.items() if i < answer]
+        if not before:
+            self.skipped.append(f"{where}: a model call before any message; not a request")
+            return None
+        keys = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")
+        values = [_count(info.get(key)) for key in keys]
+        prompt = read = write = output = None
+        if None in values:
+            self.skipped.append(f"{where}: tokens are not token counts; the call's tokens are the replay's estimate")
+        elif all(info.get(key) is None for key in keys):  # nothing billed to import: said, not counted as held
+            self.coverage.calls_unbilled += 1
+            self.coverage.calls -= 1
+        else:
+            tokens_in, output, write, read = values  # type: ignore[misc]
+            # Anthropic-style counts leave the cache out of tokensIn; Roo's openai protocol counts it in
+            prompt = tokens_in if info.get("apiProtocol") == "openai" else tokens_in + write + read  # type: ignore[operator]
+            self.coverage.calls_imported += 1
+        return Request(id=f"req-{k}", after_message_id=self.messages[max(before)].id, prompt_tokens=prompt,
+                       created_at=_iso(entry.get("ts")), cache_read_tokens=read, cache_write_tokens=write,
+                       output_tokens=output, billed_cost=_cost(info.get("cost")))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _context_edits(raw: Any, name: str, skipped: list[str]) -> dict[int, list[dict[str, Any]]]:

@@ -139,7 +139,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     try:
         # The facts of the thread's messages (what costs most the first time, the same for every
         # value) in the workers while this process counts the thread's tokens in a first replay.
-        with context.Pool(workers) as pool:
+        with context.Pool(workers, initializer=default_signals) as pool:
             size = -(-len(thread.messages) // (2 * workers)) or 1
             slices = [(i, min(i + size, len(thread.messages))) for i in range(0, len(thread.messages), size)]
             found = pool.map_async(_forked_facts, slices)
@@ -152,7 +152,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
             on_row(first)
         rows = [first]
         # The other values in workers forked now: they inherit the counts and the facts.
-        with context.Pool(workers) as pool:
+        with context.Pool(workers, initializer=default_signals) as pool:
             for row in pool.imap(_forked_row, range(1, len(combos))):
                 rows.append(row)
                 if on_row is not None:
@@ -160,6 +160,17 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     finally:
         _FORKED = None
     return rows
+
+
+def default_signals() -> None:
+    """A forked worker's SIGTERM and SIGHUP back to their default: the command's own handlers (which
+    end it as an error would, `inspector.cli.root`) would turn the pool's terminate into a Python
+    exit inside a copy of a threaded process, which can wait forever on a lock a thread held at the
+    fork."""
+    import signal
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 _FORKED: tuple | None = None

@@ -267,3 +267,35 @@ def test_a_thread_s_values_in_forked_processes_give_the_rows_of_one_process(real
     forked = sweep_thread(thread, base, combos, jobs=2, on_row=seen.append)  # the facts handed back replace these
     assert forked == alone == seen
     assert len({(r.compactions, r.prompt_tokens) for r in alone}) > 1  # the values change the rows
+
+
+def test_forked_workers_take_sigterm_and_sighup_by_default(real_db, monkeypatch):
+    """A command's own SIGTERM handler (`inspector.cli.root`: end as an error would) must not reach the
+    forked sweep workers: the pool terminates them with SIGTERM, and a Python exit inside a fork of a
+    threaded process can wait forever on a lock (it hung the suite once)."""
+    import signal
+
+    from inspector import sweep
+    from inspector.service import load_config
+    from inspector.store import Store
+
+    db, threads = real_db
+    with Store.open(db) as store:
+        thread = store.load_thread(threads[0]["id"])
+    base = load_config(None, {}, thread=thread)
+    combos = combinations([("claude_code.autocompact_pct_override", [0, 40, 60])])
+    monkeypatch.setattr(sweep, "_forked_row", _worker_signals)
+    previous = [signal.signal(s, lambda *_a: None) for s in (signal.SIGTERM, signal.SIGHUP)]
+    try:
+        rows = sweep.sweep_thread(thread, base, combos, jobs=2)
+    finally:
+        for signum, handler in zip((signal.SIGTERM, signal.SIGHUP), previous, strict=True):
+            signal.signal(signum, handler)
+    assert rows[1:] == [(signal.SIG_DFL, signal.SIG_DFL)] * 2
+
+
+def _worker_signals(_index: int) -> tuple:
+    """What a forked sweep worker does with SIGTERM and SIGHUP (in place of its row)."""
+    import signal
+
+    return signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)

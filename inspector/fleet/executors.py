@@ -54,7 +54,9 @@ class LocalExecutor:
                     return
                 yield fn(first, batch)
             return
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(batches))) as pool:
+        from inspector.sweep import default_signals
+
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(batches)), initializer=default_signals) as pool:
             futures: list[Future] = [pool.submit(fn, first, batch) for batch in batches]
             try:
                 for future in as_completed(futures):

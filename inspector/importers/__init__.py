@@ -2,7 +2,8 @@
 
 `import_paths(paths, store)` imports files (directories are walked for *.json, *.jsonl,
 *.traj and their .gz copies; a Claude Code session's sub-agent files, in `<session>/subagents/`
-or `agent-*.jsonl` beside it naming its session id, are imported with it, not on their own). Thread ids are
+or `agent-*.jsonl` beside it naming its session id, are imported with it, not on their own, and so are
+the files of a Cline / Roo Code task folder beside its `api_conversation_history.json`). Thread ids are
 deterministic (session id, file stem, record id), so importing a file again replaces its
 threads instead of duplicating them, and the import record says which were replaced. A thread
 id that another file already gave (`a/chat.json` and `b/chat.json`, two Claude Code files of one
@@ -36,12 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.importers import (  # noqa: F401 - opencode_db registers its in-place reader
+from inspector.importers import (  # noqa: F401 - opencode_db, langgraph_db register their in-place readers
     anthropic,
     claude_code,
+    cline,
     codex,
     copilot_cli,
     gemini_cli,
+    langgraph_db,
     native,
     openai,
     opencode,
@@ -61,6 +64,7 @@ from inspector.importers._sources import (
     replace_thread,
     resolved,
     shown,
+    sibling_files,
 )
 from inspector.importers.base import Importer, Sample
 from inspector.importers.native import export_native
@@ -78,6 +82,8 @@ _IMPORTERS: tuple[Importer, ...] = (
     claude_code.IMPORTER,
     native.IMPORTER,
     opencode.IMPORTER,
+    cline.CLINE,
+    cline.ROO,
     swe_agent.IMPORTER,
     anthropic.IMPORTER,
     openai.IMPORTER,
@@ -442,7 +448,9 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
     companions: list[tuple[Path, str]] = []
     try:
         used = run.fmt if run.fmt != "auto" else detect_format_text(name, text)
-        if used in REGISTRY and REGISTRY[used].companions and not is_subagent_file(path):
+        if used in REGISTRY and REGISTRY[used].siblings:
+            companions = sibling_files(path, REGISTRY[used].siblings, decode_warnings)
+        elif used in REGISTRY and REGISTRY[used].companions and not is_subagent_file(path):
             companions = find_companions(path, text, decode_warnings, run.heads, run.listings)
         used, result = parse_text(text, name, used, file_progress, [(shown(p), t) for p, t in companions])
     except FormatError as exc:

@@ -232,6 +232,20 @@ def companions(path: Path, text: str, warnings: list[str], cache: dict[Path, str
     return out
 
 
+def sibling_files(path: Path, names: Iterable[str], warnings: list[str]) -> list[tuple[Path, str]]:
+    """The files named `names` beside `path` that exist, read (one that cannot be read is a warning)."""
+    out: list[tuple[Path, str]] = []
+    for name in names:
+        sibling = path.with_name(name)
+        if not sibling.is_file():
+            continue
+        try:
+            out.append((sibling, read_text(sibling, warnings)))
+        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            warnings.append(f"{shown(sibling)}: cannot be read ({' '.join(str(exc).split())}); not read")
+    return out
+
+
 def known_sources(store: Any) -> dict[str, tuple[str, str]]:
     """Thread id -> (resolved path, sha256) of the file that last imported it."""
     out: dict[str, tuple[str, str]] = {}

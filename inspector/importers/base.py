@@ -31,7 +31,8 @@ class Importer:
     `detect(sample)` says whether a file is in this format (asked in registry order: the first yes
     wins); `suffixes` are file endings that are this format whatever they hold (`.traj`);
     `parse(text, name, progress)` reads it (`companions`: it also takes a session's sub-agent files as
-    `(name, text)` pairs, a fourth argument); `default_profile` is the profile its threads replay
+    `(name, text)` pairs, a fourth argument; `siblings`: instead, the files of these names beside it,
+    where they exist: a task folder read whole); `default_profile` is the profile its threads replay
     under unless one is chosen (None: iris); `reads` is the README's line on what becomes what;
     `locations` are where the agent keeps its sessions (`import --discover`): glob patterns under
     `~` (`{data}/...`: under `$XDG_DATA_HOME`, else `~/.local/share`); a `.db` match is a database
@@ -44,6 +45,7 @@ class Importer:
     reads: str
     suffixes: tuple[str, ...] = ()
     companions: bool = False
+    siblings: tuple[str, ...] = ()
     locations: tuple[str, ...] = ()
 
     def parse_text(self, text: str, name: str, progress: Progress | None = None,

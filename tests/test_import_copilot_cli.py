@@ -70,7 +70,8 @@ def test_an_event_log_is_read_whole_and_its_prompts_are_estimates():
     assert summary.summary == "Listed a.py and b.py." and summary.before_request_id == "req-m3"
     assert thread.meta["version"] == "1.0.64" and thread.meta["cwd"] == "/home/u/proj"
     (coverage,) = result.coverage
-    assert (coverage.calls, coverage.calls_imported, coverage.calls_unbilled) == (3, 0, 3)
+    assert (coverage.calls, coverage.calls_imported, coverage.calls_unbilled) == (0, 0, 3)
+    assert coverage.complete, "no count was recorded: nothing is missing from the import"
 
 
 def test_import_says_every_count_is_an_estimate_and_simulate_runs(tmp_path: Path):
@@ -80,7 +81,7 @@ def test_import_says_every_count_is_an_estimate_and_simulate_runs(tmp_path: Path
     runner = CliRunner()
     imported = runner.invoke(main, ["import", str(src), "--db", str(db)])
     assert imported.exit_code == 0, imported.output
-    assert "model calls 0/3 with billed tokens (+3 the file records no tokens for)" in imported.output
+    assert "model calls 0/0 with billed tokens (+3 the file records no tokens for)" in imported.output
     sim = runner.invoke(main, ["simulate", "--thread", "4f0c1d2e-0000-4000-8000-000000000001", "--db", str(db),
                                "--json", "--blocks", "none"])
     assert sim.exit_code == 0, sim.output

@@ -94,8 +94,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
         elif kind == "assistant.reasoning" and isinstance(data.get("content"), str):
             thinking.append(data["content"])
         elif kind == "assistant.message":
-            coverage.calls += 1
-            coverage.calls_unbilled += 1
+            coverage.calls_unbilled += 1  # no count to import: said, not a loss (as Claude Code's coverage)
             message_id = str(data.get("messageId") or event.get("id") or f"a{number}")
             tools = []
             for request in data.get("toolRequests") or []:

@@ -170,7 +170,6 @@ def _build(reader: _Reader, name: str) -> ParseResult:
             reader.skipped.append(f"{name}: message {rid}: type {json.dumps(kind)[:40]} is not a Gemini CLI message "
                                   "type; skipped")
             continue
-        coverage.calls += 1
         model = record.get("model") if isinstance(record.get("model"), str) else None
         if model and model not in models:
             models.append(model)
@@ -185,8 +184,9 @@ def _build(reader: _Reader, name: str) -> ParseResult:
                 prompt, read, output, thoughts = values  # type: ignore[misc]
                 out = output + thoughts
                 coverage.calls_imported += 1
+            coverage.calls += 1  # a call the file counts: imported, or said as dropped above
         else:
-            coverage.calls_unbilled += 1
+            coverage.calls_unbilled += 1  # no count to import: said, not a loss (as Claude Code's coverage)
         if messages:
             requests.append(Request(id=f"req-{rid}", after_message_id=messages[-1].id, prompt_tokens=prompt,
                                     model=model, created_at=stamp, cache_read_tokens=read, output_tokens=out))

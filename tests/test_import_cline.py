@@ -204,3 +204,15 @@ def test_discover_finds_task_folders_in_vs_code_global_storage(tmp_path: Path):
            cline_history())
     found = {f.agent: [p.parent.name for p in f.files] for f in discover(home, {})}
     assert found["cline"] == ["1"] and found["roo-code"] == ["2"]
+
+
+def test_the_history_file_named_alone_brings_the_files_beside_it(tmp_path: Path):
+    folder = _write(tmp_path / "tasks" / "t3", cline_history(), cline_ui(), CONTEXT, METADATA)
+    db = tmp_path / "s.sqlite"
+    result = CliRunner().invoke(main, ["import", str(folder / "api_conversation_history.json"), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "imported 1 thread(s) from 4 file(s)" in result.output
+    assert [r.prompt_tokens for r in _thread(db, "t3").requests] == _expected(cline_ui())["prompts"]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["api_conversation_history.json", "ui_messages.json", "context_history.json", "task_metadata.json"]), \
+        "nothing written beside it"

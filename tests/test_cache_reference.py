@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from inspector.pipeline.cache import Block, Prompt, Run, RunTable, is_prefix, match, simulate_cache
 from inspector.pipeline.cache_rules import CacheRules
+from tests.hypothesis_budget import examples
 from tests.reference import cache as reference
 
 RULES = (
@@ -80,7 +81,7 @@ def threads(draw):
     return table if runs else None, prompts, times, billed, audits, floors
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(threads(), st.sampled_from(RULES))
 def test_simulate_cache_equals_the_model_as_first_written(thread, rules):
     table, prompts, times, billed, audits, floors = thread
@@ -89,7 +90,7 @@ def test_simulate_cache_equals_the_model_as_first_written(thread, rules):
     assert fast == reference.simulate_cache(audits, prompts, times, rules, table, order, billed, floors)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(threads())
 def test_match_and_is_prefix_equal_the_model_as_first_written(thread):
     table, prompts, _times, _billed, _audits, _floors = thread

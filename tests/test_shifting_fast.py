@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import math
-import os
 import random
 from dataclasses import replace
 
@@ -44,12 +43,8 @@ from inspector.pipeline.profiles.shifting.strategies import (
 )
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
+from tests.hypothesis_budget import examples
 from tests.reference.shifting import replay_reference, shift_context_reference
-
-
-def examples(thorough: int) -> int:
-    """A third of the thorough count by default (the suite's time); all of it under HYPOTHESIS_PROFILE=thorough."""
-    return thorough if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else max(50, thorough // 3)
 
 PROTECTIONS = [None, None, None, Reason.PINNED, Reason.PROTECTED_SYSTEM, Reason.CURRENT_INPUT]
 

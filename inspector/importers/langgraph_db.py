@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Engine, MetaData, func, select
 
 from inspector.content import flatten_blocks
 from inspector.importers._common import Coverage, title_from_messages
-from inspector.model import Message, Request, Role, Summary, Thread, ThreadInfo, ToolCall
+from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 from inspector.store.engine import StoreError, database_errors, mask_url
+from inspector.store.in_place import ReadInPlace
 from inspector.store.native import Store
 from inspector.thread_repair import sanitize_thread
 
@@ -218,11 +219,14 @@ class _Reader:
         return out
 
 
-class LanggraphStore(Store):
+class LanggraphStore(ReadInPlace):
     """Read-only view of a LangGraph checkpointer database; the same interface as Store."""
 
+    source = "langgraph"
+    described = "a LangGraph checkpointer database"
+
     def __init__(self, engine: Engine, url: str) -> None:
-        super().__init__(engine, url, read_only=True)
+        super().__init__(engine, url)
         self.serde = _serializer(url)
         metadata = MetaData()
         wanted = ("checkpoints", "writes", "checkpoint_writes", "checkpoint_blobs")
@@ -240,14 +244,6 @@ class LanggraphStore(Store):
             missing = [c for c in needed if c not in table.c]
             if missing:
                 raise StoreError(f"{mask_url(url)}: LangGraph table {table.name} has no column {missing[0]}")
-        self._cache: dict[str, tuple[tuple, Thread]] = {}
-
-    @property
-    def kind(self) -> str:
-        return "langgraph"
-
-    def _check_version(self) -> None:  # a checkpointer's database carries no version of ours
-        return None
 
     def _root(self, table: Any) -> Any:
         c = table.c
@@ -259,9 +255,6 @@ class LanggraphStore(Store):
             query = select(c["thread_id"], func.min(c["checkpoint_id"])).where(self._root(self.checkpoints)) \
                 .group_by(c["thread_id"]).order_by(func.min(c["checkpoint_id"]))
             return [str(v) for v, _ in conn.execute(query)]
-
-    def has_thread(self, thread_id: str) -> bool:
-        return thread_id in self.thread_ids()
 
     def _value(self, kind: Any, data: Any, what: str, skipped: list[str]) -> Any:
         if isinstance(data, memoryview):
@@ -335,38 +328,6 @@ class LanggraphStore(Store):
         warnings[:0] = [*reader.skipped, reader.coverage.line()]
         return dataclasses.replace(fixed, meta={**fixed.meta, "load_warnings": warnings})
 
-    def load_thread(self, thread_id: str) -> Thread:
-        """The thread's checkpoints as a thread, repaired like an import; what was skipped and the coverage
-        line in `meta["load_warnings"]`."""
-        with database_errors(self.url, "load a thread"):
-            version = self._data_version(thread_id)
-            hit = self._cache.get(thread_id)
-            if hit is not None and hit[0] == version:
-                return hit[1]
-            thread = self._load(thread_id)
-        self._cache[thread_id] = (version, thread)
-        return thread
-
-    def load_threads(self, thread_ids: Iterable[str]) -> dict[str, Thread | StoreError]:
-        out: dict[str, Thread | StoreError] = {}
-        for thread_id in dict.fromkeys(thread_ids):
-            try:
-                out[thread_id] = self.load_thread(thread_id)
-            except StoreError as exc:
-                out[thread_id] = exc
-        return out
-
-    def list_threads(self) -> list[ThreadInfo]:
-        infos = []
-        for thread_id in self.thread_ids():
-            try:
-                t = self.load_thread(thread_id)
-            except StoreError:
-                continue
-            infos.append(ThreadInfo(id=t.id, title=t.title, source="langgraph", messages=len(t.messages),
-                                    requests=len(t.requests), summaries=len(t.summaries)))
-        return infos
-
     def _data_version(self, thread_id: str) -> tuple:
         with self.engine.connect() as conn:
             out: list[Any] = []
@@ -375,18 +336,6 @@ class LanggraphStore(Store):
                 out.extend(conn.execute(select(func.count(), func.max(c["checkpoint_id"]))
                                         .where(c["thread_id"] == thread_id)).one())
         return tuple(out)
-
-    def data_version(self, thread_id: str) -> tuple:
-        self.refresh()
-        with database_errors(self.url, "read a thread"):
-            return self._data_version(thread_id)
-
-    def import_records(self) -> list[dict[str, Any]]:
-        return []
-
-    def save_thread(self, thread: Thread, *, now: str | None = None) -> bool:
-        raise StoreError(f"{mask_url(self.url)}: a LangGraph checkpointer database is read in place and never "
-                         "written")
 
 
 Store.reads_in_place(is_langgraph_schema, LanggraphStore)

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Engine, MetaData, func, select
 
 from inspector.importers.opencode import thread_from_records
-from inspector.model import Thread, ThreadInfo
+from inspector.model import Thread
 from inspector.store.engine import StoreError, database_errors, mask_url
+from inspector.store.in_place import ReadInPlace
 from inspector.store.native import Store
 from inspector.thread_repair import sanitize_thread
 
@@ -41,11 +41,14 @@ def _data(raw: Any) -> dict[str, Any]:
     return dict(raw) if isinstance(raw, dict) else {}
 
 
-class OpencodeStore(Store):
+class OpencodeStore(ReadInPlace):
     """Read-only view of an `opencode.db`; the same interface as Store."""
 
+    source = "opencode"
+    described = "an opencode database"
+
     def __init__(self, engine: Engine, url: str) -> None:
-        super().__init__(engine, url, read_only=True)
+        super().__init__(engine, url)
         metadata = MetaData()
         try:
             metadata.reflect(engine, only=lambda name, _m: name.lower() in TABLES)
@@ -58,14 +61,6 @@ class OpencodeStore(Store):
             missing = [c for c in needed if c not in table.c]
             if missing:
                 raise StoreError(f"{mask_url(url)}: opencode table {table.name} has no column {missing[0]}")
-        self._cache: dict[str, tuple[tuple, Thread]] = {}
-
-    @property
-    def kind(self) -> str:
-        return "opencode"
-
-    def _check_version(self) -> None:  # opencode's database carries no version of ours
-        return None
 
     def _session_order(self) -> list[Any]:
         c = self.session.c
@@ -74,9 +69,6 @@ class OpencodeStore(Store):
     def thread_ids(self) -> list[str]:
         with database_errors(self.url, "list threads"), self.engine.connect() as conn:
             return [str(v) for (v,) in conn.execute(select(self.session.c["id"]).order_by(*self._session_order()))]
-
-    def has_thread(self, thread_id: str) -> bool:
-        return thread_id in self.thread_ids()
 
     def _load(self, thread_id: str) -> Thread:
         c = self.session.c
@@ -113,38 +105,6 @@ class OpencodeStore(Store):
             fixed = dataclasses.replace(fixed, meta={**fixed.meta, "load_warnings": warnings})
         return fixed
 
-    def load_thread(self, thread_id: str) -> Thread:
-        """The session as a thread, repaired like an import; what was skipped in `meta["load_warnings"]`."""
-        with database_errors(self.url, "load a thread"):
-            version = self._data_version(thread_id)
-            hit = self._cache.get(thread_id)
-            if hit is not None and hit[0] == version:
-                return hit[1]
-            thread = self._load(thread_id)
-        self._cache[thread_id] = (version, thread)
-        return thread
-
-    def load_threads(self, thread_ids: Iterable[str]) -> dict[str, Thread | StoreError]:
-        out: dict[str, Thread | StoreError] = {}
-        for thread_id in dict.fromkeys(thread_ids):
-            try:
-                out[thread_id] = self.load_thread(thread_id)
-            except StoreError as exc:
-                out[thread_id] = exc
-        return out
-
-    def list_threads(self) -> list[ThreadInfo]:
-        """Every session, its counts those of the thread `load_thread` gives (each session is read)."""
-        infos = []
-        for thread_id in self.thread_ids():
-            try:
-                t = self.load_thread(thread_id)
-            except StoreError:
-                continue
-            infos.append(ThreadInfo(id=t.id, title=t.title, source="opencode", messages=len(t.messages),
-                                    requests=len(t.requests), summaries=len(t.summaries)))
-        return infos
-
     def _data_version(self, thread_id: str) -> tuple:
         m, p = self.message.c, self.part.c
         with self.engine.connect() as conn:
@@ -156,17 +116,6 @@ class OpencodeStore(Store):
                 query = select(func.count(), func.max(stamp) if stamp is not None else func.count())
                 out.extend(conn.execute(query.select_from(table).where(cols[column] == thread_id)).one())
         return tuple(out)
-
-    def data_version(self, thread_id: str) -> tuple:
-        self.refresh()
-        with database_errors(self.url, "read a thread"):
-            return self._data_version(thread_id)
-
-    def import_records(self) -> list[dict[str, Any]]:
-        return []
-
-    def save_thread(self, thread: Thread, *, now: str | None = None) -> bool:
-        raise StoreError(f"{mask_url(self.url)}: an opencode database is read in place and never written")
 
 
 Store.reads_in_place(is_opencode_schema, OpencodeStore)

@@ -118,26 +118,24 @@ class Replay:
         """Request `index` with its full block list."""
         hit = self._audits.get(index)
         if hit is None:
-            hit = self._fast.audit(index)
-            if self._fill:
-                hit = self._calibrated(hit)
-            hit = self._priced(hit)
+            hit = self._built(index)
             if len(self._audits) > 64:
                 self._audits.clear()
             self._audits[index] = hit
         return hit
+
+    def _built(self, index: int) -> RequestAudit:
+        audit = self._fast.audit(index)
+        if self._fill:
+            audit = self._calibrated(audit)
+        return self._priced(audit)
 
     def audits(self, indices: Iterable[int]) -> Iterator[RequestAudit]:
         """Requests `indices` with their block lists, one at a time and not kept (a streamed JSON holds
         one request's blocks, not every request's); those already built are reused."""
         for index in indices:
             hit = self._audits.get(index)
-            if hit is None:
-                hit = self._fast.audit(index)
-                if self._fill:
-                    hit = self._calibrated(hit)
-                hit = self._priced(hit)
-            yield hit
+            yield self._built(index) if hit is None else hit
 
     def _calibrated(self, a: RequestAudit) -> RequestAudit:
         """`a` with the calibrated prompt in its budget (for replayers that do not fill it in; the

@@ -57,7 +57,7 @@ from inspector.model import (
     ToolCall,
 )
 from inspector.store.engine import StoreError, database_errors, mask_url
-from inspector.store.native import Store
+from inspector.store.in_place import ReadInPlace
 from inspector.thread_repair import sanitize_thread
 
 IRIS_TABLES = ("conversations", "conversation_summaries")
@@ -133,11 +133,14 @@ def _results(raw: Any) -> list[Mapping[str, Any]]:
     return [r for r in raw if isinstance(r, Mapping)] if isinstance(raw, list) else []
 
 
-class IrisStore(Store):
+class IrisStore(ReadInPlace):
     """Read-only view of an Iris-style database; the same interface as Store."""
 
+    source = "iris"
+    described = "an Iris database"
+
     def __init__(self, engine: Engine, url: str) -> None:
-        super().__init__(engine, url, read_only=True)
+        super().__init__(engine, url)
         self.metadata = MetaData()
         try:
             self.metadata.reflect(engine, views=True,
@@ -150,13 +153,6 @@ class IrisStore(Store):
         self.threads = tables.get("threads")
         self.c_thread = _col(self.conversations, ("thread_id",))
         self.s_thread = _col(self.summaries, ("thread_id",))
-
-    @property
-    def kind(self) -> str:
-        return "iris"
-
-    def _check_version(self) -> None:  # an app database carries no version of ours
-        return None
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -232,9 +228,6 @@ class IrisStore(Store):
             query = query.where(_matches(column, thread_id))
         return query
 
-    def has_thread(self, thread_id: str) -> bool:
-        return thread_id in self.thread_ids()
-
     def _load_thread_unchecked(self, thread_id: str) -> Thread:
         with self.engine.connect() as conn:
             title, meta = "", {}
@@ -263,7 +256,7 @@ class IrisStore(Store):
         return Thread(id=thread_id, title=title, source="iris", messages=tuple(messages), requests=tuple(requests),
                       summaries=tuple(summaries), meta=meta)
 
-    def _data_version_unchecked(self, thread_id: str) -> tuple:
+    def _data_version(self, thread_id: str) -> tuple:
         with self.engine.connect() as conn:
             parts: list[Any] = []
             for table, column in ((self.conversations, self.c_thread), (self.summaries, self.s_thread)):
@@ -293,27 +286,6 @@ class IrisStore(Store):
         if warnings:
             fixed = dataclasses.replace(fixed, meta={**fixed.meta, "load_warnings": warnings})
         return fixed
-
-    def load_threads(self, thread_ids: Iterable[str]) -> dict[str, Thread | StoreError]:
-        """Thread by thread (an app's own schema: its tables are read as `load_thread` reads them)."""
-        out: dict[str, Thread | StoreError] = {}
-        for thread_id in dict.fromkeys(thread_ids):
-            try:
-                out[thread_id] = self.load_thread(thread_id)
-            except StoreError as exc:
-                out[thread_id] = exc
-        return out
-
-    def data_version(self, thread_id: str) -> tuple:
-        self.refresh()
-        with database_errors(self.url, "read a thread"):
-            return self._data_version_unchecked(thread_id)
-
-    def import_records(self) -> list[dict[str, Any]]:
-        return []
-
-    def save_thread(self, thread: Thread, *, now: str | None = None) -> bool:
-        raise StoreError(f"{mask_url(self.url)}: an Iris database is read in place and never written")
 
 
 def _coerce(column: Any, value: str) -> Any:

@@ -32,12 +32,6 @@ class ReadInPlace(Store):
     def _check_version(self) -> None:  # another program's database carries no version of ours
         return None
 
-    def _load(self, thread_id: str) -> Thread:
-        raise NotImplementedError
-
-    def _data_version(self, thread_id: str) -> tuple:
-        raise NotImplementedError
-
     def has_thread(self, thread_id: str) -> bool:
         return thread_id in self.thread_ids()
 

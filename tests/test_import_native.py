@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from inspector.importers import detect_format_text, export_native, parse_text
 from inspector.importers.native import FORMAT
 from inspector.model import EmotionalMarker, Kind, Message, Request, Role, Summary, Thread, ToolCall, ToolDef
+from tests.hypothesis_budget import examples
 from tests.store_fixtures import sample_thread
 
 # No NUL: PostgreSQL text cannot hold it (the fixture may be parametrized over PostgreSQL).
@@ -92,7 +93,7 @@ def threads(draw):
                   summaries=summaries, window=draw(st.none() | st.integers(1, 2_000_000)), meta=draw(meta))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(threads(), min_size=1, max_size=3, unique_by=lambda t: t.id))
 def test_native_export_then_import_is_lossless(original):
     document = json.dumps(export_native(original), ensure_ascii=False)

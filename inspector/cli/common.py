@@ -63,6 +63,17 @@ def parse_overrides(items: tuple[str, ...]) -> dict[str, Any]:
 
 
 db_option = click.option("--db", metavar="URL", help="SQLAlchemy URL or file path (env CONTEXT_INSPECTOR_DB).")
+set_option = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                          help="Override a config key (repeatable).")
+
+
+def compactions_option(fn):
+    """`--compactions recorded|decide`, defaulting to the thread's (recorded where it recorded any)."""
+    from inspector.config import COMPACTION_MODES
+
+    return click.option("--compactions", type=click.Choice(COMPACTION_MODES),
+                        help="recorded: follow the thread's compactions; decide: the profile decides every one "
+                             "(default: recorded where the thread recorded any).")(fn)
 
 
 def load_threads(db: str | None, thread_id: str | None, every: bool) -> list:

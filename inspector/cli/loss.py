@@ -6,10 +6,20 @@ import sys
 
 import click
 
-from inspector.cli.common import UserError, db_option, fail, load_threads, parse_overrides, replay_for, say
+from inspector.cli.common import (
+    UserError,
+    compactions_option,
+    db_option,
+    fail,
+    load_threads,
+    parse_overrides,
+    replay_for,
+    say,
+    set_option,
+)
 from inspector.cli.output import json_text
 from inspector.cli.root import main
-from inspector.config import COMPACTION_MODES, PROFILES, ConfigError
+from inspector.config import PROFILES, ConfigError
 from inspector.terminal_safety import safe_line
 
 
@@ -18,10 +28,8 @@ from inspector.terminal_safety import safe_line
 @click.option("--all", "every", is_flag=True, help="Every thread of the database.")
 @db_option
 @click.option("--profile", type=click.Choice(PROFILES))
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
-@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
-              help="recorded: follow the thread's compactions; decide: the profile decides every one "
-                   "(default: recorded where the thread recorded any).")
+@set_option
+@compactions_option
 @click.option("--limit", type=click.IntRange(min=0), default=10, show_default=True,
               help="Lost facts listed per kind and compaction (0: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print the loss JSON.")
@@ -65,10 +73,8 @@ def loss_command(thread_id: str | None, every: bool, db: str | None, profile: st
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
 @click.option("--profile", type=click.Choice(PROFILES))
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
-@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
-              help="recorded: follow the thread's compactions; decide: the profile decides every one "
-                   "(default: recorded where the thread recorded any).")
+@set_option
+@compactions_option
 @click.option("--json", "as_json", is_flag=True, help="Print the probe JSON.")
 def probe_command(texts: tuple[str, ...], thread_id: str, db: str | None, profile: str | None,
                   sets: tuple[str, ...], compactions: str | None, as_json: bool) -> None:

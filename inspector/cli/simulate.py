@@ -6,21 +6,29 @@ from dataclasses import replace
 
 import click
 
-from inspector.cli.common import UserError, db_option, fail, flush_notes, open_store, parse_overrides, say
+from inspector.cli.common import (
+    UserError,
+    compactions_option,
+    db_option,
+    fail,
+    flush_notes,
+    open_store,
+    parse_overrides,
+    say,
+    set_option,
+)
 from inspector.cli.output import json_text
 from inspector.cli.root import main
 from inspector.cli.simulation_stream import BLOCK_MODES, rows, write_simulation
-from inspector.config import COMPACTION_MODES, PROFILES, ConfigError
+from inspector.config import PROFILES, ConfigError
 
 
 @main.command("simulate")
 @click.option("--thread", "thread_id", required=True, metavar="ID")
 @db_option
 @click.option("--profile", type=click.Choice(PROFILES), help="Pipeline (default: the thread's source's, else iris).")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
-@click.option("--compactions", type=click.Choice(COMPACTION_MODES),
-              help="recorded: follow the thread's compactions; decide: the profile decides every one "
-                   "(default: recorded where the thread recorded any).")
+@set_option
+@compactions_option
 @click.option("--request", "request_index", type=int, metavar="INDEX",
               help="Only the request with this index (from 0, as in the JSON; the TUI shows it as request INDEX+1).")
 @click.option("--timeline", is_flag=True, help="Per-request summary without blocks.")

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from inspector.cli.common import UserError, db_option, fail, open_store, parse_overrides, print_table, say
+from inspector.cli.common import UserError, db_option, fail, open_store, parse_overrides, print_table, say, set_option
 from inspector.cli.output import json_text
 from inspector.cli.progress import ProgressOnStderr
 from inspector.cli.root import main
@@ -24,7 +24,7 @@ FLEET_ONLY = ("--executor", "--scheduler", "--out", "--group-by", "--batch-threa
 @click.option("--all", "all_threads", is_flag=True, help="Every thread of the database (added up per config).")
 @db_option
 @click.option("--profile", type=click.Choice(PROFILES))
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable).")
+@set_option
 @click.option("--key", "keys", multiple=True, required=True, metavar="K=V1,V2,...",
               help="A key and the values to try (repeatable: every combination is replayed).")
 @click.option("--compactions", type=click.Choice(["recorded", "decide"]), default="decide", show_default=True,

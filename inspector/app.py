@@ -1,5 +1,5 @@
 """The inspector TUI's App: CSS, the palette's commands, the global bindings, the thread source, the
-settings and keymap; the main view is its default screen (`inspector/screens/main.py`), as posting's
+settings and keymap; the main view is its default screen (`inspector/tui/main_screen.py`), as posting's
 `Posting` returns its `MainScreen`.
 
 `inspector.app.InspectorApp(db_url=..., thread_id=None, ...)` and `create_app()` are what other
@@ -24,10 +24,11 @@ from inspector.controllers.source import SourceHandle
 from inspector.paths import config_path
 from inspector.screens.help import HelpScreen
 from inspector.screens.keys import APP_BINDINGS, binding_ids
-from inspector.screens.main import MainScreen
 from inspector.screens.settings import read_tui_settings
 from inspector.screens.source import ThreadSource
 from inspector.screens.view import Simulator, default_simulator
+from inspector.tui.main_screen import MainScreen
+from widgets.palette import PALETTE_CLASSES, PALETTE_CSS, Palette, redraw
 from widgets.safe import safe_line, safe_text
 
 __all__ = ["InspectorApp", "create_app"]
@@ -37,6 +38,8 @@ class InspectorApp(App[None]):
     """context-inspector's full-screen app."""
 
     CSS_PATH = "app.tcss"
+    DEFAULT_CSS = PALETTE_CSS  # the panes' colours by meaning, from the theme (widgets/palette.py)
+    COMPONENT_CLASSES = PALETTE_CLASSES
     TITLE = "context-inspector"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]  # classes app.tcss sizes by
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
@@ -75,6 +78,8 @@ class InspectorApp(App[None]):
         self.db_url = db_url
         self.sources = SourceHandle(db_url, source)
         self.signalled: int | None = None
+        self.palette = Palette()
+        self._main_screen: MainScreen | None = None
         self._screen_options: dict[str, Any] = {
             "thread_id": thread_id, "config": config, "profile": profile, "overrides": overrides or {},
             "config_file": config_file, "simulator": simulator or default_simulator, "live": live,
@@ -82,16 +87,16 @@ class InspectorApp(App[None]):
         }
 
     def get_default_screen(self) -> Screen:
-        return MainScreen(self.sources, poll_interval=self.settings.poll_interval,
-                          pane_throttle=self.settings.pane_throttle, **self._screen_options)
+        self._main_screen = MainScreen(self.sources, poll_interval=self.settings.poll_interval,
+                                       pane_throttle=self.settings.pane_throttle, **self._screen_options)
+        return self._main_screen
 
     @property
     def main_screen(self) -> MainScreen:
-        """The main view (the bottom of the screen stack while the app runs)."""
-        screen = self.screen_stack[0] if self.screen_stack else None
-        if not isinstance(screen, MainScreen):
-            raise RuntimeError("the app is not running: it has no main screen")
-        return screen
+        """The main view (the bottom of the screen stack), from the app's start on (also after it ended)."""
+        if self._main_screen is None:
+            raise RuntimeError("the app has not started: it has no main screen yet")
+        return self._main_screen
 
     @property
     def startup_error(self) -> str | None:
@@ -102,6 +107,15 @@ class InspectorApp(App[None]):
         yield from super().get_system_commands(screen)
         if isinstance(screen, MainScreen):
             yield from main_screen_commands(screen)
+
+    def notify_style_update(self) -> None:
+        """The styles were applied (at start, on a theme change): the panes' style names follow."""
+        super().notify_style_update()
+        self.call_next(self._install_palette)  # once the component classes' styles are computed too
+
+    def _install_palette(self) -> None:
+        if self.palette.install(self):  # the panes drew their text with the old palette: again
+            redraw(self)
 
     def on_load(self) -> None:
         """SIGTERM and SIGHUP end the app as `q` does (before the terminal is in application mode): the

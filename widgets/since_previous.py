@@ -17,7 +17,7 @@ SHOWN = 40  # blocks listed per section (the rest are counted)
 
 
 def _signed(value: int) -> Text:
-    style = "#ff8787" if value > 0 else "#87d7af" if value < 0 else "dim"
+    style = "ci.error" if value > 0 else "ci.success" if value < 0 else "dim"
     return Text(f"{value:+,}", style=style, justify="right")
 
 

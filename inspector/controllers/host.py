@@ -1,5 +1,5 @@
-"""What the controllers ask of the screen that owns them (`inspector.screens.main.MainScreen`), declared
-here so that no controller names the screen module (not even under `TYPE_CHECKING`:
+"""What the controllers ask of the screen that owns them (`inspector.tui.main_screen.MainScreen`),
+declared here so that no controller names the screen module (not even under `TYPE_CHECKING`:
 `tests/test_imports.py` finds such circles).
 
 The first group is what every textual `Screen` has; the rest is the main screen's own state. Workers

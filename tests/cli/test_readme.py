@@ -39,3 +39,17 @@ def test_recording_example_in_the_readme_runs(tmp_path, monkeypatch):
     assert [m.role for m in thread.messages] == ["user", "assistant", "tool"]
     assert thread.requests[0].prompt_tokens == 1_234
     assert thread.summaries[0].summary.startswith("The user reported")
+
+
+def test_every_test_file_the_readme_names_exists():
+    named = set(re.findall(r"`(tests/[\w/]+\.py)(?:::[\w\[\]-]+)?`", README))
+    named.discard("tests/test_x.py")  # the `error` fact's example of a test id, not a file here
+    assert len(named) > 20  # the table of guarantees names them
+    assert sorted(path for path in named if not (ROOT / path).is_file()) == []
+
+
+def test_the_test_layout_the_readme_describes_is_the_tree():
+    layers = re.findall(r"^- `tests/(\w+)/`", README.split("### The test suite", 1)[1], re.M)
+    on_disk = sorted(p.name for p in (ROOT / "tests").iterdir()
+                     if p.is_dir() and any(p.glob("test_*.py")))
+    assert sorted(layers) == on_disk

@@ -1,6 +1,6 @@
 """What the controllers ask of the screen that owns them (`inspector.tui.main_screen.MainScreen`),
 declared here so that no controller names the screen module (not even under `TYPE_CHECKING`:
-`tests/test_imports.py` finds such circles).
+`tests/engine/test_imports.py` finds such circles).
 
 The first group is what every textual `Screen` has; the rest is the main screen's own state. Workers
 hand their results over as messages (`inspector.screens.messages`, posted with the thread-safe

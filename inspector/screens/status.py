@@ -65,7 +65,7 @@ class StatusLine(Static):
         line.append(f"compactions {view.compactions}", style="ci.info")
         if view.reproduction is not None and view.diff is None:
             done, total = view.reproduction
-            line.append(f" · {view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
+            line.append(f" · {view.reproduction_by or view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
                         f"{'' if total == 1 else 's'}", style="ci.success" if done == total else "ci.warning")
         line.append(" · ")
         if view.file_overrides:

@@ -201,6 +201,7 @@ class MainScreen(Screen[None]):
         self.panes.stale_tabs.add("summaries")
         if self.query_one(TabbedContent).active == "summaries":
             self.panes.refresh_tab("summaries")
+        self.call_after_refresh(self.loss.painted)
 
     def on_probe_done(self, message: ProbeDone) -> None:
         if not self._closed_down():

@@ -35,6 +35,9 @@ def key_label(key: str) -> str:
             .replace("slash", "/").replace("left", "←").replace("right", "→"))
 
 
+KEY_STYLE = "ci.recorded.strong"
+
+
 class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -61,7 +64,7 @@ class HelpScreen(ModalScreen[None]):
 
     def render_table(self) -> Table:
         table = Table(title="context-inspector: keys", title_style="bold", expand=True, box=None, padding=(0, 2))
-        table.add_column("Key", style="ci.recorded.strong", no_wrap=True)
+        table.add_column("Key", no_wrap=True)  # each key in the palette's style (a name, resolved by the app)
         table.add_column("Action")
         seen: set[str] = set()
         for binding in self.bindings:
@@ -69,12 +72,12 @@ class HelpScreen(ModalScreen[None]):
             if keys in seen or not binding.description:
                 continue
             seen.add(keys)
-            table.add_row(Text(keys), Text(binding.description))
+            table.add_row(Text(keys, style=KEY_STYLE), Text(binding.description))
         table.add_section()
         for keys, what in PANE_KEYS:
-            table.add_row(Text(keys), Text(what))
+            table.add_row(Text(keys, style=KEY_STYLE), Text(what))
         table.add_section()
-        table.add_row(Text("ctrl+p"), Text("command palette: jump to a thread or request, switch profile or "
+        table.add_row(Text("ctrl+p", style=KEY_STYLE), Text("command palette: jump to a thread or request, switch profile or "
                                            "strategy, export the selected audit as JSON"))
         return table
 

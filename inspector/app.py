@@ -78,7 +78,7 @@ class InspectorApp(App[None]):
         self.db_url = db_url
         self.sources = SourceHandle(db_url, source)
         self.signalled: int | None = None
-        self.palette = Palette()
+        self.palette = Palette(self.console)
         self._main_screen: MainScreen | None = None
         self._screen_options: dict[str, Any] = {
             "thread_id": thread_id, "config": config, "profile": profile, "overrides": overrides or {},

@@ -16,6 +16,7 @@ from widgets.budget import STATUS_STYLES
 from widgets.linetable import Column, LineTable
 from widgets.meanings import reason_meaning
 from widgets.names import MessageNames
+from widgets.palette import ensure_names
 from widgets.safe import literal, safe_line
 
 CLEARED_PLACEHOLDER = "[Tool output cleared]"
@@ -179,6 +180,9 @@ class BlocksView(Horizontal):
     COMPACT_BELOW = 100  # table width under which the pos and turn columns are hidden (the detail has them)
 
     BINDINGS = [Binding("s", "toggle_sort", "Sort blocks by tokens", show=False, id="blocks.toggle-sort")]
+
+    def on_mount(self) -> None:
+        ensure_names(self.app.console)  # the style names of widgets/palette.py resolve in any app
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

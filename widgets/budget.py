@@ -16,6 +16,7 @@ from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
 from widgets.cost import bill_line, cost_rows
 from widgets.names import MessageNames
+from widgets.palette import ensure_names
 from widgets.rendered import RenderedOnce
 from widgets.safe import safe_line
 
@@ -161,6 +162,9 @@ class BudgetView(Static):
     DEFAULT_CSS = """
     BudgetView { padding: 0 1; }
     """
+
+    def on_mount(self) -> None:
+        ensure_names(self.app.console)  # the style names of widgets/palette.py resolve in any app
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id, markup=False)

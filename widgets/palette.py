@@ -69,15 +69,25 @@ PALETTE_CLASSES = frozenset(component for component, _rule in FORMS.values())
 PALETTE_CSS = "\n".join(f".{component} {{ {rule} }}" for component, rule in FORMS.values())
 
 
+def ensure_names(console: Any) -> None:
+    """Make every style name resolve on `console` (plainly, until a `Palette` installs the theme's): the
+    panes then work in any app, one that declares no palette too (textual raises on an unknown name)."""
+    if not getattr(console, "_palette_names", False):
+        console.push_theme(Theme({name: Style() for name in STYLE_NAMES}, inherit=True))
+        console._palette_names = True
+
+
 class Palette:
     """The Rich theme of the style names, installed on the console of the node that declares them."""
 
     generation = 0
     """Bumped at every install: renders cached by `RenderedOnce` are keyed by it."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Any) -> None:
+        """Every name resolves from the start (plain until the first `install`): textual turns a Rich text
+        into styled content when a widget is updated, which may come first."""
         self.installed: dict[str, Style] = {}
-        self._pushed = False
+        ensure_names(console)
 
     def install(self, node: Any) -> bool:
         """Read `node`'s component styles (an App declaring `PALETTE_CLASSES`) into its console's theme;
@@ -87,10 +97,9 @@ class Palette:
         if styles == self.installed:
             return False
         console = node.app.console
-        if self._pushed:
-            console.pop_theme()
+        ensure_names(console)
+        console.pop_theme()
         console.push_theme(Theme(styles, inherit=True))
-        self._pushed = True
         self.installed = styles
         Palette.generation += 1
         return True

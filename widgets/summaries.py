@@ -17,6 +17,7 @@ from inspector.pipeline.facts import KINDS, Fact, FactKind
 from inspector.pipeline.survival import OPAQUE, CompactionLoss
 from widgets.linetable import Column, LineTable
 from widgets.names import MessageNames, short_path
+from widgets.palette import ensure_names
 from widgets.safe import literal, safe_line
 
 
@@ -171,6 +172,9 @@ class SummariesView(Horizontal):
             self.view = view
             self.fact = fact
             self.request_index = request_index
+
+    def on_mount(self) -> None:
+        ensure_names(self.app.console)  # the style names of widgets/palette.py resolve in any app
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

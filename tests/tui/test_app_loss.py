@@ -80,7 +80,7 @@ async def test_the_summaries_pane_lists_what_the_compaction_lost_and_jumps_to_it
         assert str(blocks.request.blocks[blocks.table.cursor_row].status) == "summarized"
         # the fact is marked in the block's detail
         detail = app.query_one("#block-detail", Static).content
-        marked = [detail.plain[s.start:s.end] for s in detail.spans if "reverse" in str(s.style)]
+        marked = [detail.plain[s.start:s.end] for s in detail.spans if app.console.get_style(s.style).reverse]
         assert marked and all(m.casefold() == CORRECTION06.casefold() for m in marked)
 
 

@@ -100,7 +100,7 @@ def _compacted(n: int) -> None:
     from inspector.pipeline.survival import compaction_losses
     from inspector.service import load_config, run_replay
     from inspector.store import Store
-    from tests.test_bad_input_3 import many_compactions
+    from tests.cli.test_bad_input_faults import many_compactions
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "many.jsonl"

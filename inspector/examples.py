@@ -78,7 +78,7 @@ _GOALS = [
 # 158K, over the 150K threshold (200K x 0.75). The others are what the replay sends (iris defaults, chars4)
 # times the same factor, 158,000 / the replayed 120,761 = 1.31: the provider's tokenizer counts this
 # code-heavy thread at about 1.3 tokens per chars/4 token. So every request reads "replayed vs recorded" at
-# the same ratio, and only the request the seed names crosses the threshold (tests/test_app_screens.py).
+# the same ratio, and only the request the seed names crosses the threshold (tests/tui/test_app_screens.py).
 WALKTHROUGH_RECORDED: dict[str, int] = {
     "req-01a": 12_805, "req-01b": 14_009, "req-02a": 14_020, "req-02b": 15_223,
     "req-03a": 14_072, "req-03b": 15_275, "req-04a": 14_120, "req-04b": 15_322,

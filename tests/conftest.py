@@ -21,13 +21,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # The README's test command runs the tests on two workers (pytest-xdist). These take the longest
 # (`--durations=30` on a loaded 2-core machine): started first, none is left running alone at the end.
 LONG_FIRST = (
-    "tests/test_bad_input.py::test_a_100000_message_jsonl_imports",
-    "tests/test_live_writer.py::",
-    "tests/test_app_screenshots.py::test_generate_writes_the_requested_svgs",
-    "tests/test_cache_reference.py::test_simulate_cache_equals_the_model_as_first_written",
-    "tests/test_bad_input_2.py::test_tokenizing_a_long_text_has_bounded_memory",
-    "tests/test_hostile.py::test_blocks_table_and_every_block_detail_are_literal",
-    "tests/test_bad_input.py::test_a_locked_database_is_a_bounded_wait_then_a_one_line_error",
+    "tests/cli/test_bad_input_corpus.py::test_a_100000_message_jsonl_imports",
+    "tests/tui/test_live_writer.py::",
+    "tests/tui/test_app_screenshots.py::test_generate_writes_the_requested_svgs",
+    "tests/engine/test_cache_reference.py::test_simulate_cache_equals_the_model_as_first_written",
+    "tests/cli/test_bad_input_generated.py::test_tokenizing_a_long_text_has_bounded_memory",
+    "tests/tui/test_hostile.py::test_blocks_table_and_every_block_detail_are_literal",
+    "tests/cli/test_bad_input_corpus.py::test_a_locked_database_is_a_bounded_wait_then_a_one_line_error",
 )
 
 

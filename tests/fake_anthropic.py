@@ -98,6 +98,8 @@ class FakeAnthropic:
         self._lock = threading.Lock()
         self._scripts: dict[str, deque[Scripted]] = {"/v1/messages": deque(), "/v1/messages/count_tokens": deque()}
         self.requests: list[Recorded] = []
+        self.replies_sent = 0
+        """Replies this server began to write (a delayed one counts once its delay is over)."""
         self._stopping = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -180,6 +182,8 @@ class FakeAnthropic:
                 if reply.delay and fake._stopping.wait(reply.delay):
                     return
                 payload = json.dumps(reply.body).encode()
+                with fake._lock:
+                    fake.replies_sent += 1
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")

@@ -1,7 +1,7 @@
 """The README's profile, config-key, reason-code, summarization-call and importer tables, rendered
 from the profile and importer registries (and the `import --format` choices line).
 
-`tests/test_profiles.py` fails while the README's tables differ from these; after adding or
+`tests/profiles/test_profiles.py` fails while the README's tables differ from these; after adding or
 changing a profile or an importer, `python -m tests.readme_tables` rewrites them in place.
 """
 
@@ -15,8 +15,7 @@ from inspector.config import DEFAULTS, KEYS
 from inspector.importers import FORMAT_NAMES
 from inspector.importers import REGISTRY as IMPORTERS
 from inspector.pipeline.profiles import REGISTRY
-
-README = Path(__file__).resolve().parents[1] / "README.md"
+from tests.paths import README
 
 
 def _row(cells: list[str]) -> str:

@@ -24,9 +24,10 @@ from inspector.model import (
     ToolCall,
     ToolDef,
 )
+from tests.paths import DEMO_DATA
 from tests.pg import backends, fresh_pg_database
 
-REAL_DIR = Path(__file__).resolve().parents[1] / "inspector" / "demo_data"
+REAL_DIR = DEMO_DATA
 """Gzipped verbatim copies of /work/shared/fixtures/real (the files the demo imports)."""
 
 

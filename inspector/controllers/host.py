@@ -1,5 +1,5 @@
 """What the controllers ask of the app that owns them, declared below the app so that no controller
-names `inspector.app` (not even under `TYPE_CHECKING`: `tests/test_imports.py` finds such circles).
+names `inspector.app` (not even under `TYPE_CHECKING`: `tests/engine/test_imports.py` finds such circles).
 
 `InspectorApp` fulfils it: a textual `App` (the first group) plus the inspector's own state. Workers
 hand their results over as messages (`inspector.screens.messages`, posted with the thread-safe

@@ -34,7 +34,7 @@ reminders it injects into the conversation), and writes the rest.
 Prompts are lists of segments: a `Block` (one block) or, on the iris fast path, a `Run` of
 consecutive thread messages sent whole except tool outputs before `prune_below`, which are
 compared in bulk with prefix sums. Both spell every message block the same way, so the
-fast path equals the block-by-block reading (tests/test_cache.py checks it).
+fast path equals the block-by-block reading (tests/engine/test_cache.py checks it).
 """
 
 from __future__ import annotations

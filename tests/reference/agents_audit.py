@@ -1,5 +1,5 @@
 """`AgentReplayer.audit` as first written, block by block: the oracle of
-`tests/test_agent_audit_reference.py` (the replayer now makes runs of summarized blocks at once)."""
+`tests/engine/test_agent_audit_reference.py` (the replayer now makes runs of summarized blocks at once)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The prompt cache model as first written: the oracle of `tests/test_cache_reference.py`.
+"""The prompt cache model as first written: the oracle of `tests/engine/test_cache_reference.py`.
 
 `inspector/pipeline/cache.py` has since been tuned for speed (conditional expressions for
 min/max, the entries loop skipped with one entry, the least recently used entry dropped

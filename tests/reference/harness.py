@@ -4,10 +4,10 @@ Two layers, both oracles (never imported by the product):
 
 - The seed's own API on its dict messages (`estimate_message_tokens`, `prune_messages`,
   `compact`, and `ContextManager` wrapping them), so the seed's worked examples run as tests
-  almost verbatim (`tests/test_harness.py`).
+  almost verbatim (`tests/engine/test_harness.py`).
 - `replay_reference(thread, config, ctx)`: the same policy applied to a recorded thread,
   every request rebuilt from the whole thread. `inspector.pipeline.profiles.harness.replayer.HarnessReplayer`
-  must give identical audits (`tests/test_harness_fast.py`, `bench/`). The replay semantics are
+  must give identical audits (`tests/engine/test_harness_fast.py`, `bench/`). The replay semantics are
   in the docstring of `inspector.pipeline.profiles.harness.stages`.
 """
 

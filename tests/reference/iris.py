@@ -1,6 +1,6 @@
 """The iris profile's seed-literal reference: every request rebuilt from scratch, turn by turn.
 
-The oracle of the differential tests (`tests/test_iris_fast.py`) and of `bench/`: a
+The oracle of the differential tests (`tests/engine/test_iris_fast.py`) and of `bench/`: a
 readable transcription of seeds/iris-context-management.txt and iris-summarization.txt
 (where they are silent, DESIGN.md's "Semantics"). The product replays with
 `inspector.pipeline.profiles.iris.replayer.IrisReplayer`, which must give identical audits.

@@ -1,6 +1,6 @@
 """The shifting profile's seed-literal reference (seeds/context-shifting.txt).
 
-Oracles of `tests/test_shifting_fast.py` and `bench/bench_shifting.py`, never imported by the
+Oracles of `tests/engine/test_shifting_fast.py` and `bench/bench_shifting.py`, never imported by the
 product:
 
 - `shift_context_reference`: "Remove or compress the oldest unpinned blocks first. Remove

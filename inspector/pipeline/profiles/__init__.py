@@ -4,7 +4,7 @@
 derived from it: config validation and defaults (`inspector.config`), the CLI's `--profile`
 choices, the TUI's profile select and config form, `Replay` (which replayer to build), the
 per-message token overhead, and the README's profile, config-key and reason-code tables
-(`tests/test_profiles.py` fails until they match; `python -m tests.readme_tables` rewrites them).
+(`tests/profiles/test_profiles.py` fails until they match; `python -m tests.readme_tables` rewrites them).
 
 To add a profile:
 
@@ -15,7 +15,7 @@ To add a profile:
    it used); see `base.Replayer`. Import from `inspector.model`, `inspector.tokens`,
    `inspector.pipeline.audit`, `.context`, `.profiles.base`/`.common` and sibling modules, never
    from `inspector.config` or `inspector.pipeline` itself, not even under `if TYPE_CHECKING:`
-   (`tests/test_imports.py` finds the circle): a replayer reads `config[key]` and annotates it
+   (`tests/engine/test_imports.py` finds the circle): a replayer reads `config[key]` and annotates it
    with `base.Settings`, the protocol `Config` fulfils.
    A one-module profile is fine too (`codex.py`); the real agents' profiles share the replayer
    in `agents.py` and give it their rules (`AgentRules`).

@@ -2,10 +2,10 @@
 (`tests/profiles/test_profile_contract.py`) needs to know about it and cannot read from its record.
 
 `SMALL`: config values that make small threads (windows of a few thousand tokens) compact when the
-profile decides (`tests/test_whatif_noop.py` and `tests/test_calibration_consistency.py` read them
+profile decides (`tests/engine/test_whatif_noop.py` and `tests/engine/test_calibration_consistency.py` read them
 too); `COMPACTS_WITH`: more values the contract's small thread needs for that (default none);
 `COMPACTS = False` for a profile that never compacts. `WHAT_IFS`: config overrides under which
-`tests/test_profiles.py` collects the reason codes its replays give (default `[{}]`). `REFERENCE`: the seed-literal reference replay of `tests/reference/`
+`tests/profiles/test_profiles.py` collects the reason codes its replays give (default `[{}]`). `REFERENCE`: the seed-literal reference replay of `tests/reference/`
 (`replay_reference(thread, config, ctx) -> (audits, summaries)`), or None where there is none.
 """
 

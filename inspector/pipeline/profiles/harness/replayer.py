@@ -1,7 +1,7 @@
 """The harness profile in time linear in the thread: the timeline at once, blocks on demand.
 
 The reference (`tests/reference/harness.py`) rebuilds every request from the whole thread (readable;
-`tests/test_harness_fast.py` pins identical audits). Here the live messages (visible, not
+`tests/engine/test_harness_fast.py` pins identical audits). Here the live messages (visible, not
 yet summarized or elided) are kept in order with their running cost, so a request that
 neither compacts nor prunes costs only its protected tail; compaction and pruning walk the
 live messages, which they then shrink. Each message remembers the request that summarized

@@ -24,7 +24,7 @@ host guard's passes, the audit rows, each O(history) in Python objects. Here:
   the changes since. On a 10,000-message thread the block lists hold 12.9 million
   references, and the garbage collector walking them cost as much as the replay.
 
-`tests/test_shifting_fast.py` checks every audit against the reference.
+`tests/engine/test_shifting_fast.py` checks every audit against the reference.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ trace: per request, the prefix's end and total cost, and for every block that ch
 `_truncate` derives from it (its removable position, its kept row's fields, its excluded row,
 its audit group). Each of those is computed from the prefix at the request where the block last
 changed, which is what `_truncate` computed lazily before (a block's rows are valid until it
-changes; `tests/test_shifting_fast.py` checks every audit against the seed-literal reference).
+changes; `tests/engine/test_shifting_fast.py` checks every audit against the seed-literal reference).
 """
 
 from __future__ import annotations

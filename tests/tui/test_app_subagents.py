@@ -15,7 +15,7 @@ from inspector.importers import parse_text
 from inspector.screens.source import MemorySource
 from inspector.service import default_compactions, load_config, run_replay
 from tests.paths import REAL
-from tests.test_app_support import SIZE, make_app, plain, settle
+from tests.tui.app_support import SIZE, make_app, plain, settle
 from widgets.threads import ThreadList
 
 SIDECHAINS = REAL / "claude-code-session-with-sidechains.jsonl"

@@ -71,7 +71,7 @@ class StatusLine(Static):
         line.append(f"compactions {view.compactions}", style="#87afd7")
         if view.reproduction is not None and view.diff is None:
             done, total = view.reproduction
-            line.append(f" · {view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
+            line.append(f" · {view.reproduction_by or view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
                         f"{'' if total == 1 else 's'}", style="#87d787" if done == total else "#ffaf5f")
         line.append(" · ")
         if view.file_overrides:

@@ -9,7 +9,7 @@ from itertools import accumulate
 from typing import Any, Protocol
 
 from inspector.compare.between_replays import BlockChange, SimulationDiff, block_changes_shown, diff_simulations
-from inspector.config import Config
+from inspector.config import Config, thread_values
 from inspector.model import Message, Summary, Thread, tool_groups
 from inspector.pipeline import Replay
 from inspector.pipeline.audit import RequestAudit, Simulation
@@ -97,6 +97,9 @@ class ViewState:
     reproduction: tuple[int, int] | None = None
     # the thread's sub-agents, replayed each under its own baseline (shown apart); None: it has none
     subagents: SubagentTotals | None = None
+    # whose decisions `reproduction` judges: the profile's name, or the name and how many of its
+    # keys the baseline changes (`--set`, the config file): a user's config is not the profile
+    reproduction_by: str = ""
 
     @property
     def calibration(self):
@@ -291,9 +294,10 @@ def build_view(
         priced = isinstance(baseline, Replay) and isinstance(current, Replay)
         diff = _with_cost(diff_simulations(baseline_sim, simulation, cost=not priced), baseline, current)
     if same_thread and previous.baseline_config == baseline_config:
-        reproduction = previous.reproduction
+        reproduction, reproduction_by = previous.reproduction, previous.reproduction_by
     else:
         reproduction = _reproduction(simulator, thread, baseline_config, baseline_sim, compactions)
+        reproduction_by = config_owner(thread, baseline_config)
     return ViewState(
         thread=thread,
         baseline_config=baseline_config,
@@ -314,7 +318,16 @@ def build_view(
         compactions=compactions,
         reproduction=reproduction,
         subagents=subagents,
+        reproduction_by=reproduction_by,
     )
+
+
+def config_owner(thread: Thread, config: Config) -> str:
+    """`config` named for what it is: its profile's name when it is that profile's own config for
+    `thread`, else the name and how many keys differ from it."""
+    own = Config.for_profile(config.profile, thread_values(thread, config.profile))
+    changed = len(config.changed_keys(own))
+    return config.profile if not changed else f"{config.profile} with {changed} key{'s' if changed != 1 else ''} changed"
 
 
 def _reproduction(simulator: Simulator, thread: Thread, config: Config, baseline: Simulation,

@@ -15,6 +15,7 @@ from inspector.pipeline import Replay
 from inspector.pipeline.audit import RequestAudit, Simulation
 from inspector.pipeline.calibration import UNCERTAIN_BASES
 from inspector.pipeline.profiles import REGISTRY
+from inspector.thread_tree import SubagentTotals
 from inspector.tokens import message_costs, text_cost
 from widgets.summaries import SummaryStats
 from widgets.timeline import TimelinePoint, TimelineScale
@@ -94,6 +95,8 @@ class ViewState:
     compactions: str = "recorded"
     # (reproduced, recorded) compactions of the baseline config left to decide; None: none recorded
     reproduction: tuple[int, int] | None = None
+    # the thread's sub-agents, replayed each under its own baseline (shown apart); None: it has none
+    subagents: SubagentTotals | None = None
     # whose decisions `reproduction` judges: the profile's name, or the name and how many of its
     # keys the baseline changes (`--set`, the config file): a user's config is not the profile
     reproduction_by: str = ""
@@ -264,12 +267,16 @@ def build_view(
     previous: ViewState | None = None,
     file_overrides: tuple[str, ...] | None = None,
     compactions: str | None = None,
+    subagents: SubagentTotals | None = None,
 ) -> ViewState:
     """Replay under the baseline (unless given) and, when it differs, under `config`, both in
     one compaction mode (`compactions`; default: the previous view's, else `recorded` where the
     thread recorded compactions, else `decide`), so an edit that changes nothing moves nothing;
-    diff the two timelines."""
+    diff the two timelines. `subagents`: the thread's sub-agents' figures (default: the previous view's
+    of the same thread)."""
     same_thread = previous is not None and previous.thread is thread  # per-thread tables carry over
+    if subagents is None and same_thread:
+        subagents = previous.subagents
     positions = previous.positions if same_thread and previous.positions else thread.message_index()
     if compactions is None:
         compactions = previous.compactions if same_thread else ("recorded" if thread.summaries else "decide")
@@ -310,6 +317,7 @@ def build_view(
         file_overrides=(previous.file_overrides if same_thread and file_overrides is None else file_overrides or ()),
         compactions=compactions,
         reproduction=reproduction,
+        subagents=subagents,
         reproduction_by=reproduction_by,
     )
 

@@ -53,9 +53,17 @@ def _edit_values(baseline: float, start: float, count: int) -> list[float]:
 
 
 PAINTED: dict[str, list[float]] = {}  # bench key -> edit until the screen was laid out and painted
+FULL: dict[str, list[float]] = {}  # bench key -> edit until its whole answer was shown (the diff's loss line)
 
 
-async def _edits(app, pilot, values: list[float], painted: list[float] | None = None) -> list[float]:
+def _full(app, t0: float) -> float:
+    """Edit to the losses of its view shown (`LossTracker.shown_at`: the loss line, the last part)."""
+    assert app.loss.view is app.view and app.loss.shown_at >= t0
+    return app.loss.shown_at - t0
+
+
+async def _edits(app, pilot, values: list[float], painted: list[float] | None = None,
+                 full: list[float] | None = None) -> list[float]:
     times = []
     for value in values:
         t0 = time.monotonic()
@@ -65,13 +73,19 @@ async def _edits(app, pilot, values: list[float], painted: list[float] | None = 
         if painted is not None:  # the panes' layout and paint, which `panes_updated_at` precedes
             assert app.panes.painted_at >= app.panes_updated_at
             painted.append(app.panes.painted_at - t0)
+        if full is not None:
+            full.append(_full(app, t0))
         assert app.view.config["context.compaction_threshold"] == value
     return times
 
 
 def _painted_note(key: str) -> str:
-    values = PAINTED.get(key)
-    return f"; to the screen laid out and painted: {statistics.median(values) * 1000:,.0f} ms" if values else ""
+    values, full = PAINTED.get(key), FULL.get(key)
+    note = f"; to the screen laid out and painted: {statistics.median(values) * 1000:,.0f} ms" if values else ""
+    if full:
+        note += (f"; to the full result (loss line included): {statistics.median(full) * 1000:,.0f} ms "
+                 f"(slowest {max(full) * 1000:,.0f} ms)")
+    return note
 
 
 async def _measure(thread, steps: int = 25, edits: int = 9) -> dict[str, list[float] | float]:
@@ -100,13 +114,14 @@ async def _measure(thread, steps: int = 25, edits: int = 9) -> dict[str, list[fl
                 assert app.request_index == before + 1
             # Config edits with an early request selected (its blocks are few) ...
             tag = "big" if len(thread.messages) > 1_000 else "small"
-            edit_early = await _edits(app, pilot, _edit_values(baseline, 0.60, edits), PAINTED.setdefault(f"{tag}:edit", []))
+            edit_early = await _edits(app, pilot, _edit_values(baseline, 0.60, edits), PAINTED.setdefault(f"{tag}:edit", []),
+                                      FULL.setdefault(f"{tag}:edit", []))
             # ... and with the last request selected, where the app opens (its blocks are the whole thread).
             await pilot.press("end")
             await _settle(app, pilot)
             assert app.request_index == len(app.view.requests) - 1
             edit_last = await _edits(app, pilot, _edit_values(baseline, 0.61, edits),
-                                     PAINTED.setdefault(f"{tag}:edit_last", []))
+                                     PAINTED.setdefault(f"{tag}:edit_last", []), FULL.setdefault(f"{tag}:edit_last", []))
     return {"painted": painted, "ready": ready, "right": step_times, "edit": edit_early, "edit_last": edit_last}
 
 
@@ -137,22 +152,29 @@ def bench_tui() -> None:
         print(f"TUI {key}: {big_value * 1000:.0f} ms (short thread {small_value * 1000:.0f} ms) {note}", flush=True)
 
 
-async def _measure_profiles(thread, edits: int = 7) -> dict[str, list[float]]:
+def _profile_edits(only: tuple[str, ...] | None = None) -> list[tuple[str, range]]:
+    """Each profile the bench edits, with the `context.window` values it sets (`only`: those profiles)."""
+    pairs = [("harness", range(150_000, 80_000, -10_000)), ("shifting", range(6_000, 9_500, 500)),
+             *((p, range(150_000, 80_000, -10_000)) for p in AGENT_PROFILES)]
+    return [(p, w) for p, w in pairs if only is None or p in only]
+
+
+async def _measure_profiles(thread, edits: int = 7, only: tuple[str, ...] | None = None) -> dict[str, list[float]]:
     """Switching the profile, then editing `context.window`, with the last request selected."""
     out: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmpdir:
         app = _app(thread, Path(tmpdir))
         async with app.run_test(size=SIZE) as pilot:
             await _settle(app, pilot)
-            for profile, windows in (("harness", range(150_000, 80_000, -10_000)), ("shifting", range(6_000, 9_500, 500)),
-                                     *((p, range(150_000, 80_000, -10_000)) for p in AGENT_PROFILES)):
+            for profile, windows in _profile_edits(only):
                 t0 = time.monotonic()
                 app.set_profile(profile)
                 await _settle(app, pilot)
                 assert app.view.config.profile == profile and app.request_index == len(app.view.requests) - 1
                 out[f"{profile}_switch"] = [app.panes_updated_at - t0]
                 times = []
-                painted = PAINTED.setdefault(f"{'big' if len(thread.messages) > 1_000 else 'small'}:{profile}_edit", [])
+                tag = f"{'big' if len(thread.messages) > 1_000 else 'small'}:{profile}_edit"
+                painted, full = PAINTED.setdefault(tag, []), FULL.setdefault(tag, [])
                 for window in list(windows)[:edits]:
                     t0 = time.monotonic()
                     app.set_config_value("context.window", window)
@@ -161,18 +183,19 @@ async def _measure_profiles(thread, edits: int = 7) -> dict[str, list[float]]:
                     times.append(app.panes_updated_at - t0)
                     assert app.panes.painted_at >= app.panes_updated_at
                     painted.append(app.panes.painted_at - t0)
+                    full.append(_full(app, t0))
                 out[f"{profile}_edit"] = times
     return out
 
 
-def bench_tui_profiles() -> None:
+def bench_tui_profiles(only: tuple[str, ...] | None = None) -> None:
     big = generate_thread(10_000)
     small = generate_thread(100, seed=2)
-    ref, out = asyncio.run(_measure_profiles(small)), asyncio.run(_measure_profiles(big))
+    ref, out = asyncio.run(_measure_profiles(small, only=only)), asyncio.run(_measure_profiles(big, only=only))
     n, r = f"{len(big.messages):,} messages / {len(big.requests):,} requests", f"{len(small.messages)} messages"
     labels = [(f"{p}_{what}", f"switch to profile {p}" if what == "switch" else
                f"config edit under {p} (`context.window`)")
-              for p in ("harness", "shifting", *AGENT_PROFILES) for what in ("switch", "edit")]
+              for p, _ in _profile_edits(only) for what in ("switch", "edit")]
     for key, label in labels:
         big_value, small_value = statistics.median(out[key]), statistics.median(ref[key])
         note = "last request selected" + (f"; median of {len(out[key])}, slowest {max(out[key]) * 1000:,.0f} ms"
@@ -206,8 +229,16 @@ def bench_tui_memory(messages: int = 100_000) -> None:
 
 
 if __name__ == "__main__":
-    bench_tui()
-    bench_tui_profiles()
-    bench_tui_memory()
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--profiles", help="comma-separated: only the profile edits of these profiles")
+    args = parser.parse_args()
+    if args.profiles:
+        bench_tui_profiles(tuple(args.profiles.split(",")))
+    else:
+        bench_tui()
+        bench_tui_profiles()
+        bench_tui_memory()
     for row in RESULTS:
         print(row)

@@ -101,11 +101,19 @@ def unread_keys(profile: str, combos: Sequence[Mapping[str, Any]]) -> list[str]:
     return [k for k in (combos[0] if combos else {}) if k not in read]
 
 
-def _facts_lost(thread: Thread, replay) -> int:
-    """Facts of the compacted spans that the replay's summaries did not keep (`pipeline.survival`)."""
+def _facts_lost(thread: Thread, replay, memo: Any = None) -> int:
+    """Facts of the compacted spans that the replay's summaries did not keep (`pipeline.survival`);
+    `memo`: a `survival.LossMemo` the thread's other values filled (they share the compactions they
+    agree on)."""
     from inspector.pipeline.survival import compaction_losses
 
-    return sum(len(loss.lost()) for loss in compaction_losses(thread, replay))
+    return sum(len(loss.lost()) for loss in compaction_losses(thread, replay, memo=memo))
+
+
+def _loss_memo() -> Any:
+    from inspector.pipeline.survival import LossMemo
+
+    return LossMemo()
 
 
 def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], *,
@@ -120,10 +128,11 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     cannot fork."""
     if compactions not in COMPACTION_MODES:
         raise ConfigError(f"--compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
+    memo = _loss_memo()
     if jobs <= 1 or len(combos) < 3 or not _can_fork():
         rows = []
         for combo in combos:
-            rows.append(sweep_row(thread, base, combo, compactions))
+            rows.append(sweep_row(thread, base, combo, compactions, loss_memo=memo))
             if on_row is not None:
                 on_row(rows[-1])
         return rows
@@ -135,7 +144,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     global _FORKED
     context = multiprocessing.get_context("fork")
     workers = min(jobs, len(combos) - 1)
-    _FORKED = (thread, base, tuple(combos), compactions)
+    _FORKED = (thread, base, tuple(combos), compactions, memo)
     try:
         # The facts of the thread's messages (what costs most the first time, the same for every
         # value) in the workers while this process counts the thread's tokens in a first replay.
@@ -147,7 +156,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
             replay.cost_totals()
             for (lo, hi), facts in zip(slices, found.get(), strict=True):
                 remember(thread.messages[lo:hi], facts)
-        first = sweep_row(thread, base, combos[0], compactions)
+        first = sweep_row(thread, base, combos[0], compactions, loss_memo=memo)
         if on_row is not None:
             on_row(first)
         rows = [first]
@@ -187,8 +196,8 @@ def _forked_facts(span: tuple[int, int]) -> list:
 
 def _forked_row(index: int) -> SweepRow:
     assert _FORKED is not None
-    thread, base, combos, compactions = _FORKED
-    return sweep_row(thread, base, combos[index], compactions)
+    thread, base, combos, compactions, memo = _FORKED
+    return sweep_row(thread, base, combos[index], compactions, loss_memo=memo)
 
 
 def _can_fork() -> bool:
@@ -198,8 +207,9 @@ def _can_fork() -> bool:
     return sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
 
 
-def sweep_row(thread: Thread, base: Config, combo: Mapping[str, Any], compactions: str) -> SweepRow:
-    """The row of one combination: `base` with `combo`, replayed."""
+def sweep_row(thread: Thread, base: Config, combo: Mapping[str, Any], compactions: str, *,
+              loss_memo: Any = None) -> SweepRow:
+    """The row of one combination: `base` with `combo`, replayed (`loss_memo`: `_facts_lost`'s)."""
     from inspector.pipeline.accounting import back_to_back
     from inspector.service import run_replay
 
@@ -211,11 +221,11 @@ def sweep_row(thread: Thread, base: Config, combo: Mapping[str, Any], compaction
         return SweepRow(dict(combo), 1, len(timeline), sum(1 for a in timeline if a.compaction is not None),
                         sum(1 for a in timeline if a.failed),
                         sum(a.budget.prompt_tokens for a in timeline if not a.failed), 0, 0, None,
-                        _facts_lost(thread, replay), config == base, None, back_to_back(timeline), 1)
+                        _facts_lost(thread, replay, loss_memo), config == base, None, back_to_back(timeline), 1)
     unpriced = totals.cost is None
     return SweepRow(dict(combo), 1, totals.requests, totals.compactions, totals.failures,
                     totals.prompt_tokens, totals.cache_read_tokens, totals.cache_breaks, totals.cost,
-                    _facts_lost(thread, replay), config == base,
+                    _facts_lost(thread, replay, loss_memo), config == base,
                     None if unpriced else totals.summarization_cost, totals.back_to_back, int(unpriced))
 
 

@@ -4,6 +4,7 @@ panel and the timeline on the UI thread."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ from inspector.compare.between_replays import LossChange, diff_loss, edit_label
 from inspector.controllers.handoff import Handoff
 from inspector.pipeline.facts import prepare
 from inspector.pipeline.probe import ProbeResult, probe
-from inspector.pipeline.survival import CompactionLoss, ReplayLike, compaction_losses
+from inspector.pipeline.survival import CompactionLoss, LossMemo, ReplayLike, compaction_losses
 from inspector.screens.messages import LossesReady, ProbeDone
 from inspector.screens.status import DiffPanel
 from inspector.screens.view import FullReplay, ViewState
@@ -47,6 +48,8 @@ class LossTracker:
         self._baseline: tuple[object, tuple[CompactionLoss, ...]] | None = None  # (baseline replay, its losses)
         self.probe_text: str | None = None
         self.probe_result: ProbeResult | None = None
+        self.memo = LossMemo()  # an edit judges only the compactions whose span or summary it changed
+        self.shown_at = 0.0  # when the screen was painted with the last losses (the edit's whole answer)
 
     # losses -------------------------------------------------------------------------------------------
 
@@ -63,14 +66,14 @@ class LossTracker:
                 if worker.is_cancelled:
                     return
                 prepare(messages[start : start + PREPARE_CHUNK])
-        current = compaction_losses(view.thread, _replay_of(view))
+        current = compaction_losses(view.thread, _replay_of(view), memo=self.memo)
         changes: tuple[LossChange, ...] = ()
         if view.diff is not None:
             key = view.baseline_replay if view.baseline_replay is not None else view.baseline
             if self._baseline is not None and self._baseline[0] is key:
                 base = self._baseline[1]
             else:
-                base = compaction_losses(view.thread, _replay_of(view, baseline=True))
+                base = compaction_losses(view.thread, _replay_of(view, baseline=True), memo=self.memo)
                 self._baseline = (key, base)
             changes = diff_loss(base, current)
         elif view.replay is not None:
@@ -94,6 +97,10 @@ class LossTracker:
         app.panes.stale_tabs.add("summaries")
         if app.query_one(TabbedContent).active == "summaries":
             app.panes.refresh_tab("summaries")
+        app.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        self.shown_at = time.monotonic()
 
     def losses_of(self, view: ViewState | None) -> dict[str, CompactionLoss] | None:
         """The losses of `view`, or None while they are being computed."""

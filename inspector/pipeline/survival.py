@@ -35,13 +35,20 @@ class ReplayLike(Protocol):
 
 
 class SummaryText:
-    """A summary's text, normalised once for many `survives` checks."""
+    """A summary's text, normalised once for many `survives` checks (its number form on first use:
+    only number facts read it)."""
 
-    __slots__ = ("plain", "numbers")
+    __slots__ = ("plain", "_numbers")
 
     def __init__(self, text: str) -> None:
         self.plain = normalise(text)
-        self.numbers = number_form(self.plain)
+        self._numbers: str | None = None
+
+    @property
+    def numbers(self) -> str:
+        if self._numbers is None:
+            self._numbers = number_form(self.plain)
+        return self._numbers
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -65,7 +72,8 @@ def survives(fact: Fact, summary: SummaryText | str) -> bool:
     kind = fact.kind
     haystack = summary.numbers if kind is FactKind.NUMBER else summary.plain
     path = kind is FactKind.PATH
-    return any(contains(haystack, needle, path=path) for needle in _needles(kind, fact.text))
+    # `needle in haystack` first: most needles are not there at all, and it costs no call
+    return any(needle in haystack and contains(haystack, needle, path=path) for needle in _needles(kind, fact.text))
 
 
 OPAQUE = "summary opaque (encrypted by the provider)"
@@ -168,12 +176,29 @@ def _lies_in(inner: str, directory: str) -> bool:
     return inner.startswith(directory + "/") or f"/{directory}/" in "/" + inner
 
 
+def _found(facts: Sequence[Fact], text: SummaryText) -> list[bool]:
+    """`survives(f, text)` of each fact, in one loop (a loss line judges thousands)."""
+    plain, number, path_kind = text.plain, FactKind.NUMBER, FactKind.PATH
+    out: list[bool] = []
+    for fact in facts:
+        kind = fact.kind
+        haystack = text.numbers if kind is number else plain
+        path = kind is path_kind
+        for needle in _needles(kind, fact.text):
+            if needle in haystack and contains(haystack, needle, path=path):
+                out.append(True)
+                break
+        else:
+            out.append(False)
+    return out
+
+
 def judge(facts: Sequence[Fact], summary_text: str, cwd: str | None = None) -> tuple[FactFate, ...]:
     """The fate of each of a span's facts in the summary (`survives`). A path also survives where the
     summary names it relative to the session's working directory `cwd`, or by its file name where no
     other path of the span has that file name; a directory where a surviving path lies inside it."""
     text = SummaryText(summary_text)
-    kept = [survives(f, text) for f in facts]
+    kept = _found(facts, text)
     paths = [i for i, f in enumerate(facts) if f.kind is FactKind.PATH]
     if paths:
         relative = {i: _relative(facts[i].text, cwd) for i in paths}
@@ -210,18 +235,77 @@ def covered_ids(audit: RequestAudit, summary: Summary, thread: Thread) -> tuple[
     return tuple(m.id for m in thread.messages[first:last + 1])
 
 
+class LossMemo:
+    """What `compaction_losses` judged on one thread, for its next call on the same thread (a config
+    edit replays the thread again, and the loss line waits for every compaction's fates).
+
+    A compaction's fates are a function of its span (the message ids it replaced first), of the text
+    judged (`Summary.injected_text()`, or `retained_text()` where the summary cannot be read) and of
+    whether it can be read, given the thread (its messages and working directory) and the fact
+    extractor: the key is (span, readable, text). A call judges only the compactions whose key it
+    has not seen; it keeps what it and the call before it used, so memory is bounded by two
+    replays' compactions, and an edit and its undo both hit. One memo per thread at a time: another
+    thread (or extractor) starts afresh, and a call still running on the previous one keeps its own
+    entries (workers may overlap: a cancelled one ends at its next check)."""
+
+    def __init__(self) -> None:
+        self._state: _ThreadLosses | None = None
+        self.judged = 0  # compactions judged afresh over the memo's life (what the tests read)
+        self.reused = 0  # compactions whose fates were reused
+
+    def state(self, thread: Thread, extract: Callable[[Sequence[Message]], tuple[Fact, ...]]) -> _ThreadLosses:
+        state = self._state
+        if state is None or state.thread is not thread or state.extract is not extract:
+            state = self._state = _ThreadLosses(thread, extract)
+        return state
+
+
+class _ThreadLosses:
+    """One thread's share of a `LossMemo`: its messages by id, and fates and facts by key, by generation
+    (`recent`: the last call's; `older`: the call's before)."""
+
+    __slots__ = ("thread", "extract", "messages", "cwd", "recent", "older", "facts_recent", "facts_older")
+
+    def __init__(self, thread: Thread, extract: Callable[[Sequence[Message]], tuple[Fact, ...]]) -> None:
+        self.thread, self.extract = thread, extract
+        self.messages = {m.id: m for m in thread.messages}
+        cwd = thread.meta.get("cwd")
+        self.cwd = cwd if isinstance(cwd, str) else None
+        self.recent: dict[tuple, tuple[FactFate, ...]] = {}
+        self.older: dict[tuple, tuple[FactFate, ...]] = {}
+        self.facts_recent: dict[tuple[str, ...], tuple[Fact, ...]] = {}
+        self.facts_older: dict[tuple[str, ...], tuple[Fact, ...]] = {}
+
+    def facts(self, ids: tuple[str, ...], used: dict[tuple[str, ...], tuple[Fact, ...]]) -> tuple[Fact, ...]:
+        found = used.get(ids)
+        if found is None:
+            found = self.facts_recent.get(ids)
+            if found is None:
+                found = self.facts_older.get(ids)
+            if found is None:
+                messages = self.messages
+                found = self.extract([messages[i] for i in ids if i in messages])
+            used[ids] = found
+        return found
+
+
 def compaction_losses(thread: Thread, replay: ReplayLike,
                       extract: Callable[[Sequence[Message]], tuple[Fact, ...]] = extract_facts,
-                      ) -> tuple[CompactionLoss, ...]:
-    """Every compaction of `replay`, in request order, with the fate of its span's facts."""
+                      memo: LossMemo | None = None) -> tuple[CompactionLoss, ...]:
+    """Every compaction of `replay`, in request order, with the fate of its span's facts. `memo`:
+    reuse the fates of the compactions an earlier call on this thread judged (`LossMemo`); the
+    result is the same as without it."""
     timeline = replay.simulation(blocks=False, priced=False)
     by_id = {s.id: s for s in thread.summaries}
     by_id.update({s.id: s for s in timeline.summaries})
-    messages = {m.id: m for m in thread.messages}
+    state = (memo or LossMemo()).state(thread, extract)
     known = getattr(replay, "summary_spans", None)
     spans = (known() if callable(known) else None) or {}
     out: list[CompactionLoss] = []
-    cwd = thread.meta.get("cwd") if isinstance(thread.meta.get("cwd"), str) else None
+    cwd = state.cwd
+    used: dict[tuple, tuple[FactFate, ...]] = {}
+    facts_used: dict[tuple[str, ...], tuple[Fact, ...]] = {}
+    judged = 0
     earlier: set[str] = set()  # messages an earlier compaction replaced
     for request in timeline.requests:
         compaction = request.compaction
@@ -231,11 +315,27 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
         ids = spans.get(summary.id) or covered_ids(replay.audit(request.index), summary, thread)
         # A summary written over the previous one (Claude Code's) replaces all history; its own
         # span is what it replaced first.
-        ids = tuple(i for i in ids if i not in earlier)
+        if earlier:
+            ids = tuple(i for i in ids if i not in earlier)
         earlier.update(ids)
-        facts = extract([messages[i] for i in ids if i in messages])
+        readable = summary.readable
+        key = (ids, readable, summary.injected_text() if readable else summary.retained_text())
+        fates = used.get(key)
+        if fates is None:
+            fates = state.recent.get(key)
+            if fates is None:
+                fates = state.older.get(key)
+            if fates is None:
+                judged += 1
+                fates = fates_of(state.facts(ids, facts_used), summary, cwd)
+            used[key] = fates
         out.append(CompactionLoss(summary.id, summary.source, request.index, request.request_id, ids,
-                                  fates_of(facts, summary, cwd), summary.readable))
+                                  fates, readable))
+    state.older, state.recent = state.recent, used
+    state.facts_older, state.facts_recent = state.facts_recent, facts_used
+    if memo is not None:
+        memo.judged += judged
+        memo.reused += len(out) - judged
     return tuple(out)
 
 

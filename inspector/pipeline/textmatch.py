@@ -15,10 +15,19 @@ _QUOTES = str.maketrans({
 })
 
 
+_REPLACEMENTS = tuple((chr(code), into or "") for code, into in _QUOTES.items())
+"""`_QUOTES` as (character, replacement) pairs: no replacement is itself replaced, so replacing them one
+after another is `str.translate(_QUOTES)`, and a `str.replace` done only where the character occurs
+is several times faster on long texts than `translate` through a dict (which looks every character up)."""
+
+
 def normalise(text: str) -> str:
     """Case folded, quote marks made one (`'`), backticks (markdown's code marks, not quotes) dropped,
     backslashes made `/`, whitespace runs one space."""
-    return " ".join(text.translate(_QUOTES).casefold().split())
+    for char, into in _REPLACEMENTS:
+        if char in text:
+            text = text.replace(char, into)
+    return " ".join(text.casefold().split())
 
 
 def _is_word(ch: str) -> bool:
@@ -49,8 +58,10 @@ def contains(haystack: str, needle: str, *, path: bool = False) -> bool:
     return False
 
 
-_DIGIT_COMMA_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_DIGIT_SPACE_RE = re.compile(r"(?<=\d) (?=[a-z%])")
+# Each pattern starts with its literal character (the digit before it checked by a look-behind after
+# it): the regex engine then skips to each occurrence of the literal instead of trying every position.
+_DIGIT_COMMA_RE = re.compile(r",(?<=\d,)(?=\d{3}(?!\d))")
+_DIGIT_SPACE_RE = re.compile(r" (?<=\d )(?=[a-z%])")
 
 
 def number_form(text: str) -> str:

@@ -53,6 +53,7 @@ from inspector.importers import (  # noqa: F401 - opencode_db, langgraph_db regi
     swe_agent,
 )
 from inspector.importers._common import Coverage, FormatError, ParseResult, cap_warnings, decode_json
+from inspector.importers._database_file import database_line, is_sqlite_file
 from inspector.importers._input import InputError
 from inspector.importers._sources import companions as find_companions
 from inspector.importers._sources import (
@@ -433,6 +434,9 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
     report, progress, store = run.report, run.progress, run.store
     name = shown(path)
     decode_warnings: list[str] = []
+    if is_sqlite_file(path):  # an app's database: opened in place with --db, never imported
+        report.errors.append(database_line(path, name))
+        return True
     try:
         text = read_text(path, decode_warnings)
     except FileNotFoundError:

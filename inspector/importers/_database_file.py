@@ -16,7 +16,10 @@ from inspector.store.sqlite_open import SQLITE_MAGIC
 
 
 def is_sqlite_file(path: Path) -> bool:
+    """A regular file starting with SQLite's header (a FIFO or a device is never opened here)."""
     try:
+        if not path.is_file():
+            return False
         with path.open("rb") as handle:
             return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:

@@ -584,7 +584,7 @@ class AgentReplayer(ReplayerBase):
             saving = self._cleared(lo, cleared_upto) if cleared_upto > lo else 0
             agent_pruned = self._agent_pruned(req, lo, end, cleared_upto) if follow else frozenset()
             if agent_pruned:  # what the agent itself sent instead: its placeholder
-                saving += sum(max(0, t.costs[i] - self.placeholder_cost) for i in agent_pruned)
+                saving += sum(t.costs[i] - self.placeholder_cost for i in agent_pruned)
             if clear_args:
                 saving += self.arg_cost[cleared_upto] - self.arg_cost[lo]
             history -= saving

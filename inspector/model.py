@@ -292,6 +292,17 @@ def tool_groups(messages: tuple[Message, ...] | list[Message]) -> list[int]:
     return group
 
 
+SUBAGENT_LINKS = ("parent_thread_id", "parent_tool_use_id", "task_description")
+"""The keys of a thread's meta that place it under its parent (ThreadInfo's fields of the same names)."""
+
+
+def subagent_links(meta: Mapping[str, Any] | None) -> dict[str, str]:
+    """The sub-agent links of a thread's meta (`SUBAGENT_LINKS`) that are text, for `ThreadInfo(**...)`."""
+    if not isinstance(meta, Mapping):
+        return {}
+    return {key: meta[key] for key in SUBAGENT_LINKS if isinstance(meta.get(key), str) and meta[key]}
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadInfo:
     """One row of the thread list (what `threads --json` prints)."""
@@ -311,6 +322,13 @@ class ThreadInfo:
     compactions, counts), or None when the import kept everything it could count."""
     manual_summaries: int = 0
     """Of `summaries`, the user's own compactions (Claude Code's `/compact`)."""
+    parent_thread_id: str | None = None
+    """For a sub-agent (a Claude Code sidechain, an opencode or Gemini child session): the thread
+    that started it (`meta["parent_thread_id"]`)."""
+    parent_tool_use_id: str | None = None
+    """The parent's tool call that started the sub-agent (Claude Code's Task call), where known."""
+    task_description: str | None = None
+    """That call's own description of the task (Task `description`), where known."""
 
     @property
     def incomplete(self) -> bool:
@@ -329,4 +347,6 @@ class ThreadInfo:
             out["incomplete_import"] = dict(self.import_gaps)
         if self.manual_summaries:  # only on threads where the user compacted by hand
             out["manual_compactions"] = self.manual_summaries
+        if self.parent_thread_id is not None:  # only on sub-agent threads
+            out["parent_thread_id"] = self.parent_thread_id
         return out

@@ -97,6 +97,29 @@ def _clip(content: str) -> Text:
     return text
 
 
+def notification_origin(message: Message) -> Text | None:
+    """Where a `<task-notification>` message (a background task's result, injected by Claude Code) came
+    from: its sub-agent thread as the import linked it (`meta["task_notification"]`); None for others."""
+    link = message.meta.get("task_notification")
+    if not isinstance(link, Mapping):
+        return None
+    task = link.get("task_id")
+    status = link.get("status")
+    text = Text("Background task result", style="bold")
+    if isinstance(task, str):
+        text.append(f" of task {safe_line(task, 40)}")
+    if isinstance(status, str):
+        text.append(f" ({safe_line(status, 20)})")
+    thread = link.get("subagent_thread_id")
+    if isinstance(thread, str):
+        text.append(": from the sub-agent thread ")
+        text.append(safe_line(thread, 120), style="bold")
+    else:
+        text.append(": no sub-agent thread of this import ran it (a background shell, or its records are absent)",
+                    style="dim")
+    return text
+
+
 def block_detail(
     block: BlockAudit,
     request: RequestAudit,
@@ -147,6 +170,10 @@ def block_detail(
     if message is None:
         out.append("(message not found in the thread)", style="dim")
         return out
+    origin = notification_origin(message)
+    if origin is not None:
+        out.append_text(origin)
+        out.append("\n\n")
     if message.content:
         out.append_text(_clip(message.content))
     for call in message.tool_calls:

@@ -12,13 +12,15 @@ from textual.message import Message
 from textual.widgets import Input
 
 from inspector.model import ThreadInfo
+from inspector.thread_tree import TreeRow, thread_tree
 from widgets.linetable import Column, LineTable
 from widgets.safe import safe_line
 
 
 def matches(info: ThreadInfo, query: str) -> bool:
-    """Every whitespace-separated word of the query appears in the title, id or source (case-insensitive)."""
-    haystack = f"{info.title}\n{info.id}\n{info.source}".lower()
+    """Every whitespace-separated word of the query appears in the title, id, source or a sub-agent's task
+    description (case-insensitive)."""
+    haystack = f"{info.title}\n{info.id}\n{info.source}\n{info.task_description or ''}".lower()
     return all(word in haystack for word in query.lower().split())
 
 
@@ -38,6 +40,21 @@ def request_count(t: ThreadInfo) -> Text:
     if t.incomplete:
         return Text(text + "!", style="bold red")
     return Text(text, style="dim" if derived else "")
+
+
+SUBAGENT_INDENT = 2  # columns per level of sub-agent nesting
+
+
+def title_cell(row: TreeRow, current: bool) -> Text:
+    """The title column: a sub-agent indented under its parent, named by its Task call's description
+    where the import knows it (else by its own title)."""
+    t = row.info
+    lead = "▶ " if current else ""
+    if not row.depth:
+        return Text(lead + safe_line(t.title or t.id, 80), style="bold" if current else "")
+    text = Text(" " * (SUBAGENT_INDENT * (row.depth - 1)) + lead + "↳ ", style="bold" if current else "")
+    text.append(safe_line(t.task_description or t.title or t.id, 80), style="bold" if current else "")
+    return text
 
 
 class ThreadList(Vertical):
@@ -60,6 +77,7 @@ class ThreadList(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.threads: list[ThreadInfo] = []
+        self.rows: list[TreeRow] = []  # the threads in list order, each sub-agent under its parent
         self.shown: list[ThreadInfo] = []
         self.current: str | None = None
         self.with_source = True
@@ -74,6 +92,7 @@ class ThreadList(Vertical):
 
     def set_threads(self, threads: Sequence[ThreadInfo], current: str | None = None) -> None:
         self.threads = list(threads)
+        self.rows = thread_tree(self.threads)
         if current is not None:
             self.current = current
         self.apply_filter(self.query_one("#thread-filter", Input).value)
@@ -81,10 +100,10 @@ class ThreadList(Vertical):
     def apply_filter(self, query: str, *, typed: bool = False) -> None:
         """Show the threads matching `query`. While the user types, the highlight goes to the first match
         (what Enter opens); otherwise it stays on the current thread."""
-        self.shown = [t for t in self.threads if matches(t, query)]
-        shown = self.shown
+        rows = [r for r in self.rows if matches(r.info, query)]
+        self.shown = shown = [r.info for r in rows]
         cursor = 0 if typed and query.strip() else next((row for row, t in enumerate(shown) if t.id == self.current), 0)
-        self.table.set_rows(len(shown), lambda i: self._row(shown[i]), cursor=cursor)
+        self.table.set_rows(len(shown), lambda i: self._row(rows[i]), cursor=cursor)
 
     def on_resize(self) -> None:
         with_source = self.size.width >= NARROW
@@ -92,11 +111,12 @@ class ThreadList(Vertical):
             self.with_source = with_source
             self.table.set_columns(THREAD_COLUMNS if with_source else NARROW_COLUMNS)
 
-    def _row(self, t: ThreadInfo) -> tuple[Text, ...]:
+    def _row(self, row: TreeRow) -> tuple[Text, ...]:
+        t = row.info
         current = t.id == self.current
         source = (Text(safe_line(t.source, 12), style="dim"),) if self.with_source else ()
         return (
-            Text(("▶ " if current else "") + safe_line(t.title or t.id, 80), style="bold" if current else ""),
+            title_cell(row, current),
             *source,
             Text(f"{t.messages:,}"),
             request_count(t),

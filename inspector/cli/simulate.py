@@ -49,6 +49,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     store = open_store(db)
     try:
         thread = store.load_thread(thread_id)
+        infos, kids = _subagent_threads(store, thread_id)
     except (StoreError, KeyError) as exc:
         raise fail(exc) from None
     finally:
@@ -61,6 +62,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
         mode = compactions or default_compactions(thread)
         result = run_replay(thread, config, compactions=mode)
         result.costs  # noqa: B018 - the prompt cache, whose notice (not modelled) is said with the others
+        subagents = _subagent_figures(infos, thread_id, kids)
         for notice in result.notices:
             say("warning: ", notice)
         if request_index is not None and not 0 <= request_index < len(result):
@@ -69,7 +71,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
             )
         if as_json and not timeline:
             # Request by request: one request's blocks in memory at a time, whatever the output's size.
-            sim = result.simulation(blocks=False)
+            sim = replace(result.simulation(blocks=False), subagents=subagents and subagents.to_json())
             indices = range(len(result)) if request_index is None else (request_index,)
             audits = result.audits(indices) if blocks != "none" else (sim.requests[i] for i in indices)
             write_simulation(sim, rows(sim, audits, blocks or "all"), _stdout_writer())
@@ -84,6 +86,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
                 result.audit(r.index) if r.index == detailed else r for r in sim.requests))
         else:
             sim = result.simulation(blocks=as_json and not timeline)
+        sim = replace(sim, subagents=subagents and subagents.to_json())
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise fail(exc) from None
     if as_json:
@@ -97,7 +100,35 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise fail(exc) from None
     click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,
-                                 status=status, calibration=result.calibration))
+                                 status=status, calibration=result.calibration, subagents=subagents))
+
+
+def _subagent_threads(store, thread_id: str) -> tuple[list, dict]:
+    """The store's thread list and the thread's sub-agents loaded (an error in place of one that fails)."""
+    from inspector.store import StoreError
+    from inspector.thread_tree import descendants
+
+    infos = store.list_threads()
+    kids: dict = {}
+    for info in descendants(infos, thread_id):
+        try:
+            kids[info.id] = store.load_thread(info.id)
+        except (StoreError, KeyError) as exc:
+            kids[info.id] = exc
+    return infos, kids
+
+
+def _subagent_figures(infos: list, thread_id: str, kids: dict):
+    """`subagents.subagent_totals` over the sub-agents loaded before the store closed (None: none)."""
+    from inspector.subagents import subagent_totals
+
+    def load(tid: str):
+        got = kids[tid]
+        if isinstance(got, Exception):
+            raise KeyError(tid)
+        return got
+
+    return subagent_totals(infos, thread_id, load)
 
 
 def _stdout_writer():

@@ -8,6 +8,7 @@ from inspector.model import Thread
 from inspector.pipeline.accounting import billed_prompt_tokens
 from inspector.pipeline.audit import RequestAudit, Simulation
 from inspector.terminal_safety import safe_line
+from inspector.thread_tree import SubagentTotals
 
 
 def _fmt(n: int | None) -> str:
@@ -111,16 +112,39 @@ def cost_lines(sim: Simulation) -> list[str]:
     return [line]
 
 
+def subagent_lines(totals: SubagentTotals | None) -> list[str]:
+    """The sub-agents' figures, apart from the thread's own (none for a thread without sub-agents)."""
+    if totals is None:
+        return []
+    n = totals.threads
+    line = (f"sub-agents (not in the figures above): {totals.requests:,} requests in {n} sub-agent"
+            f"{'' if n == 1 else 's'}, {_fmt(totals.prompt_tokens)} billed prompt tokens, cost "
+            f"{_dollars(totals.cost)} (recorded {_dollars(totals.recorded_cost)})")
+    if totals.unreadable:
+        line += f"; {len(totals.unreadable)} could not be replayed: {', '.join(map(safe_line, totals.unreadable))}"
+    out = [line]
+    for a in totals.agents:
+        named = f" ({safe_line(a.task_description, 60)})" if a.task_description else ""
+        out.append(f"  {safe_line(a.thread_id)}{named}: {a.requests:,} requests, {_fmt(a.prompt_tokens)} billed "
+                   f"prompt tokens, cost {_dollars(a.cost)} (recorded {_dollars(a.recorded_cost)})")
+    return out
+
+
 def render_simulation(sim: Simulation, thread: Thread, *, timeline: bool = False, request: int | None = None,
-                      compactions: str | None = None, status: str | None = None, calibration=None) -> str:
+                      compactions: str | None = None, status: str | None = None, calibration=None,
+                      subagents: SubagentTotals | None = None) -> str:
+    own = len(sim.requests)
+    requests = f"{own} requests" + (f" + {subagents.requests:,} in {subagents.threads} sub-agent"
+                                    f"{'' if subagents.threads == 1 else 's'}" if subagents is not None else "")
     head = [
         f"thread {safe_line(sim.thread_id)}: {safe_line(thread.title, 80)}",
         f"profile {sim.profile}, tokenizer {sim.tokenizer} ({'approximate' if sim.approximate else 'exact'}), "
-        f"{len(sim.requests)} requests, {sum(1 for r in sim.requests if r.compaction)} compactions, "
+        f"{requests}, {sum(1 for r in sim.requests if r.compaction)} compactions, "
         f"{sum(1 for r in sim.requests if r.failed)} failed"
         + (f", compactions {compactions}" if compactions else ""),
         NUMBERING,
         *cost_lines(sim),
+        *subagent_lines(subagents),
     ]
     if status:
         head.append(status)

@@ -24,6 +24,7 @@ from widgets.safe import safe_line
 
 if TYPE_CHECKING:
     from inspector.controllers.host import InspectorHost
+    from inspector.thread_tree import SubagentTotals
 
 PREPARE_CHUNK = 256  # messages the background summary scan handles between checks for cancellation
 ENGINE = "engine"  # the worker group of loads and replays (the live tail waits while one runs)
@@ -69,6 +70,7 @@ class ReplayController:
         self.simulator = simulator
         self.llm_summarizer: Any = None  # the anthropic summarizer of the running replay, for `x` to cancel
         self.compactions: str | None = None  # the mode the user chose with `c` for the shown thread
+        self._subagent_memo: tuple[tuple, SubagentTotals | None] | None = None  # (key, the last thread's)
 
     def _run(self, work: Callable[[], None], *, group: str = ENGINE, description: str = "") -> None:
         self.app.run_worker(work, thread=True, exclusive=True, group=group, exit_on_error=False,
@@ -168,15 +170,36 @@ class ReplayController:
         config = self.carried_config(app.view, thread, baseline_config)
         if app.view is None or app.view.thread.id != thread.id:
             self.compactions = None  # another thread opens in its own default mode
+        subagents = self._subagents(source, thread)
         try:
             view = build_view(thread, baseline_config, config, self.simulator, data_version=version,
-                              file_overrides=overrides, compactions=self.compactions)
+                              file_overrides=overrides, compactions=self.compactions, subagents=subagents)
         except Exception as exc:
             app.post_message(LoadFailed(f"replay failed: {exc}"))
             return
         if worker.is_cancelled:
             return
         app.post_message(ViewReady(view, keep_position=keep_position))
+
+    def _subagents(self, source: ThreadSource, thread: Thread) -> SubagentTotals | None:
+        """The thread's sub-agents replayed (`inspector.subagents`), remembered while their counts stay
+        (a live tail reloads the parent at every change); None where it has none or they cannot be listed."""
+        if self.simulator is not default_simulator:
+            return None  # a test's simulator replays only what it is given
+        try:
+            infos = source.list_threads()
+        except Exception:  # the list was shown when the source opened; without it, no roll-up
+            return None
+        from inspector.subagents import subagent_totals
+        from inspector.thread_tree import descendants
+
+        kids = descendants(infos, thread.id)
+        key = (thread.id, tuple((k.id, k.messages, k.requests, k.summaries) for k in kids))
+        if self._subagent_memo is not None and self._subagent_memo[0] == key:
+            return self._subagent_memo[1]
+        totals = subagent_totals(infos, thread.id, source.load_thread, self.config_file) if kids else None
+        self._subagent_memo = (key, totals)
+        return totals
 
     @staticmethod
     def carried_config(previous: ViewState | None, thread: Thread, baseline_config: Config) -> Config:

@@ -24,9 +24,11 @@ How a file becomes threads (built on the records' links, not on line positions):
   (older layout, id `<sessionId>/sidechain-<root uuid>`); `agent_progress` records of the main
   file give the same agent thread when its file is absent. Each carries `meta["parent_thread_id"]`
   and, where it can be told, `meta["parent_tool_use_id"]` (the Task call: `toolUseResult.agentId`,
-  `parentToolUseID`, or the prompt).
+  `parentToolUseID`, or the prompt) and `meta["task_description"]` (that call's `description`).
 - What each record becomes is `_claude_builder`'s job; what the file holds against what was
   imported is `_claude_coverage` (one line per file in the import summary, a warning per item lost).
+- A `<task-notification>` user message (a background task's result) is linked to its sub-agent thread
+  in `meta["task_notification"]` (`_task_notifications`).
 - Non-conversation record types are counted in `meta["other_lines"]`; a `summary` line gives the
   title of the chain its `leafUuid` ends (else of the main thread).
 """
@@ -42,6 +44,7 @@ from inspector.importers._claude_builder import Builder, prompt_tokens
 from inspector.importers._claude_coverage import blocks_of as _blocks
 from inspector.importers._claude_coverage import count as _count
 from inspector.importers._common import Coverage, ParseResult, Progress, first_line, iter_jsonl
+from inspector.importers._task_notifications import link_notifications
 from inspector.importers.base import Importer, Sample
 from inspector.model import Role, Thread
 
@@ -367,6 +370,7 @@ def parse(text: str, name: str, progress: Progress | None = None,
     mains = [head, *_separate(conversations[1:], session, name, result.skipped, titles, base_meta, "")]
     task_prompts: dict[str, str] = {}
     agent_results: dict[str, str] = {}
+    task_descriptions: dict[str, str] = {}
     for thread in mains:
         if thread is None:
             continue
@@ -375,6 +379,8 @@ def parse(text: str, name: str, progress: Progress | None = None,
             for call in m.tool_calls:
                 if isinstance(call.arguments, Mapping) and isinstance(call.arguments.get("prompt"), str):
                     task_prompts.setdefault(call.arguments["prompt"].strip(), call.id)
+                if isinstance(call.arguments, Mapping) and isinstance(call.arguments.get("description"), str):
+                    task_descriptions.setdefault(call.id, call.arguments["description"])
             tur = m.meta.get("toolUseResult")
             if m.role is Role.TOOL and isinstance(tur, Mapping) and isinstance(tur.get("agentId"), str):
                 agent_results[tur["agentId"]] = str(m.tool_call_id)
@@ -395,7 +401,7 @@ def parse(text: str, name: str, progress: Progress | None = None,
     for agent, run in _agent_progress_records(main_records).items():
         if agent not in agents:
             agents[agent] = (name, run)
-    links = {"task_prompts": task_prompts, "agent_results": agent_results}
+    links = {"task_prompts": task_prompts, "agent_results": agent_results, "task_descriptions": task_descriptions}
     for agent, (source, members) in agents.items():
         threads, left = _side_thread(members, f"{session}/agent-{agent}", source, result, titles,
                                     dict(base_meta, parent_thread_id=session, agentId=agent,
@@ -410,6 +416,7 @@ def parse(text: str, name: str, progress: Progress | None = None,
         threads, left = _side_thread(members, f"{session}/sidechain-{root}", name, result, titles,
                                     dict(base_meta, parent_thread_id=session, sidechain_root=root), links, None)
         _count(coverage, name, members, threads, left, result.skipped)
+    result.threads = link_notifications(result.threads)
     return result
 
 
@@ -432,6 +439,8 @@ def _side_thread(members: list[Record], thread_id: str, name: str, result: Parse
             tool_use = links["task_prompts"].get(prompt.strip())
     if tool_use is not None:
         meta["parent_tool_use_id"] = tool_use
+        if tool_use in links["task_descriptions"]:
+            meta["task_description"] = links["task_descriptions"][tool_use]
     thread = _build(records, thread_id, name, result.skipped, titles, meta, left, title_prefix="Sidechain: ")
     threads = [thread, *_separate(conversations[1:], thread_id, name, result.skipped, titles, meta, "Sidechain: ")]
     result.threads.extend(t for t in threads if t is not None)
@@ -548,7 +557,7 @@ _READS = (
         'thread `<session>/context-<root>`; sub-agents (`isSidechain` records, `subagents/agent-*.jsonl` '
         "files, or the main file's `agent_progress` records) as their own threads "
         '`<session>/agent-<agentId>` (older layout `<session>/sidechain-<root>`) linked to the Task call '
-        '(`meta["parent_tool_use_id"]`); meta and command lines kept and marked in `meta`; thinking '
+        '(`meta["parent_tool_use_id"]`, its `description` in `meta["task_description"]`); meta and command lines kept and marked in `meta`; thinking '
         'blocks in `meta["thinking"]` (not counted); `compact_boundary` + `isCompactSummary` become a '
         "recorded summary (with `preTokens`) at the compaction's place; `microcompact_boundary` (old tool "
         'results cleared in place) an event in `meta["events"]`, shown ○ on the timeline before the next '

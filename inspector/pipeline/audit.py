@@ -294,6 +294,8 @@ class Simulation:
     calibration_basis: tuple[str, ...] | None = None
     # per request (by index): the agent version's rules it was replayed under (Claude Code); None: one set
     rules: tuple[str, ...] | None = None
+    # the thread's sub-agents' figures, apart from its own (thread_tree.SubagentTotals.to_json); None: none
+    subagents: dict[str, Any] | None = None
 
     def head_json(self) -> dict[str, Any]:
         """The JSON's keys before `requests`."""
@@ -317,12 +319,14 @@ class Simulation:
         return row
 
     def tail_json(self) -> dict[str, Any]:
-        """The JSON's keys after `requests`: the first request's rules, the thread's cost."""
+        """The JSON's keys after `requests`: the first request's rules, the thread's cost, its sub-agents'."""
         out: dict[str, Any] = {}
         if self.rules is not None:
             out["rules"] = self.rules[0]
         if self.cost is not None:
             out["cost"] = self.cost
+        if self.subagents is not None:
+            out["subagents"] = self.subagents
         return out
 
     def to_json(self, *, timeline: bool = False, request: int | None = None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from inspector.model import Thread, ThreadInfo, effective_requests
+from inspector.model import Thread, ThreadInfo, effective_requests, subagent_links
 
 
 @runtime_checkable
@@ -26,6 +26,7 @@ def thread_info(thread: Thread) -> ThreadInfo:
         requests=len(thread.requests) or len(effective_requests(thread)),
         summaries=len(thread.summaries),
         import_gaps=thread.meta.get("import_gaps") if isinstance(thread.meta.get("import_gaps"), dict) else None,
+        **subagent_links(thread.meta),
     )
 
 

@@ -15,6 +15,7 @@ from textual.widgets import Static
 from inspector.compare.between_replays import SimulationDiff
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState, timeline_scale
+from inspector.thread_tree import SubagentTotals
 from widgets.budget import STATUS_STYLES
 from widgets.safe import safe_line
 from widgets.timeline import compact_number
@@ -39,12 +40,17 @@ class StatusLine(Static):
             line.append("cost unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="#ffd75f")
             if totals.recorded_cost is not None:
                 line.append(f" (recorded ${totals.recorded_cost:,.2f})", style="dim")
+            if view.subagents is not None:
+                line.append_text(subagent_cost_text(view.subagents))
             share = totals.cache_read_share
             if share is not None:
                 line.append(f" · {share:.0%} cache read · {totals.cache_breaks} break"
                             f"{'' if totals.cache_breaks == 1 else 's'}")
         line.append("\n")
-        line.append(f"{len(view.thread.messages):,} messages · {len(sim.requests):,} requests · ")
+        line.append(f"{len(view.thread.messages):,} messages · {len(sim.requests):,} requests")
+        if view.subagents is not None:
+            line.append(subagent_requests_text(view.subagents))
+        line.append(" · ")
         line.append(f"{compactions} compaction{'' if compactions == 1 else 's'}", style="#d787ff" if compactions else "")
         line.append(" · ")
         line.append(f"{failures} failed", style="bold #ff5f5f" if failures else "")
@@ -65,7 +71,7 @@ class StatusLine(Static):
         line.append(f"compactions {view.compactions}", style="#87afd7")
         if view.reproduction is not None and view.diff is None:
             done, total = view.reproduction
-            line.append(f" · {view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
+            line.append(f" · {view.reproduction_by or view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
                         f"{'' if total == 1 else 's'}", style="#87d787" if done == total else "#ffaf5f")
         line.append(" · ")
         if view.file_overrides:
@@ -104,6 +110,24 @@ class StatusLine(Static):
 
     def show_error(self, message: str) -> None:
         self.update(Text(safe_line(message, 300), style="bold #ff5f5f"))
+
+
+def subagent_requests_text(totals: SubagentTotals) -> str:
+    """" + 57 in 3 sub-agents": the sub-agents' requests, apart from the thread's own."""
+    text = f" + {totals.requests:,} in {totals.threads} sub-agent{'' if totals.threads == 1 else 's'}"
+    if totals.unreadable:
+        text += f" ({len(totals.unreadable)} unreadable)"
+    return text
+
+
+def subagent_cost_text(totals: SubagentTotals) -> Text:
+    """" + $0.62 sub-agents (recorded $0.60)": their replayed cost, apart from the thread's own."""
+    text = Text(" + ")
+    text.append("unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="bold")
+    text.append(" sub-agents")
+    if totals.recorded_cost is not None:
+        text.append(f" (recorded ${totals.recorded_cost:,.2f})", style="dim")
+    return text
 
 
 class TimelineLabel(Static):

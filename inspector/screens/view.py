@@ -9,12 +9,13 @@ from itertools import accumulate
 from typing import Any, Protocol
 
 from inspector.compare.between_replays import BlockChange, SimulationDiff, block_changes_shown, diff_simulations
-from inspector.config import Config
+from inspector.config import Config, thread_values
 from inspector.model import Message, Summary, Thread, tool_groups
 from inspector.pipeline import Replay
 from inspector.pipeline.audit import RequestAudit, Simulation
 from inspector.pipeline.calibration import UNCERTAIN_BASES
 from inspector.pipeline.profiles import REGISTRY
+from inspector.thread_tree import SubagentTotals
 from inspector.tokens import message_costs, text_cost
 from widgets.summaries import SummaryStats
 from widgets.timeline import TimelinePoint, TimelineScale
@@ -94,6 +95,11 @@ class ViewState:
     compactions: str = "recorded"
     # (reproduced, recorded) compactions of the baseline config left to decide; None: none recorded
     reproduction: tuple[int, int] | None = None
+    # the thread's sub-agents, replayed each under its own baseline (shown apart); None: it has none
+    subagents: SubagentTotals | None = None
+    # whose decisions `reproduction` judges: the profile's name, or the name and how many of its
+    # keys the baseline changes (`--set`, the config file): a user's config is not the profile
+    reproduction_by: str = ""
 
     @property
     def calibration(self):
@@ -261,12 +267,16 @@ def build_view(
     previous: ViewState | None = None,
     file_overrides: tuple[str, ...] | None = None,
     compactions: str | None = None,
+    subagents: SubagentTotals | None = None,
 ) -> ViewState:
     """Replay under the baseline (unless given) and, when it differs, under `config`, both in
     one compaction mode (`compactions`; default: the previous view's, else `recorded` where the
     thread recorded compactions, else `decide`), so an edit that changes nothing moves nothing;
-    diff the two timelines."""
+    diff the two timelines. `subagents`: the thread's sub-agents' figures (default: the previous view's
+    of the same thread)."""
     same_thread = previous is not None and previous.thread is thread  # per-thread tables carry over
+    if subagents is None and same_thread:
+        subagents = previous.subagents
     positions = previous.positions if same_thread and previous.positions else thread.message_index()
     if compactions is None:
         compactions = previous.compactions if same_thread else ("recorded" if thread.summaries else "decide")
@@ -284,9 +294,10 @@ def build_view(
         priced = isinstance(baseline, Replay) and isinstance(current, Replay)
         diff = _with_cost(diff_simulations(baseline_sim, simulation, cost=not priced), baseline, current)
     if same_thread and previous.baseline_config == baseline_config:
-        reproduction = previous.reproduction
+        reproduction, reproduction_by = previous.reproduction, previous.reproduction_by
     else:
         reproduction = _reproduction(simulator, thread, baseline_config, baseline_sim, compactions)
+        reproduction_by = config_owner(thread, baseline_config)
     return ViewState(
         thread=thread,
         baseline_config=baseline_config,
@@ -306,7 +317,17 @@ def build_view(
         file_overrides=(previous.file_overrides if same_thread and file_overrides is None else file_overrides or ()),
         compactions=compactions,
         reproduction=reproduction,
+        subagents=subagents,
+        reproduction_by=reproduction_by,
     )
+
+
+def config_owner(thread: Thread, config: Config) -> str:
+    """`config` named for what it is: its profile's name when it is that profile's own config for
+    `thread`, else the name and how many keys differ from it."""
+    own = Config.for_profile(config.profile, thread_values(thread, config.profile))
+    changed = len(config.changed_keys(own))
+    return config.profile if not changed else f"{config.profile} with {changed} key{'s' if changed != 1 else ''} changed"
 
 
 def _reproduction(simulator: Simulator, thread: Thread, config: Config, baseline: Simulation,

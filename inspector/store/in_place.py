@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy import Engine
 
-from inspector.model import Thread, ThreadInfo
+from inspector.model import Thread, ThreadInfo, subagent_links
 from inspector.store.engine import StoreError, database_errors, mask_url
 from inspector.store.native import Store
 
@@ -65,7 +65,8 @@ class ReadInPlace(Store):
             except StoreError:
                 continue
             infos.append(ThreadInfo(id=t.id, title=t.title, source=self.source, messages=len(t.messages),
-                                    requests=len(t.requests), summaries=len(t.summaries)))
+                                    requests=len(t.requests), summaries=len(t.summaries),
+                                    **subagent_links(t.meta)))
         return infos
 
     def data_version(self, thread_id: str) -> tuple:

@@ -25,7 +25,7 @@ from sqlalchemy import Engine, delete, func, insert, inspect, select, update
 from sqlalchemy import text as sql_text
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 
-from inspector.model import Message, Request, Summary, Thread, ThreadInfo, ToolCall
+from inspector.model import SUBAGENT_LINKS, Message, Request, Summary, Thread, ThreadInfo, ToolCall, subagent_links
 from inspector.store import convert
 from inspector.store.cells import RowReader, cell_text, raw_select, row_label, summary_cells, tools_from_cell
 from inspector.store.engine import (
@@ -284,10 +284,13 @@ class Store:
                       .where(SummaryRow.meta["trigger"].as_string() == "manual")
                       .group_by(SummaryRow.thread_id).subquery())
 
-            def query(gaps: Any, by_hand: Any) -> Any:
+            def query(gaps: Any, by_hand: Any, meta_readable: bool) -> Any:
+                # a sub-agent's links are read with its import gaps (a damaged meta cell loses both)
+                links = [ThreadRow.meta[key].as_string() if meta_readable else sql_text("NULL")
+                         for key in SUBAGENT_LINKS]
                 q = (
                     select(ThreadRow.id, ThreadRow.title, ThreadRow.source, ThreadRow.updated_at, m.c.n, r.c.n,
-                           s.c.n, gaps, by_hand)
+                           s.c.n, gaps, by_hand, *links)
                     .outerjoin(m, m.c.thread_id == ThreadRow.id)
                     .outerjoin(r, r.c.thread_id == ThreadRow.id)
                     .outerjoin(s, s.c.thread_id == ThreadRow.id)
@@ -305,7 +308,7 @@ class Store:
                          ((sql_text("NULL"), sql_text("NULL")), ("ci_threads", "ci_summaries"))]
                 for columns, lost in tries:
                     try:
-                        rows = list(conn.execute(query(*columns)))
+                        rows = list(conn.execute(query(*columns, "ci_threads" not in lost)))
                     except OperationalError as exc:
                         if "JSON" not in str(exc) or lost == tries[-1][1]:
                             raise
@@ -324,8 +327,9 @@ class Store:
                         derived_requests=derived.get(tid, 0),
                         import_gaps=gaps if isinstance(gaps, dict) and gaps else None,
                         manual_summaries=nmanual if isinstance(nmanual, int) else 0,
+                        **subagent_links(dict(zip(SUBAGENT_LINKS, links, strict=True))),
                     )
-                    for tid, title, source, updated, nm, nr, ns, gaps, nmanual in rows
+                    for tid, title, source, updated, nm, nr, ns, gaps, nmanual, *links in rows
                 ]
 
     @staticmethod

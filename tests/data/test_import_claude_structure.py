@@ -163,7 +163,7 @@ async def test_the_tui_thread_list_marks_an_incomplete_import(tmp_path: Path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         threads = app.query_one(ThreadList)
-        rows = {t.id: threads._row(t) for t in threads.threads}
+        rows = {r.info.id: threads._row(r) for r in threads.rows}
         assert rows[SESSION][3].plain == "2!" and "red" in str(rows[SESSION][3].style)
         assert rows["s-2"][3].plain == "2"
 

@@ -25,7 +25,7 @@ PACKAGES = ("inspector", "widgets")
 
 ENGINE = ("inspector.model", "inspector.frozen", "inspector.tokens", "inspector.encodings", "inspector.examples",
           "inspector.thread_repair", "inspector.content", "inspector.terminal_safety", "inspector.gcpolicy",
-          "inspector.pipeline", "inspector.config", "inspector.compare")
+          "inspector.pipeline", "inspector.config", "inspector.compare", "inspector.thread_tree")
 UI_AND_DATABASE = ("textual", "rich", "click", "sqlalchemy")
 
 

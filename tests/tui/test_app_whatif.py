@@ -77,3 +77,17 @@ async def test_a_no_op_edit_moves_nothing_in_either_mode(tmp_path):
         await _edit(app, pilot, "cfg-claude-code-autocompact-pct-override", "50")
         assert app.view.diff is not None and not app.view.diff.empty
         assert "compaction #" in plain(app.query_one("#diff", Static))
+
+
+async def test_a_baseline_set_on_the_command_line_is_not_called_the_profile(tmp_path):
+    """`--set` makes the user's baseline: how well it reproduces the recorded compactions is said
+    of that config, never of the profile (`simulate`'s text judges the profile's own config)."""
+    thread = _session()
+    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id,
+                   overrides={"claude_code.autocompact_pct_override": 60})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.view.baseline_config["claude_code.autocompact_pct_override"] == 60
+        status = plain(app.query_one("#status", Static))
+        assert "claude-code with 1 key changed reproduces" in status
+        assert "· claude-code reproduces" not in status

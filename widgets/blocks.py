@@ -155,14 +155,10 @@ def block_detail(
     if block.status is BlockStatus.PRUNED and block.reason == "pruned_by_agent":
         when = message.meta.get("pruned_at") if message is not None else None
         out.append("Pruned by the agent itself" + (f" at {safe_line(str(when), 40)}" if when else ""), style="bold")
-        out.append(" (recorded): it sent its placeholder instead from then on. Original:
-")
+        out.append(" (recorded): it sent its placeholder instead from then on. Original:\n")
     elif block.status is BlockStatus.PRUNED:
-        out.append("Sent instead:
-", style="ci.pruned.strong")
-        out.append(CLEARED_PLACEHOLDER + "
-
-", style="ci.pruned")
+        out.append("Sent instead:\n", style="ci.pruned.strong")
+        out.append(CLEARED_PLACEHOLDER + "\n\n", style="ci.pruned")
         out.append("Original:\n", style="bold")
     elif block.status is BlockStatus.TRUNCATED:
         out.append(f"Truncated to {block.tokens_sent:,} of {block.tokens:,} tokens. Original:\n", style="ci.caution.strong")

@@ -152,7 +152,11 @@ def block_detail(
         else:
             out.append("Synthetic block (no stored message).", style="dim")
         return out
-    if block.status is BlockStatus.PRUNED:
+    if block.status is BlockStatus.PRUNED and block.reason == "pruned_by_agent":
+        when = message.meta.get("pruned_at") if message is not None else None
+        out.append("Pruned by the agent itself" + (f" at {safe_line(str(when), 40)}" if when else ""), style="bold")
+        out.append(" (recorded): it sent its placeholder instead from then on. Original:\n")
+    elif block.status is BlockStatus.PRUNED:
         out.append("Sent instead:\n", style="ci.pruned.strong")
         out.append(CLEARED_PLACEHOLDER + "\n\n", style="ci.pruned")
         out.append("Original:\n", style="bold")

@@ -466,10 +466,15 @@ def _word_lists(facts: Sequence[Fact]) -> set[str]:
 def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:
     """Every distinct fact of `messages`, at its first appearance, in thread order (word lists that
     only look like paths left out, `_word_lists`)."""
+    return distinct_facts(map(_keyed_facts, messages))
+
+
+def distinct_facts(per_message: Iterable[KeyedFacts]) -> tuple[Fact, ...]:
+    """`extract_facts` of the messages whose `keyed_facts` are given, in thread order."""
     seen: set[tuple[str, str]] = set()
     out: list[Fact] = []
-    for message in messages:
-        for fact, key in _keyed_facts(message):
+    for keyed in per_message:
+        for fact, key in keyed:
             if key not in seen:
                 seen.add(key)
                 out.append(fact)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from inspector.model import Message, Summary, Thread
 from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
-from inspector.pipeline.facts import KINDS, Fact, FactKind, extract_facts
+from inspector.pipeline.facts import KINDS, Fact, FactKind, KeyedFacts, distinct_facts, extract_facts, keyed_facts
 from inspector.pipeline.textmatch import contains, normalise, number_form, path_forms
 
 
@@ -27,7 +27,8 @@ class ReplayLike(Protocol):
     """What survival and probes read from a replay (`inspector.pipeline.Replay` is one): the
     timeline and the summary chain (`simulation(blocks=False, priced=False)`: survival reads no
     cost), one request's blocks on demand, and optionally `summary_spans()` (each summary's
-    messages without building blocks)."""
+    messages without building blocks) and the tuples `timeline` and `summaries` (what that
+    simulation holds, without the rest of it)."""
 
     def simulation(self, *, blocks: bool = True, priced: bool = True) -> Simulation: ...
 
@@ -176,6 +177,31 @@ def _lies_in(inner: str, directory: str) -> bool:
     return inner.startswith(directory + "/") or f"/{directory}/" in "/" + inner
 
 
+class _Inside:
+    """`any(_lies_in(inner, directory) for inner in paths)` for many directories against the same paths,
+    by substring searches in two joined texts: `directory + "/"` after a separator (a path that starts
+    with it) or `/directory/` anywhere (no match can cross a separator: neither needle holds one). Where
+    a separator occurs in a path or a directory, the plain test."""
+
+    SEPARATOR = "\0"
+
+    __slots__ = ("_paths", "_starts", "_anywhere")
+
+    def __init__(self, paths: list[str]) -> None:
+        sep = self.SEPARATOR
+        self._paths = paths
+        if any(sep in p for p in paths):
+            self._starts = self._anywhere = None
+        else:
+            self._starts = "".join(sep + p for p in paths)
+            self._anywhere = "".join(sep + "/" + p for p in paths)
+
+    def any_in(self, directory: str) -> bool:
+        if self._starts is None or self._anywhere is None or self.SEPARATOR in directory:
+            return any(_lies_in(inner, directory) for inner in self._paths)
+        return (self.SEPARATOR + directory + "/") in self._starts or f"/{directory}/" in self._anywhere
+
+
 def _found(facts: Sequence[Fact], text: SummaryText) -> list[bool]:
     """`survives(f, text)` of each fact, in one loop (a loss line judges thousands)."""
     plain, number, path_kind = text.plain, FactKind.NUMBER, FactKind.PATH
@@ -215,9 +241,11 @@ def judge(facts: Sequence[Fact], summary_text: str, cwd: str | None = None) -> t
             kept[i] = by_cwd or by_name
         plain = {i: path_forms(facts[i].text)[0].rstrip("/") for i in paths}
         surviving = [i for i in paths if kept[i]]
+        in_relative = _Inside([relative[j] for j in surviving])
+        in_plain = _Inside([plain[j] for j in surviving])
         for i in paths:
             if not kept[i] and "." not in _base_name(relative[i]).lstrip("."):
-                kept[i] = any(_lies_in(relative[j], relative[i]) or _lies_in(plain[j], plain[i]) for j in surviving)
+                kept[i] = in_relative.any_in(relative[i]) or in_plain.any_in(plain[i])
     return tuple(FactFate(f, k) for f, k in zip(facts, kept, strict=True))
 
 
@@ -264,11 +292,14 @@ class _ThreadLosses:
     """One thread's share of a `LossMemo`: its messages by id, and fates and facts by key, by generation
     (`recent`: the last call's; `older`: the call's before)."""
 
-    __slots__ = ("thread", "extract", "messages", "cwd", "recent", "older", "facts_recent", "facts_older")
+    __slots__ = ("thread", "extract", "messages", "keyed", "cwd", "recent", "older", "facts_recent", "facts_older")
 
     def __init__(self, thread: Thread, extract: Callable[[Sequence[Message]], tuple[Fact, ...]]) -> None:
         self.thread, self.extract = thread, extract
         self.messages = {m.id: m for m in thread.messages}
+        # extract_facts's facts per message id, filled as spans need them (`facts` then skips the
+        # per-message cache's lookups by object)
+        self.keyed: dict[str, KeyedFacts] | None = {} if extract is extract_facts else None
         cwd = thread.meta.get("cwd")
         self.cwd = cwd if isinstance(cwd, str) else None
         self.recent: dict[tuple, tuple[FactFate, ...]] = {}
@@ -283,10 +314,29 @@ class _ThreadLosses:
             if found is None:
                 found = self.facts_older.get(ids)
             if found is None:
-                messages = self.messages
-                found = self.extract([messages[i] for i in ids if i in messages])
+                found = self._extract(ids)
             used[ids] = found
         return found
+
+    def _extract(self, ids: tuple[str, ...]) -> tuple[Fact, ...]:
+        messages, keyed = self.messages, self.keyed
+        if keyed is None:
+            return self.extract([messages[i] for i in ids if i in messages])
+        missing = [i for i in ids if i not in keyed and i in messages]
+        if missing:
+            keyed.update(zip(missing, keyed_facts([messages[i] for i in missing]), strict=True))
+        get = keyed.get
+        return distinct_facts(get(i, ()) for i in ids)
+
+
+def _timeline(replay: ReplayLike) -> tuple[Sequence[RequestAudit], Sequence[Summary]]:
+    """The replay's requests (no blocks) and summary chain: a `Replay`'s own, where it has them (its
+    `simulation()` also reads every request's calibration basis and rules), else `simulation()`'s."""
+    timeline, summaries = getattr(replay, "timeline", None), getattr(replay, "summaries", None)
+    if isinstance(timeline, tuple) and isinstance(summaries, tuple):
+        return timeline, summaries
+    simulation = replay.simulation(blocks=False, priced=False)
+    return simulation.requests, simulation.summaries
 
 
 def compaction_losses(thread: Thread, replay: ReplayLike,
@@ -295,9 +345,9 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
     """Every compaction of `replay`, in request order, with the fate of its span's facts. `memo`:
     reuse the fates of the compactions an earlier call on this thread judged (`LossMemo`); the
     result is the same as without it."""
-    timeline = replay.simulation(blocks=False, priced=False)
+    requests, summaries = _timeline(replay)
     by_id = {s.id: s for s in thread.summaries}
-    by_id.update({s.id: s for s in timeline.summaries})
+    by_id.update({s.id: s for s in summaries})
     state = (memo or LossMemo()).state(thread, extract)
     known = getattr(replay, "summary_spans", None)
     spans = (known() if callable(known) else None) or {}
@@ -307,7 +357,7 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
     facts_used: dict[tuple[str, ...], tuple[Fact, ...]] = {}
     judged = 0
     earlier: set[str] = set()  # messages an earlier compaction replaced
-    for request in timeline.requests:
+    for request in requests:
         compaction = request.compaction
         if compaction is None or compaction.summary_id not in by_id:
             continue
@@ -315,7 +365,7 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
         ids = spans.get(summary.id) or covered_ids(replay.audit(request.index), summary, thread)
         # A summary written over the previous one (Claude Code's) replaces all history; its own
         # span is what it replaced first.
-        if earlier:
+        if earlier and not earlier.isdisjoint(ids):
             ids = tuple(i for i in ids if i not in earlier)
         earlier.update(ids)
         readable = summary.readable

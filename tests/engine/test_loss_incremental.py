@@ -125,3 +125,31 @@ def test_an_opaque_summary_is_keyed_by_what_the_agent_kept_beside_it():
         assert (loss,) == compaction_losses(thread, result)
         fates.append({f.fact.text: f.survived for f in loss.fates})
     assert fates[0]["src/mod0.py"] is True and fates[1]["src/mod0.py"] is None
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(profile=st.sampled_from(sorted(_PROFILES)),
+       turns=st.integers(4, 12),
+       picks=st.lists(st.integers(0, 40), min_size=1, max_size=4),
+       sizes=st.lists(st.integers(0, 30), min_size=1, max_size=4),
+       edit=st.integers(0, 4),
+       window=st.sampled_from((1_000, 1_500, 2_500)))
+def test_summary_spans_are_what_the_audits_mark_summarized(profile, turns, picks, sizes, edit, window):
+    """The spans the memo keys by, read without building blocks, are the audits' (any thread, any edit)."""
+    from inspector.pipeline.survival import covered_ids
+
+    thread = _thread(turns, picks, sizes)
+    key, values = _PROFILES[profile]
+    result = replay(thread, Config.for_profile(profile, {"context.window": window, key: values[edit]}),
+                    summarizer=ExtractiveSummarizer())
+    spans = result.summary_spans()
+    by_id = {s.id: s for s in result.summaries}
+    expected = {}
+    for request in result.timeline:
+        if request.compaction is not None and request.compaction.summary_id in by_id:
+            summary = by_id[request.compaction.summary_id]
+            ids = covered_ids(result.audit(request.index), summary, thread)
+            if ids:
+                expected[summary.id] = ids
+    assert spans is not None and {k: v for k, v in spans.items() if k in expected} == expected
+    assert all(not v for k, v in spans.items() if k not in expected)

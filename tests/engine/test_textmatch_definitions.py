@@ -40,3 +40,23 @@ def test_the_definitions_change_texts():
     """The companion: the texts above are ones the rules change."""
     assert normalise("Don\u2019t  `run` C:\\tmp \"x\"") == "don't run c:/tmp 'x'"
     assert number_form("1,200 ms and 12 % of 3,4567") == "1200ms and 12% of 3,4567"
+
+
+_path_parts = st.text(alphabet=st.sampled_from("ab/.\0~-"), max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_path_parts, max_size=5), _path_parts)
+def test_a_directory_lies_in_joined_paths_as_in_each(paths, directory):
+    from inspector.pipeline.survival import _Inside, _lies_in
+
+    assert _Inside(paths).any_in(directory) == any(_lies_in(p, directory) for p in paths)
+
+
+def test_a_directory_lies_in_a_path_inside_it_only():
+    """The companion: both answers occur."""
+    from inspector.pipeline.survival import _Inside
+
+    inside = _Inside(["src/app/main.py", "docs/x.md"])
+    assert inside.any_in("src/app") and inside.any_in("app") and inside.any_in("src")
+    assert not inside.any_in("src/ap") and not inside.any_in("main.py") and not inside.any_in("docs/x")

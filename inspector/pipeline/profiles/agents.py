@@ -24,7 +24,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from itertools import repeat
+from itertools import compress, repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 from inspector.model import Kind, Role, Summary, Thread, assign_turns, effective_requests
@@ -708,6 +708,8 @@ class AgentReplayer(ReplayerBase):
         for link in self.chain:
             ends.append(max(ends[-1] if ends else -1, t.index.get(link.last_message_id, -1)))
         out: dict[str, tuple[str, ...]] = {}
+        mids = label_columns(self.ctx.counter, t.labels)[0]
+        in_turn = [turn is not None for turn in t.turn_of]
         for k, agg in enumerate(timeline):
             st = self.states[k]
             last = st.chain_len - 1
@@ -715,9 +717,12 @@ class AgentReplayer(ReplayerBase):
                 continue
             start = ends[last - 1] + 1 if last > 0 else 0
             stop = min(st.covered_upto, st.end)
-            out[agg.compaction.summary_id] = tuple(
-                t.labels[i][0] for i in range(start, stop + 1)
-                if t.turn_of[i] is not None and not self._is_kept(st.kept, i))
+            kept = st.kept
+            if kept is None:  # the messages of the range that belong to a turn, in one C-level pass
+                out[agg.compaction.summary_id] = tuple(compress(mids[start:stop + 1], in_turn[start:stop + 1]))
+            else:
+                out[agg.compaction.summary_id] = tuple(
+                    mids[i] for i in range(start, stop + 1) if in_turn[i] and not self._is_kept(kept, i))
         return out
 
     def audit(self, k: int) -> RequestAudit:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import replace
-from itertools import repeat
+from itertools import compress, repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 from inspector.model import Summary, Thread
@@ -344,11 +344,21 @@ class IrisReplayer(ReplayerBase):
         """Summary id -> ids of the messages its compaction replaced (what `audit(k)` marks summarized
         by it), without building any request's blocks."""
         self.timeline()
-        out: dict[str, list[str]] = {}
-        for i, sid in sorted(covering_summaries(self.chain, self.index).items()):
-            if self.turn_of[i] is not None:
-                out.setdefault(sid, []).append(self.msgs[i].id)
-        return {sid: tuple(ids) for sid, ids in out.items()}
+        # `covering_summaries` gives each summary the indices from the end of the ones before it to its
+        # last message: contiguous ranges in chain order, each sliced here in one C-level pass.
+        mids = label_columns(self.ctx.counter, self.labels)[0]
+        in_turn = [turn is not None for turn in self.turn_of]
+        index = self.index
+        out: dict[str, tuple[str, ...]] = {}
+        start = 0
+        for s in self.chain:
+            last = index.get(s.last_message_id, -1)
+            if last >= start:
+                ids = tuple(compress(mids[start:last + 1], in_turn[start:last + 1]))
+                if ids:
+                    out[s.id] = out.get(s.id, ()) + ids
+                start = last + 1
+        return out
 
     def audit(self, k: int) -> RequestAudit:
         """Request `k` with every block (builds blocks for that request only)."""

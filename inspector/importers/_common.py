@@ -91,6 +91,18 @@ def decode_json(text: str) -> Any:
     return value
 
 
+def first_lines(text: str, count: int) -> list[str]:
+    """`text.splitlines()[:count]` without splitting the whole text: a prefix holding more than `count`
+    lines has the same first `count` (a line cut at the prefix's end is the one after them)."""
+    size = 65_536
+    while size < len(text):
+        lines = text[:size].splitlines()
+        if len(lines) > count:
+            return lines[:count]
+        size *= 4
+    return text.splitlines()[:count]
+
+
 MAX_WARNINGS_PER_FILE = 200
 """A file's warnings beyond this many are counted in one line, not listed (300,000 bad lines would
 otherwise print 300,000 lines and store them all in the import record)."""
@@ -119,11 +131,13 @@ def iter_jsonl(text: str, name: str, skipped: list[str], progress: Progress | No
         done += len(line)
         if progress is not None and number % 200 == 0:
             progress(done)
-        stripped = line.strip()
-        if not stripped:
+        if line.isspace():
             continue
         try:
-            value = decode_json(stripped)
+            try:  # JSON allows the line's own whitespace around it: no stripped copy of every line
+                value = decode_json(line)
+            except json.JSONDecodeError:  # other white space (a form feed) is stripped, as before
+                value = decode_json(line.strip())
         except json.JSONDecodeError as exc:
             skipped.append(f"{name}:{number}: invalid JSON ({exc.msg} at column {exc.colno})")
             continue

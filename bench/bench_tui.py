@@ -58,8 +58,8 @@ FULL: dict[str, list[float]] = {}  # bench key -> edit until its whole answer wa
 
 def _full(app, t0: float) -> float:
     """Edit to the losses of its view shown (`LossTracker.shown_at`: the loss line, the last part)."""
-    assert app.loss.view is app.view and app.loss.shown_at >= t0
-    return app.loss.shown_at - t0
+    assert app.main_screen.loss.view is app.main_screen.view and app.main_screen.loss.shown_at >= t0
+    return app.main_screen.loss.shown_at - t0
 
 
 async def _edits(app, pilot, values: list[float], painted: list[float] | None = None,
@@ -67,15 +67,15 @@ async def _edits(app, pilot, values: list[float], painted: list[float] | None = 
     times = []
     for value in values:
         t0 = time.monotonic()
-        app.set_config_value("context.compaction_threshold", value)
+        app.main_screen.set_config_value("context.compaction_threshold", value)
         await _settle(app, pilot)
-        times.append(app.panes_updated_at - t0)
+        times.append(app.main_screen.panes.updated_at - t0)
         if painted is not None:  # the panes' layout and paint, which `panes_updated_at` precedes
-            assert app.panes.painted_at >= app.panes_updated_at
-            painted.append(app.panes.painted_at - t0)
+            assert app.main_screen.panes.painted_at >= app.main_screen.panes.updated_at
+            painted.append(app.main_screen.panes.painted_at - t0)
         if full is not None:
             full.append(_full(app, t0))
-        assert app.view.config["context.compaction_threshold"] == value
+        assert app.main_screen.view.config["context.compaction_threshold"] == value
     return times
 
 
@@ -98,20 +98,20 @@ async def _measure(thread, steps: int = 25, edits: int = 9) -> dict[str, list[fl
             painted = time.perf_counter() - start
             await _settle(app, pilot)
             ready = time.perf_counter() - start
-            assert app.view is not None and app.view.thread.id == thread.id
-            baseline = float(app.view.baseline_config["context.compaction_threshold"])
+            assert app.main_screen.view is not None and app.main_screen.view.thread.id == thread.id
+            baseline = float(app.main_screen.view.baseline_config["context.compaction_threshold"])
             await pilot.press("home")
             await _settle(app, pilot)
             # Latency = key press (or edit) to the moment the app finished updating the panes
             # (`panes_updated_at`, stamped at the end of the pane update); Pilot's own waiting is excluded.
             step_times = []
             for _ in range(steps):
-                before = app.request_index
+                before = app.main_screen.request_index
                 t0 = time.monotonic()
                 await pilot.press("right")
                 await _settle(app, pilot)
-                step_times.append(app.panes_updated_at - t0)
-                assert app.request_index == before + 1
+                step_times.append(app.main_screen.panes.updated_at - t0)
+                assert app.main_screen.request_index == before + 1
             # Config edits with an early request selected (its blocks are few) ...
             tag = "big" if len(thread.messages) > 1_000 else "small"
             edit_early = await _edits(app, pilot, _edit_values(baseline, 0.60, edits), PAINTED.setdefault(f"{tag}:edit", []),
@@ -119,7 +119,7 @@ async def _measure(thread, steps: int = 25, edits: int = 9) -> dict[str, list[fl
             # ... and with the last request selected, where the app opens (its blocks are the whole thread).
             await pilot.press("end")
             await _settle(app, pilot)
-            assert app.request_index == len(app.view.requests) - 1
+            assert app.main_screen.request_index == len(app.main_screen.view.requests) - 1
             edit_last = await _edits(app, pilot, _edit_values(baseline, 0.61, edits),
                                      PAINTED.setdefault(f"{tag}:edit_last", []), FULL.setdefault(f"{tag}:edit_last", []))
     return {"painted": painted, "ready": ready, "right": step_times, "edit": edit_early, "edit_last": edit_last}
@@ -168,21 +168,21 @@ async def _measure_profiles(thread, edits: int = 7, only: tuple[str, ...] | None
             await _settle(app, pilot)
             for profile, windows in _profile_edits(only):
                 t0 = time.monotonic()
-                app.set_profile(profile)
+                app.main_screen.set_profile(profile)
                 await _settle(app, pilot)
-                assert app.view.config.profile == profile and app.request_index == len(app.view.requests) - 1
-                out[f"{profile}_switch"] = [app.panes_updated_at - t0]
+                assert app.main_screen.view.config.profile == profile and app.main_screen.request_index == len(app.main_screen.view.requests) - 1
+                out[f"{profile}_switch"] = [app.main_screen.panes.updated_at - t0]
                 times = []
                 tag = f"{'big' if len(thread.messages) > 1_000 else 'small'}:{profile}_edit"
                 painted, full = PAINTED.setdefault(tag, []), FULL.setdefault(tag, [])
                 for window in list(windows)[:edits]:
                     t0 = time.monotonic()
-                    app.set_config_value("context.window", window)
+                    app.main_screen.set_config_value("context.window", window)
                     await _settle(app, pilot)
-                    assert app.view.config["context.window"] == window
-                    times.append(app.panes_updated_at - t0)
-                    assert app.panes.painted_at >= app.panes_updated_at
-                    painted.append(app.panes.painted_at - t0)
+                    assert app.main_screen.view.config["context.window"] == window
+                    times.append(app.main_screen.panes.updated_at - t0)
+                    assert app.main_screen.panes.painted_at >= app.main_screen.panes.updated_at
+                    painted.append(app.main_screen.panes.painted_at - t0)
                     full.append(_full(app, t0))
                 out[f"{profile}_edit"] = times
     return out

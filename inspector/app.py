@@ -1,77 +1,46 @@
-"""The inspector TUI: threads on the left, the timeline on top, Budget / Blocks / Summaries / Config /
-Since N-1 below.
+"""The inspector TUI's App: CSS, the palette's commands, the global bindings, the thread source, the
+settings and keymap; the main view is its default screen (`inspector/tui/main_screen.py`), as posting's
+`Posting` returns its `MainScreen`.
 
-The App composes the widgets (`screens/layout.py`, keys in `screens/keys.py`) and wires them to its
-controllers (`inspector/controllers/`): the replay controller (loads, baseline and what-if replays in
-exclusive workers), the live tail (polls the shown thread), the pane updater (throttled pane refreshes),
-the loss tracker, the file writer (config, JSON export, screenshots) and navigation. Widgets post their
-messages up to the App (`ThreadList.Chosen`, `TimelineChart.CursorMoved`, `ConfigForm.Edited`, ...);
-the controllers' workers post theirs (`inspector/screens/messages.py`: `ViewReady`, `LossesReady`,
-`ProbeDone`, `ReplayFailed`, ...), handled on the UI thread, where handlers only move the cursor and
-fill the panes. (Slightly over 400 lines: what is left is one short method per binding and message.)
+`inspector.app.InspectorApp(db_url=..., thread_id=None, ...)` and `create_app()` are what other
+programs and the tests build; the main screen is `app.main_screen` once the app runs.
 """
+
 from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from textual import on
-from textual.app import App, ComposeResult
-from textual.timer import Timer
-from textual.widgets import Footer, Input, TabbedContent
+from textual.app import App, SystemCommand
+from textual.screen import Screen
 
-from inspector.commands import InspectorCommands
-from inspector.config import Config, ConfigError, only_reader
-from inspector.controllers.files import FileWriter, export_payload
-from inspector.controllers.live import LiveTail
-from inspector.controllers.loss import LossTracker
-from inspector.controllers.navigation import find_request, is_compaction, is_failure
-from inspector.controllers.panes import PaneUpdater
-from inspector.controllers.replay import ReplayController, switch_profile
-from inspector.gcpolicy import LongLivedObjects
-from inspector.model import ThreadInfo
+from inspector.commands import main_screen_commands
+from inspector.config import Config
+from inspector.controllers.source import SourceHandle
 from inspector.paths import config_path
-from inspector.pipeline.audit import RequestAudit
 from inspector.screens.help import HelpScreen
 from inspector.screens.keys import APP_BINDINGS, binding_ids
-from inspector.screens.layout import main_layout
-from inspector.screens.messages import (
-    ConfigSaved,
-    LiveProblem,
-    LlmProgress,
-    LoadFailed,
-    LossesReady,
-    Notice,
-    ProbeDone,
-    ReplayFailed,
-    ThreadChanged,
-    ThreadsListed,
-    ViewReady,
-)
 from inspector.screens.settings import read_tui_settings
 from inspector.screens.source import ThreadSource
-from inspector.screens.status import DiffPanel, StatusLine
-from inspector.screens.view import Simulator, ViewState, default_simulator, timeline_points, timeline_scale
-from widgets.blocks import BlocksView
-from widgets.config_form import ConfigForm
+from inspector.screens.view import Simulator, default_simulator
+from inspector.tui.main_screen import MainScreen
+from widgets.palette import PALETTE_CLASSES, PALETTE_CSS, Palette, redraw
 from widgets.safe import safe_line, safe_text
-from widgets.summaries import SummariesView
-from widgets.threads import ThreadList
-from widgets.timeline import TimelineChart
 
-__all__ = ["InspectorApp", "InspectorCommands", "create_app"]
+__all__ = ["InspectorApp", "create_app"]
 
 
 class InspectorApp(App[None]):
     """context-inspector's full-screen app."""
 
     CSS_PATH = "app.tcss"
+    DEFAULT_CSS = PALETTE_CSS  # the panes' colours by meaning, from the theme (widgets/palette.py)
+    COMPONENT_CLASSES = PALETTE_CLASSES
     TITLE = "context-inspector"
-    COMMANDS = App.COMMANDS | {InspectorCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]  # classes app.tcss sizes by
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
@@ -94,74 +63,59 @@ class InspectorApp(App[None]):
         screenshot_dir: Path | None = None,
         pane_throttle: float | None = None,
     ) -> None:
+        """The arguments given win over the config file's `[tui]` table (`inspector/screens/settings.py`)."""
         super().__init__()
-        self.settings, self.settings_problem = read_tui_settings(config_file or config_path(), binding_ids(),
-                                                                 self.available_themes)
-        if poll_interval is None:
-            poll_interval = self.settings.poll_interval
-        if pane_throttle is None:
-            pane_throttle = self.settings.pane_throttle
+        settings, self.settings_problem = read_tui_settings(config_file or config_path(), binding_ids(),
+                                                            self.available_themes)
+        self.settings = replace(
+            settings,
+            poll_interval=settings.poll_interval if poll_interval is None else poll_interval,
+            pane_throttle=settings.pane_throttle if pane_throttle is None else pane_throttle,
+        )
         self.set_keymap(self.settings.keymap)
         if self.settings.theme is not None:
             self.theme = self.settings.theme
         self.db_url = db_url
-        self.initial_thread_id = thread_id
-        self.config_file = config_file
-        self.replayer = ReplayController(
-            self, db_url=db_url, source=source, fixed_config=config, profile=profile, overrides=overrides or {},
-            config_file=config_file, simulator=simulator or default_simulator,
-        )
-        self.live_tail = LiveTail(self, self.replayer, enabled=live, interval=poll_interval)
-        self.files = FileWriter(self, config_file=config_file, export_dir=export_dir or Path.cwd(),
-                                screenshot_dir=screenshot_dir or Path.cwd())
-        self.thread_infos: list[ThreadInfo] = []
-        self.view: ViewState | None = None
-        self.request_index = 0
-        self.follow_latest = True
-        self.loading_error: str | None = None
-        self.startup_error: str | None = None
-        """Why the database could not be opened at all (the CLI exits non-zero with it after `q`)."""
+        self.sources = SourceHandle(db_url, source)
         self.signalled: int | None = None
-        self.llm_progress_text = ""
-        self.panes = PaneUpdater(self, throttle=pane_throttle)
-        self.loss = LossTracker(self)
-        self.long_lived = LongLivedObjects()
+        self.palette = Palette(self.console)
+        self._main_screen: MainScreen | None = None
+        self._screen_options: dict[str, Any] = {
+            "thread_id": thread_id, "config": config, "profile": profile, "overrides": overrides or {},
+            "config_file": config_file, "simulator": simulator or default_simulator, "live": live,
+            "export_dir": export_dir or Path.cwd(), "screenshot_dir": screenshot_dir or Path.cwd(),
+        }
 
-    # the controllers' state, under the names scripts and tests use ------------------------------------
-
-    @property
-    def source(self) -> ThreadSource | None:
-        return self.replayer.source
-
-    @property
-    def simulator(self) -> Simulator:
-        return self.replayer.simulator
+    def get_default_screen(self) -> Screen:
+        self._main_screen = MainScreen(self.sources, poll_interval=self.settings.poll_interval,
+                                       pane_throttle=self.settings.pane_throttle, **self._screen_options)
+        return self._main_screen
 
     @property
-    def live(self) -> bool:
-        return self.live_tail.enabled
-
-    @live.setter
-    def live(self, value: bool) -> None:
-        self.live_tail.enabled = value
-
-    @property
-    def last_export(self) -> Path | None:
-        return self.files.last_export
+    def main_screen(self) -> MainScreen:
+        """The main view (the bottom of the screen stack), from the app's start on (also after it ended)."""
+        if self._main_screen is None:
+            raise RuntimeError("the app has not started: it has no main screen yet")
+        return self._main_screen
 
     @property
-    def panes_updated_at(self) -> float:
-        return self.panes.updated_at
+    def startup_error(self) -> str | None:
+        """Why the database could not be opened at all (the CLI exits non-zero with it after `q`)."""
+        return self.sources.error
 
-    @property
-    def _pane_timer(self) -> Timer | None:
-        return self.panes.timer
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, MainScreen):
+            yield from main_screen_commands(screen)
 
-    # layout -------------------------------------------------------------------------------------------
+    def notify_style_update(self) -> None:
+        """The styles were applied (at start, on a theme change): the panes' style names follow."""
+        super().notify_style_update()
+        self.call_next(self._install_palette)  # once the component classes' styles are computed too
 
-    def compose(self) -> ComposeResult:
-        yield from main_layout()
-        yield Footer()
+    def _install_palette(self) -> None:
+        if self.palette.install(self):  # the panes drew their text with the old palette: again
+            redraw(self)
 
     def on_load(self) -> None:
         """SIGTERM and SIGHUP end the app as `q` does (before the terminal is in application mode): the
@@ -178,11 +132,11 @@ class InspectorApp(App[None]):
         self.exit(return_code=128 + signum)
 
     def on_mount(self) -> None:
-        self.query_one("#timeline", TimelineChart).focus()
         if self.settings_problem:
             self.notify(safe_line(self.settings_problem, 300), title="config", severity="error")
-        self.replayer.open(self.initial_thread_id)
-        self.live_tail.start()
+
+    def on_unmount(self) -> None:
+        self.sources.close()
 
     def notify(
         self,
@@ -196,346 +150,12 @@ class InspectorApp(App[None]):
         """Notifications carry thread ids, paths and error text: literal unless a caller opts in."""
         super().notify(safe_text(message), title=safe_text(title), severity=severity, timeout=timeout, markup=markup)
 
-    def on_unmount(self) -> None:
-        self.long_lived.release()
-        self.replayer.close()
-
-    # what the controllers hand back (UI thread) -------------------------------------------------------
-
-    def set_threads(self, infos: list[ThreadInfo]) -> None:
-        self.thread_infos = infos
-        self.query_one(ThreadList).set_threads(infos, self.view.thread.id if self.view else None)
-
-    def show_failure(self, message: str) -> None:
-        self.loading_error = message
-        self.query_one(StatusLine).show_error(message)
-        self.notify(safe_line(message, 300), severity="error")
-
-    def show_llm_progress(self, start: Any, stats: Any) -> None:
-        self.llm_progress_text = self.query_one(StatusLine).show_llm_progress(start, stats)
-
-    async def replay_failed(self, config: Config, message: str) -> None:
-        """An edit could not be replayed: the form shows the applied values again, with the reason under
-        each field the edit changed (where it stays until the next edit), and the status line is put back
-        (an anthropic summarizer's progress had replaced it)."""
-        if self.view is None:
-            self.notify(safe_line(f"replay failed: {message}", 300), severity="error")
-            return
-        form = self.query_one(ConfigForm)
-        await form.load(self.view.config, self.view.baseline_config)
-        keys = [k for k in config.changed_keys(self.view.config) if form.has_field(k)]
-        for key in keys:
-            form.show_error(key, f"not applied: {message}")
-        if not keys:
-            self.notify(safe_line(f"replay failed: {message}", 300), severity="error")
-        self.query_one(StatusLine).show(self.view, live=self.live)
-
-    async def show_view(self, view: ViewState, *, keep_position: bool) -> None:
-        old = self.view
-        self.view = view
-        self.loading_error = None
-        count = len(view.requests)
-        same_thread = old is not None and old.thread.id == view.thread.id
-        if keep_position and same_thread and count:
-            index = count - 1 if self.follow_latest else min(self.request_index, count - 1)
-        else:
-            index = max(0, count - 1)
-        # An empty thread (a recording just started) has no position to keep: follow what arrives.
-        self.follow_latest = count == 0 or index == count - 1
-        self.request_index = max(0, index)
-        if not same_thread:
-            self.query_one(ThreadList).mark_current(view.thread.id)
-        self.query_one(TimelineChart).set_data(timeline_points(view), timeline_scale(view, self.current_request),
-                                               cursor=self.request_index)
-        await self.query_one(ConfigForm).load(view.config, view.baseline_config)
-        self.query_one(DiffPanel).show(view.diff, view, self.current_request)
-        self._show_request(all_tabs=True)
-        self.loss.view_changed(view, same_thread=same_thread)
-        if not same_thread:  # once the new thread is on screen (see inspector/gcpolicy.py)
-            self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
-            self.replayer.prepare_summaries(view.thread, view.config)
-
-    # what the workers hand over (inspector/screens/messages.py), on the UI thread ---------------------
-
-    def _closed_down(self) -> bool:
-        """Whether the main layout is gone (the app is closing): a worker's late message is dropped."""
-        return not self.screen_stack or not self.screen_stack[0].query(TabbedContent)
-
-    def on_threads_listed(self, message: ThreadsListed) -> None:
-        if self._closed_down():
-            return
-        self.set_threads(message.infos)
-
-    def on_load_failed(self, message: LoadFailed) -> None:
-        if self._closed_down():
-            return
-        self.show_failure(message.text)
-
-    def on_notice(self, message: Notice) -> None:
-        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout)
-
-    async def on_view_ready(self, message: ViewReady) -> None:
-        if self._closed_down():
-            return
-        await self.show_view(message.view, keep_position=message.keep_position)
-
-    async def on_replay_failed(self, message: ReplayFailed) -> None:
-        if self._closed_down():
-            return
-        await self.replay_failed(message.config, message.text)
-
-    def on_llm_progress(self, message: LlmProgress) -> None:
-        if self._closed_down():
-            return
-        self.show_llm_progress(message.start, message.stats)
-
-    def on_live_problem(self, message: LiveProblem) -> None:
-        if self._closed_down():
-            return
-        self.show_live_problem(message.problem)
-
-    def on_thread_changed(self, message: ThreadChanged) -> None:
-        if self._closed_down():
-            return
-        self.live_tail.reload_current(message.thread_id)
-
-    def on_config_saved(self, _message: ConfigSaved) -> None:
-        if self._closed_down():
-            return
-        self.files.rebase()
-
-    def on_losses_ready(self, message: LossesReady) -> None:
-        if self._closed_down():
-            return
-        self.loss.show(message.view, message.losses, message.changes)
-
-    def on_probe_done(self, message: ProbeDone) -> None:
-        if self._closed_down():
-            return
-        self.loss.show_probe(message.view, message.result)
-
-    # loading and replaying ----------------------------------------------------------------------------
-
-    def load_thread(self, thread_id: str) -> None:
-        """Load a thread and replay it (worker)."""
-        self.replayer.load(thread_id)
-
-    def replay(self, config: Config) -> None:
-        """Replay the current thread under `config` (worker; a newer call cancels this one)."""
-        if self.view is not None:
-            self.replayer.replay(self.view, config, self.request_index)
-
-    def set_config_value(self, key: str, value: Any) -> None:
-        if self.view is None:
-            return
-        config = self.view.config
-        reader = only_reader(key)  # a key only one profile reads (a shifting strategy) switches to it
-        if reader is not None and config.profile != reader:
-            config = switch_profile(config, reader, self.view.thread)
-        try:
-            self.replay(config.updated({key: value}))
-        except ConfigError as exc:
-            self.notify(safe_line(str(exc), 200), severity="error")
-
-    def set_profile(self, profile: str) -> None:
-        if self.view is not None and profile != self.view.config.profile:
-            self.replay(switch_profile(self.view.config, profile, self.view.thread))
-
-    @on(ConfigForm.Edited)
-    def _config_edited(self, event: ConfigForm.Edited) -> None:
-        self.set_config_value(event.key, event.value)
-
-    @on(ConfigForm.ProfileChanged)
-    def _profile_changed(self, event: ConfigForm.ProfileChanged) -> None:
-        self.set_profile(event.profile)
-
-    def probe_text(self, text: str) -> None:
-        """Palette "Probe: TEXT": mark on the timeline where `text` stops being visible (worker)."""
-        if self.view is not None and text.strip():
-            self.loss.probe(self.view, text.strip())
-
-    @on(SummariesView.FactChosen)
-    def _fact_chosen(self, event: SummariesView.FactChosen) -> None:
-        self.loss.jump_to_source(event.fact.message_id, event.request_index, event.fact.text)
-
-    def action_cancel_summaries(self) -> None:
-        if self.replayer.cancel_summaries():
-            self.notify("cancelling the anthropic summaries…", timeout=3)
-        else:
-            self.notify("no LLM summaries are being written", timeout=2)
-
-    def poll_live(self) -> None:
-        """Check (in a worker) whether the selected thread's rows changed; reload it if so."""
-        self.live_tail.poll()
-
-    # the selected request -----------------------------------------------------------------------------
-
-    @property
-    def current_request(self) -> RequestAudit | None:
-        if self.view is None or not self.view.requests:
-            return None
-        return self.view.audit(min(self.request_index, len(self.view.requests) - 1))
-
-    def _show_request(self, *, all_tabs: bool = False) -> None:
-        self.panes.show_request(all_tabs=all_tabs)
-
-    @on(TabbedContent.TabActivated)
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id:
-            self.panes.refresh_tab(event.pane.id)
-
-    # navigation ---------------------------------------------------------------------------------------
-
-    def jump_to_request(self, index: int) -> None:
-        if self.view is None or not self.view.requests:
-            return
-        index = max(0, min(index, len(self.view.requests) - 1))
-        self.request_index = index
-        self.follow_latest = index == len(self.view.requests) - 1
-        chart = self.query_one(TimelineChart)
-        with chart.prevent(TimelineChart.CursorMoved):
-            chart.cursor = index
-        self._show_request()
-        if self.view.diff is not None:
-            self.query_one(DiffPanel).show(self.view.diff, self.view, self.current_request)
-
-    @on(TimelineChart.Resized)
-    def _chart_resized(self, _event: TimelineChart.Resized) -> None:
-        if self.view is not None:
-            self.panes.update_timeline_label()  # the part of the thread shown follows the chart's width
-
-    @on(TimelineChart.CursorMoved)
-    def _cursor_moved(self, event: TimelineChart.CursorMoved) -> None:
-        if event.index != self.request_index:
-            self.jump_to_request(event.index)
-
-    @on(ThreadList.Chosen)
-    def _thread_chosen(self, event: ThreadList.Chosen) -> None:
-        if self.view is None or event.thread_id != self.view.thread.id:
-            self.load_thread(event.thread_id)
-        self.query_one(TimelineChart).focus()
-
-    def action_step(self, delta: int) -> None:
-        self.jump_to_request(self.request_index + delta)
-
-    def _jump_to_found(self, predicate: Any, what: str, *, forward: bool, begin: int | None = None) -> None:
-        index = find_request(self.view, self.request_index if begin is None else begin, predicate, forward=forward)
-        if index is None:
-            self.notify(f"no {what}", severity="warning", timeout=2)
-        else:
-            self.jump_to_request(index)
-
-    def action_next_compaction(self) -> None:
-        self._jump_to_found(is_compaction, "later compaction", forward=True)
-
-    def action_prev_compaction(self) -> None:
-        self._jump_to_found(is_compaction, "earlier compaction", forward=False)
-
-    def action_first_failure(self) -> None:
-        self._jump_to_found(is_failure, "failed request", forward=True, begin=-1)
-
-    def action_next_failure(self) -> None:
-        self._jump_to_found(is_failure, "later failed request", forward=True)
-
-    def action_show_tab(self, tab: str) -> None:
-        """Open a tab and put the focus where its keys work (tables for up/down, the first config field)."""
-        self.query_one(TabbedContent).active = tab
-        if tab == "blocks":
-            self.query_one("#blocks-table").focus()
-        elif tab == "summaries":
-            self.query_one("#summaries-table").focus()
-        elif tab == "config":
-            fields = self.query("ConfigForm Input")
-            if fields:
-                fields.first().focus()
-        else:
-            self.query_one(TimelineChart).focus()
-
-    def action_open_block(self, index: int) -> None:
-        """Open block `index` of the selected request in the Blocks pane (the Budget's largest blocks)."""
-        request = self.current_request
-        if request is None or not 0 <= index < len(request.blocks):
-            return
-        self.query_one(TabbedContent).active = "blocks"
-        self.panes.refresh_tab("blocks")
-        self.query_one(BlocksView).select_block(index)
-        self.query_one("#blocks-table").focus()
-
-    def action_focus_timeline(self) -> None:
-        self.query_one(TimelineChart).focus()
-
-    def action_focus_filter(self) -> None:
-        self.query_one("#left").display = True
-        self.query_one("#thread-filter", Input).focus()
-
-    def action_toggle_overview(self) -> None:
-        """Whole-thread timeline (one column per bucket of requests) or one column per request."""
-        self.query_one(TimelineChart).action_toggle_overview()
-        self.panes.update_timeline_label()
-
-    def action_toggle_threads(self) -> None:
-        left = self.query_one("#left")
-        left.display = not left.display
-
     def action_help(self) -> None:
+        """The keys of the app and of its main screen, as the keymap binds them."""
         if not isinstance(self.screen, HelpScreen):
+            bindings = [*self.BINDINGS, *MainScreen.BINDINGS]
             self.push_screen(HelpScreen([replace(b, key=self._keymap.get(b.id, b.key)) if b.id else b
-                                         for b in self.BINDINGS]))
-
-    def action_toggle_compactions(self) -> None:
-        """Replay the baseline and the what-if following the thread's recorded compactions, or letting
-        the profile decide every one (both in the same mode)."""
-        if self.view is not None:
-            self.replayer.toggle_compactions(self.view, self.request_index)
-
-    def action_sweep(self) -> None:
-        """The sweep screen for the shown thread, from its baseline config (each value deciding its
-        compactions, as `sweep` does; the screen switches to the recorded ones)."""
-        if self.view is None:
-            self.notify("open a thread first", severity="warning")
-            return
-        from inspector.screens.sweep import SweepScreen
-
-        self.push_screen(SweepScreen(self.view.thread, self.view.baseline_config))
-
-    def action_toggle_live(self) -> None:
-        self.live = not self.live
-        self.notify("live mode on" if self.live else "live mode off", timeout=2)
-        if self.view is not None:
-            self.query_one(StatusLine).show(self.view, live=self.live, problem=self.live_tail.problem)
-
-    def show_live_problem(self, problem: str | None) -> None:
-        """The database under live mode was deleted or truncated (None: it is back)."""
-        if self.view is not None:
-            self.query_one(StatusLine).show(self.view, live=self.live, problem=problem)
-
-    # config reset / save, export, screenshot ----------------------------------------------------------
-
-    async def action_reset_config(self) -> None:
-        if self.view is None:
-            return
-        if self.view.is_what_if:
-            self.replay(self.view.baseline_config)
-        else:  # nothing applied, but the form may hold text that never was: show the baseline again
-            await self.query_one(ConfigForm).load(self.view.config, self.view.baseline_config)
-        self.notify("config reset to the baseline", timeout=2)
-
-    def action_save_config(self) -> None:
-        if self.view is not None:
-            self.files.save_config(self.view)
-
-    def export_payload(self) -> dict[str, Any] | None:
-        return export_payload(self.view, self.current_request)
-
-    def action_export_audit(self) -> None:
-        payload = self.export_payload()
-        if payload is None:
-            self.notify("nothing to export", severity="warning")
-        else:
-            self.files.export(payload)
-
-    def action_screenshot(self) -> None:
-        self.files.screenshot()
+                                         for b in bindings]))
 
 
 def create_app(

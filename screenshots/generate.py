@@ -49,7 +49,7 @@ async def walkthrough_compaction_blocks(app: InspectorApp, pilot) -> None:
     """Same request, Blocks tab: a summarized message and the summary that covers it."""
     await pilot.press("p", "2")
     await pilot.pause()
-    request = app.current_request
+    request = app.main_screen.current_request
     index = next(i for i, b in enumerate(request.blocks) if str(b.status) == "summarized")
     app.query_one("BlocksView").select_block(index + 2)
     app.query_one("#blocks-table").focus()
@@ -60,7 +60,7 @@ async def walkthrough_pruned_output(app: InspectorApp, pilot) -> None:
     """A pruned tool output: what was sent ([Tool output cleared]) and the original."""
     await pilot.press("2")
     await pilot.pause()
-    request = app.current_request
+    request = app.main_screen.current_request
     index = next(i for i, b in enumerate(request.blocks) if str(b.status) == "pruned")
     app.query_one("BlocksView").select_block(index)
     app.query_one("#blocks-table").focus()
@@ -71,7 +71,7 @@ async def shifting_excluded(app: InspectorApp, pilot) -> None:
     """The role-play chat under the shifting profile: protected, pinned and excluded blocks."""
     await pilot.press("2")
     await pilot.pause()
-    request = app.current_request
+    request = app.main_screen.current_request
     index = next(i for i, b in enumerate(request.blocks) if b.reason == "tool_group")
     app.query_one("BlocksView").select_block(index)
     app.query_one("#blocks-table").focus()
@@ -81,7 +81,7 @@ async def shifting_excluded(app: InspectorApp, pilot) -> None:
 async def config_diff(app: InspectorApp, pilot) -> None:
     """A config edit (window 200k -> 100k) and the diff against the baseline."""
     await pilot.press("4")
-    app.set_config_value("context.window", 100_000)
+    app.main_screen.set_config_value("context.window", 100_000)
     await _settle(app, pilot)
     await pilot.press("escape")  # leave the field (no text cursor in the picture)
     await pilot.pause()
@@ -91,15 +91,15 @@ async def claude_code_compaction(app: InspectorApp, pilot) -> None:
     """The real Claude Code session at its recorded compaction (preTokens 155,979)."""
     await pilot.press("end")
     await pilot.pause()
-    while app.current_request is not None and app.current_request.request_id not in app.view.recorded_compactions:
-        before = app.request_index
+    while app.main_screen.current_request is not None and app.main_screen.current_request.request_id not in app.main_screen.view.recorded_compactions:
+        before = app.main_screen.request_index
         app.action_prev_compaction()
         await pilot.pause()
-        if app.request_index == before:
+        if app.main_screen.request_index == before:
             break
     await pilot.press("3")
     await pilot.pause()
-    recorded = app.view.recorded_compactions.get(app.current_request.request_id)
+    recorded = app.main_screen.view.recorded_compactions.get(app.main_screen.current_request.request_id)
     if recorded is not None:
         app.query_one("SummariesView").select_summary(recorded.id)
         await pilot.pause()

@@ -16,6 +16,7 @@ from widgets.budget import STATUS_STYLES
 from widgets.linetable import Column, LineTable
 from widgets.meanings import reason_meaning
 from widgets.names import MessageNames
+from widgets.palette import ensure_names
 from widgets.safe import literal, safe_line
 
 CLEARED_PLACEHOLDER = "[Tool output cleared]"
@@ -64,7 +65,7 @@ def block_preview(block: BlockAudit, messages: Mapping[str, Message], summaries:
 def status_text(block: BlockAudit, lead: str = "") -> Text:
     text = Text(lead + str(block.status), style=STATUS_STYLES.get(str(block.status), ""))
     if block.protected:
-        text.append(" ⚑", style="bold #ffd75f")
+        text.append(" ⚑", style="ci.recorded.strong")
     return text
 
 
@@ -133,7 +134,7 @@ def block_detail(
     out.append(f"{block.role} · {block.kind} · turn {block.turn if block.turn is not None else '-'}\n", style="dim")
     out.append_text(status_text(block))
     if block.protected:
-        out.append(" protected", style="#ffd75f")
+        out.append(" protected", style="ci.recorded")
     if block.reason != str(block.status):  # summarized / summarized says it once
         out.append(" · ")
         out.append(safe_line(block.reason, 60), style="bold")
@@ -146,27 +147,31 @@ def block_detail(
     summary = summaries.get(block.summary_id) if block.summary_id else None
     if block.message_id is None:
         if summary is not None:
-            out.append("Summary text sent:\n", style="bold #d787ff")
+            out.append("Summary text sent:\n", style="ci.compaction.strong")
             out.append_text(_clip(summary.injected_text()))
         else:
             out.append("Synthetic block (no stored message).", style="dim")
         return out
-    if block.status is BlockStatus.PRUNED:
-        out.append("Sent instead:\n", style="bold #d7af5f")
-        out.append(CLEARED_PLACEHOLDER + "\n\n", style="#d7af5f")
+    if block.status is BlockStatus.PRUNED and block.reason == "pruned_by_agent":
+        when = message.meta.get("pruned_at") if message is not None else None
+        out.append("Pruned by the agent itself" + (f" at {safe_line(str(when), 40)}" if when else ""), style="bold")
+        out.append(" (recorded): it sent its placeholder instead from then on. Original:\n")
+    elif block.status is BlockStatus.PRUNED:
+        out.append("Sent instead:\n", style="ci.pruned.strong")
+        out.append(CLEARED_PLACEHOLDER + "\n\n", style="ci.pruned")
         out.append("Original:\n", style="bold")
     elif block.status is BlockStatus.TRUNCATED:
-        out.append(f"Truncated to {block.tokens_sent:,} of {block.tokens:,} tokens. Original:\n", style="bold #ff8700")
+        out.append(f"Truncated to {block.tokens_sent:,} of {block.tokens:,} tokens. Original:\n", style="ci.caution.strong")
     elif block.status is BlockStatus.SUMMARIZED:
         if summary is not None:
-            out.append(f"Covered by summary {safe_line(summary.id, 40)} ", style="bold #d787ff")
+            out.append(f"Covered by summary {safe_line(summary.id, 40)} ", style="ci.compaction.strong")
             out.append(f"({safe_line(summary.first_message_id, 30)} .. {safe_line(summary.last_message_id, 30)}):\n")
             out.append_text(_clip(summary.summary))
             out.append("\n\nOriginal:\n", style="bold")
         else:
-            out.append("Summarized (summary not in this replay's chain). Original:\n", style="bold #d787ff")
+            out.append("Summarized (summary not in this replay's chain). Original:\n", style="ci.compaction.strong")
     elif block.status is BlockStatus.EXCLUDED:
-        out.append("Not sent. Original:\n", style="bold #ff5f5f")
+        out.append("Not sent. Original:\n", style="ci.error.strong")
     if message is None:
         out.append("(message not found in the thread)", style="dim")
         return out
@@ -177,7 +182,7 @@ def block_detail(
     if message.content:
         out.append_text(_clip(message.content))
     for call in message.tool_calls:
-        out.append(f"\n→ tool call {safe_line(call.id, 40)}: {safe_line(call.name, 60)} ", style="#5fafd7")
+        out.append(f"\n→ tool call {safe_line(call.id, 40)}: {safe_line(call.name, 60)} ", style="ci.info")
         out.append_text(_clip(call.arguments_json()))
     partner_ids = set((partners or {}).get(block.message_id, ()))
     group_blocks = [
@@ -185,7 +190,7 @@ def block_detail(
         if b is not block and (b.message_id in partner_ids or (block.group is not None and b.group == block.group))
     ]
     if group_blocks:
-        out.append("\n\nTool group partners:\n", style="bold #5fafd7")
+        out.append("\n\nTool group partners:\n", style="ci.info.strong")
         for partner in group_blocks:
             out.append(f"  {safe_line(partner.message_id or '-', 40)} {partner.role} ")
             out.append_text(status_text(partner))
@@ -206,6 +211,9 @@ class BlocksView(Horizontal):
     COMPACT_BELOW = 100  # table width under which the pos and turn columns are hidden (the detail has them)
 
     BINDINGS = [Binding("s", "toggle_sort", "Sort blocks by tokens", show=False, id="blocks.toggle-sort")]
+
+    def on_mount(self) -> None:
+        ensure_names(self.app.console)  # the style names of widgets/palette.py resolve in any app
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -314,7 +322,7 @@ class BlocksView(Horizontal):
         detail = block_detail(block, self.request, self.messages, self.summaries, self.partners)
         mark = self.highlight[1] if self.highlight and self.highlight[0] == block.message_id else None
         if mark:
-            detail.highlight_words([mark], style="bold reverse #ff875f", case_sensitive=False)
+            detail.highlight_words([mark], style="ci.found", case_sensitive=False)
         self._detail(detail, mark)
 
     def _detail(self, text: Text, highlight: str | None = None) -> None:

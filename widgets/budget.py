@@ -16,36 +16,37 @@ from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
 from widgets.cost import bill_line, cost_rows
 from widgets.names import MessageNames
+from widgets.palette import ensure_names
 from widgets.rendered import RenderedOnce
 from widgets.safe import safe_line
 
 _STATUS = attrgetter("status")
 _PROTECTED = attrgetter("protected")
 
-# (key, label, colour, bar character): the parts of the window, in the bar's order. Free is the window
-# minus the prompt minus the reserve, as in Claude Code's /context; what pruning saved is not part of the
+# (key, label, style name (widgets/palette.py), bar character): the parts of the window, in the bar's
+# order. Free is the window minus the prompt minus the reserve, as in Claude Code's /context; what pruning saved is not part of the
 # window (those tokens were not sent) and is shown beside Free.
-SAVED = ("saved", "Saved by pruning (not sent)", "#d7af5f", "░")
+SAVED = ("saved", "Saved by pruning (not sent)", "ci.part-saved", "░")
 SEGMENTS = (
-    ("system", "System prompt", "#af87ff", "█"),
-    ("tools", "Tool definitions", "#5fafd7", "█"),
+    ("system", "System prompt", "ci.part-system", "█"),
+    ("tools", "Tool definitions", "ci.part-tools", "█"),
     # what the provider billed beyond what the transcript holds (calibrated), in two parts: the agent's own
     # system prompt, tool definitions and injected files (the fit's intercept, like /context's system and
     # tools rows), and the provider's tokenizer counting the same blocks higher than ours (the fit's ratio)
-    ("unaccounted", "Unaccounted (the agent's own)", "#875f87", "▓"),
-    ("tokenizer", "Tokenizer difference", "#5f5f87", "▓"),
-    ("summaries", "Injected summaries", "#d787d7", "█"),
-    ("history", "Kept history", "#5f87d7", "█"),
-    ("free", "Free", "#4e4e4e", "·"),
-    ("reserve", "Response reserve", "#87875f", "▒"),
+    ("unaccounted", "Unaccounted (the agent's own)", "ci.part-unaccounted", "▓"),
+    ("tokenizer", "Tokenizer difference", "ci.part-tokenizer", "▓"),
+    ("summaries", "Injected summaries", "ci.part-summaries", "█"),
+    ("history", "Kept history", "ci.part-history", "█"),
+    ("free", "Free", "ci.part-free", "·"),
+    ("reserve", "Response reserve", "ci.part-reserve", "▒"),
 )
 
 STATUS_STYLES = {
-    "kept": "#87d787",
-    "pruned": "#d7af5f",
-    "truncated": "#ff8700",
-    "excluded": "#ff5f5f",
-    "summarized": "#d787ff",
+    "kept": "ci.kept",
+    "pruned": "ci.pruned",
+    "truncated": "ci.truncated",
+    "excluded": "ci.excluded",
+    "summarized": "ci.summarized",
 }
 
 
@@ -114,7 +115,7 @@ def largest_block_indexes(request: RequestAudit, count: int = 6) -> list[int]:
 
 def largest_blocks(request: RequestAudit, count: int = 6, names: MessageNames | None = None) -> Table:
     """The blocks that cost the most in this request, as sent (what to look at first), named by their
-    tool or words (`names`); a click on one opens it in the Blocks pane (`app.open_block`)."""
+    tool or words (`names`); a click on one opens it in the Blocks pane (`screen.open_block`)."""
     table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim", title_justify="left")
     table.add_column("Largest blocks")
     table.add_column("Sent", justify="right")
@@ -125,7 +126,7 @@ def largest_blocks(request: RequestAudit, count: int = 6, names: MessageNames | 
         block = blocks[index]
         named = names.name(block.message_id, 40) if names is not None and block.message_id else ""
         name = named or f"{block.role} {safe_line(block.message_id or block.kind, 22)}"
-        link = Style(underline=True, meta={"@click": f"app.open_block({index})"})
+        link = Style(underline=True, meta={"@click": f"screen.open_block({index})"})
         table.add_row(Text(name, style=link), f"{block.tokens_sent:,}", f"{block.tokens:,}",
                       Text(str(block.status), style=STATUS_STYLES.get(str(block.status), "")))
     return table
@@ -161,6 +162,9 @@ class BudgetView(Static):
     DEFAULT_CSS = """
     BudgetView { padding: 0 1; }
     """
+
+    def on_mount(self) -> None:
+        ensure_names(self.app.console)  # the style names of widgets/palette.py resolve in any app
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id, markup=False)
@@ -233,9 +237,9 @@ class BudgetView(Static):
         title.append(f"  turn {request.turn if request.turn is not None else '-'}  ")
         title.append(safe_line(request.request_id, 40), style="dim")
         if request.failed:
-            title.append("  FAILED", style="bold #ff5f5f")
+            title.append("  FAILED", style="ci.error.strong")
             if request.error:
-                title.append(f" {safe_line(request.error.code)}", style="#ff5f5f")
+                title.append(f" {safe_line(request.error.code)}", style="ci.error")
         grid.add_row(title)
         grid.add_row(stacked_bar(parts, width))
         grid.add_row(self._ruler(_fraction(self.threshold_tokens, b.window), "compaction", b.window, width))
@@ -265,13 +269,13 @@ class BudgetView(Static):
                 legend.add_row(Text(saved_char * 2, style=saved_colour), Text(saved_label, style="dim"),
                                f"{parts.saved:,}", "")
         if parts.over:
-            legend.add_row(Text("!!", style="bold #ff5f5f"), "Over the window", f"{parts.over:,}", "")
+            legend.add_row(Text("!!", style="ci.error.strong"), "Over the window", f"{parts.over:,}", "")
         legend.add_row("", Text("Window", style="bold"), f"{b.window:,}", "100.0%")
         facts = Table(box=None, padding=(0, 1), show_header=False)
         facts.add_column(style="dim")
         facts.add_column()
         if request.failed and b.needed_tokens is not None:  # not sent: what it needed, not "0"
-            facts.add_row("Prompt (replayed)", Text(f"not sent (needs {b.needed_tokens:,})", style="#ff5f5f"))
+            facts.add_row("Prompt (replayed)", Text(f"not sent (needs {b.needed_tokens:,})", style="ci.error"))
         else:
             facts.add_row("Prompt (replayed)", f"{b.prompt_tokens:,}")
         recorded = "-" if b.recorded_prompt_tokens is None else f"{b.recorded_prompt_tokens:,}"
@@ -284,7 +288,7 @@ class BudgetView(Static):
             calibrated.append(safe_line(self.calibration or "", 120), style="dim")
             facts.add_row("Prompt (calibrated)", calibrated)
             if self.calibration_note:  # a guess, not a figure anchored on a recorded count: said so
-                facts.add_row("", Text(safe_line(self.calibration_note, 160), style="#ffaf5f"))
+                facts.add_row("", Text(safe_line(self.calibration_note, 160), style="ci.warning"))
         for label, value in cost_rows(request, self.names):  # the bill first: what a user checks against the provider's
             facts.add_row(label, value)
         if (b.recorded_prompt_tokens is not None and b.recorded_prompt_tokens > b.prompt_tokens
@@ -306,16 +310,16 @@ class BudgetView(Static):
             trig = "-" if b.trigger_tokens is None else f"{b.trigger_tokens:,}"
             facts.add_row("Trigger read", f"{trig} ({b.trigger_source} {self.trigger_reads})".rstrip())
         if b.needed_tokens is not None:
-            facts.add_row("Would need", Text(f"{b.needed_tokens:,}", style="#ff5f5f"))
+            facts.add_row("Would need", Text(f"{b.needed_tokens:,}", style="ci.error"))
         facts.add_row("Protected turns", "-" if request.protect_turns is None else str(request.protect_turns))
         facts.add_row("Summaries injected", ", ".join(safe_line(s, 24) for s in request.summaries_injected) or "none")
         if request.compaction is not None:
-            facts.add_row("Compaction", Text(compaction_text(request, self.names), style="#d787ff"))
+            facts.add_row("Compaction", Text(compaction_text(request, self.names), style="ci.compaction"))
         if self.recorded_compaction is not None:
             s = self.recorded_compaction
             same = request.compaction is not None and request.compaction.summary_id == s.id
             text = Text("the one above" if same else f"{safe_line(s.id, 24)}, covering {safe_line(s.first_message_id, 24)}"
-                        f" .. {safe_line(s.last_message_id, 24)}", style="#d787ff")
+                        f" .. {safe_line(s.last_message_id, 24)}", style="ci.compaction")
             pre = s.meta.get("preTokens") if isinstance(s.meta, dict) else None
             if isinstance(pre, int):
                 text.append(f" (pre-compaction tokens {pre:,})", style="dim")
@@ -329,7 +333,7 @@ class BudgetView(Static):
         status_line.append(f"protected {protected}", style="bold")
         facts.add_row("Blocks", status_line)
         if request.error is not None:
-            facts.add_row("Error", Text(safe_line(request.error.message, 200), style="#ff5f5f"))
+            facts.add_row("Error", Text(safe_line(request.error.message, 200), style="ci.error"))
         for note in request.diagnostics:
             facts.add_row("Note", Text(safe_line(note, 200), style="dim"))
         body = Table.grid(padding=(0, 4))
@@ -355,11 +359,11 @@ class BudgetView(Static):
         label = f"{what} at {threshold:.0%} "
         ruler = Text(no_wrap=True, overflow="crop")
         if pos > len(label):
-            ruler.append(label, style="#d7af00")
-            ruler.append("╌" * (pos - len(label)), style="#585858")
+            ruler.append(label, style="ci.caution")
+            ruler.append("╌" * (pos - len(label)), style="ci.muted")
         else:
             ruler.append(" " * pos)
-        ruler.append("▲", style="bold #d7af00")
+        ruler.append("▲", style="ci.caution.strong")
         return ruler
 
     def on_resize(self) -> None:

@@ -34,13 +34,13 @@ def bill_line(request: RequestAudit) -> Text | None:
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append("Bill ", style="bold")
     line.append(f"{billed:,} tokens · ")
-    line.append(_dollars(b.cost) if b.cost is not None else "no price", style="bold #ffd75f")
+    line.append(_dollars(b.cost) if b.cost is not None else "no price", style="ci.recorded.strong")
     if b.summarization is not None and b.summarization.cost is not None:
         line.append(f" (summarization {_dollars(b.summarization.cost.total)})")
     if billed:
         line.append(f" · {b.cache_read_tokens / billed:.0%} read from the cache")
     if b.recorded_cost is not None:
-        line.append(f" · recorded {_dollars(b.recorded_cost)}", style="#ffd75f")
+        line.append(f" · recorded {_dollars(b.recorded_cost)}", style="ci.recorded")
     return line
 
 
@@ -58,7 +58,7 @@ def cost_rows(request: RequestAudit, names: MessageNames | None = None) -> list[
     split = b.cost_split
     call = b.summarization
     text = Text()
-    text.append(_dollars(b.cost) if b.cost is not None else "no price for this model", style="bold #ffd75f")
+    text.append(_dollars(b.cost) if b.cost is not None else "no price for this model", style="ci.recorded.strong")
     if split is not None:
         text.append(f" = input {uncached:,} {_dollars(split.input)} + cache write {write:,} "
                     f"{_dollars(split.cache_write)} + cache read {b.cache_read_tokens:,} "
@@ -68,7 +68,7 @@ def cost_rows(request: RequestAudit, names: MessageNames | None = None) -> list[
     else:
         text.append(f" (input {uncached:,}, cache write {write:,}, cache read {b.cache_read_tokens:,})")
     if b.recorded_cost is not None:
-        text.append(f"; recorded {_dollars(b.recorded_cost)}", style="#ffd75f")
+        text.append(f"; recorded {_dollars(b.recorded_cost)}", style="ci.recorded")
         if call is not None:
             text.append(" (no summarization call: the transcript records none)", style="dim")
     if b.recorded_cache_read_tokens is not None and b.recorded_prompt_tokens:
@@ -77,7 +77,7 @@ def cost_rows(request: RequestAudit, names: MessageNames | None = None) -> list[
     rows = [("Cost", text)]
     if call is not None:
         line = Text(_dollars(call.cost.total) if call.cost is not None else "no price for its model",
-                    style="bold #ffd75f")
+                    style="ci.recorded.strong")
         line.append(f" = {call.input_tokens:,} sent to summarize")
         if call.cache_read_tokens:
             line.append(f" ({call.cache_read_tokens:,} read from the cache)")
@@ -93,6 +93,6 @@ def cost_rows(request: RequestAudit, names: MessageNames | None = None) -> list[
             where += f" ({named or safe_line(brk.message_id, 24)})"
         what = CAUSE_TEXT.get(brk.cause, "{where} changed").format(where=where)
         line = Text(f"{brk.cause}: {what}; {brk.lost_tokens:,} cached tokens lost"
-                    + (f", {_dollars(brk.cost)}" if brk.cost is not None else ""), style="bold #ff8700")
+                    + (f", {_dollars(brk.cost)}" if brk.cost is not None else ""), style="ci.caution.strong")
         rows.append(("Cache break", line))
     return rows

@@ -40,6 +40,9 @@ class LineTable(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     LineTable { height: 1fr; overflow-x: hidden; }
     LineTable:focus { background-tint: $foreground 3%; }
+    LineTable > .linetable--header { color: $foreground; background: $panel; text-style: bold; }
+    LineTable > .linetable--cursor { background: $primary-muted; text-style: bold; }
+    LineTable > .linetable--zebra { background: $surface; }
     """
 
     BINDINGS = [
@@ -67,9 +70,7 @@ class LineTable(ScrollView, can_focus=True):
     class RowSelected(RowHighlighted):
         pass
 
-    HEADER_STYLE = Style(bold=True, color="#d0d0d0", bgcolor="#303040")
-    CURSOR_STYLE = Style(bgcolor="#3a4a7a", bold=True)
-    ZEBRA_STYLE = Style(bgcolor="#1c1c24")
+    COMPONENT_CLASSES = frozenset({"linetable--header", "linetable--cursor", "linetable--zebra"})
 
     def __init__(self, columns: list[Column], *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -199,15 +200,16 @@ class LineTable(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         if y == 0:
-            header = self._line([Text(c.label) for c in self.columns], self.HEADER_STYLE)
-            return header.crop_extend(scroll_x, scroll_x + width, self.HEADER_STYLE)
+            header_style = self.get_component_rich_style("linetable--header", partial=True)
+            header = self._line([Text(c.label) for c in self.columns], header_style)
+            return header.crop_extend(scroll_x, scroll_x + width, header_style)
         row = scroll_y + y - 1
         if row >= self.row_count:
             return Strip.blank(width, self.rich_style)
         if row == self.cursor_row:
-            style: Style | None = self.CURSOR_STYLE
+            style: Style | None = self.get_component_rich_style("linetable--cursor", partial=True)
         elif row % 2:
-            style = self.ZEBRA_STYLE
+            style = self.get_component_rich_style("linetable--zebra", partial=True)
         else:
             style = None
         strip = self._line(self.get_row_at(row), style)

@@ -14,6 +14,8 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.segment import Segment
 
+from widgets.palette import Palette
+
 
 class RenderedOnce:
     """Wraps `renderable` (which must not change afterwards) and reuses its renders."""
@@ -27,11 +29,12 @@ class RenderedOnce:
 
     @staticmethod
     def _key(console: Console, options: ConsoleOptions) -> tuple:
+        # The palette's generation is in it: a theme change restyles what is already rendered.
         # `height` is left out: the tables this wraps render at their natural height (rich.Table
         # renders its cells with height=None), so a paint of a given height reuses the measurement's.
         return (options.max_width, options.min_width, options.justify, options.overflow, options.no_wrap,
                 options.highlight, options.markup, options.encoding, options.legacy_windows,
-                options.is_terminal, console.color_system, id(console))
+                options.is_terminal, console.color_system, id(console), Palette.generation)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         key = self._key(console, options)

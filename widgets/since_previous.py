@@ -11,13 +11,14 @@ from inspector.compare.between_requests import RequestStep, StepBlock
 from inspector.pipeline.audit import RequestAudit
 from widgets.budget import STATUS_STYLES
 from widgets.names import MessageNames
+from widgets.palette import ensure_names
 from widgets.safe import safe_line
 
 SHOWN = 40  # blocks listed per section (the rest are counted)
 
 
 def _signed(value: int) -> Text:
-    style = "#ff8787" if value > 0 else "#87d7af" if value < 0 else "dim"
+    style = "ci.error" if value > 0 else "ci.success" if value < 0 else "dim"
     return Text(f"{value:+,}", style=style, justify="right")
 
 
@@ -55,6 +56,9 @@ class RequestStepView(Static):
     DEFAULT_CSS = """
     RequestStepView { padding: 0 1; height: auto; }
     """
+
+    def on_mount(self) -> None:
+        ensure_names(self.app.console)  # the style names of widgets/palette.py resolve in any app
 
     def show(self, step: RequestStep | None, request: RequestAudit | None, names: MessageNames | None = None) -> None:
         if request is None:

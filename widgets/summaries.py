@@ -17,6 +17,7 @@ from inspector.pipeline.facts import KINDS, Fact, FactKind
 from inspector.pipeline.survival import OPAQUE, CompactionLoss
 from widgets.linetable import Column, LineTable
 from widgets.names import MessageNames, short_path
+from widgets.palette import ensure_names
 from widgets.safe import literal, safe_line
 
 
@@ -52,7 +53,7 @@ def chain_order(summaries: Sequence[Summary]) -> list[Summary]:
 
 def summary_detail(summary: Summary, stats: SummaryStats | None, injected: bool) -> Text:
     out = Text()
-    out.append(f"{safe_line(summary.id, 60)}\n", style="bold #d787ff")
+    out.append(f"{safe_line(summary.id, 60)}\n", style="ci.compaction.strong")
     out.append(f"previous: {safe_line(summary.previous_summary_id or '-', 60)}\n", style="dim")
     out.append(f"covers {safe_line(summary.first_message_id, 40)} .. {safe_line(summary.last_message_id, 40)}\n")
     if stats is not None:
@@ -68,13 +69,13 @@ def summary_detail(summary: Summary, stats: SummaryStats | None, injected: bool)
         out.append(f" · before request {safe_line(summary.before_request_id, 40)}", style="dim")
     out.append("\n")
     out.append("injected into the selected request\n" if injected else "not injected into the selected request\n",
-               style="bold #87d787" if injected else "dim")
+               style="ci.success.strong" if injected else "dim")
     out.append("\nSummary\n", style="bold")
     if summary.readable:
         out.append_text(literal(summary.summary))
     else:
         out.append(f"{OPAQUE}: nobody can read it; what the agent kept verbatim is its retained history",
-                   style="italic #d7af5f")
+                   style="ci.note")
     out.append("\n")
     for name in SUMMARY_LIST_FIELDS:
         values: tuple[str, ...] = getattr(summary, name)
@@ -110,10 +111,10 @@ def loss_header(loss: CompactionLoss | None) -> Text:
         kept = sum(c.survived for c in counts.values())
         out.append(f"Summary opaque (encrypted by the provider): {kept:,} of {total:,} facts of the "
                    f"{len(loss.message_ids):,} messages it replaced kept verbatim, the rest not known\n",
-                   style="bold #d7af5f")
+                   style="ci.pruned.strong")
         return out
     out.append(f"Lost {lost:,} of {total:,} facts of the {len(loss.message_ids):,} messages it replaced\n",
-               style="bold #ff875f" if lost else "bold #87d787")
+               style="ci.warning.strong" if lost else "ci.success.strong")
     parts = [f"{kind} {counts[kind].lost}/{counts[kind].facts}" for kind in KINDS if counts[kind].facts]
     if parts:
         out.append("  " + " · ".join(parts) + "\n", style="dim")
@@ -144,7 +145,7 @@ def lost_cells(fact: Fact, names: MessageNames | None) -> tuple[Text, Text, Text
                                            names.kind(fact.message_id)) if part)
     else:
         where = fact.message_id
-    return Text(str(fact.kind), style="#ff875f"), Text(text), Text(safe_line(where, 40), style="dim")
+    return Text(str(fact.kind), style="ci.warning"), Text(text), Text(safe_line(where, 40), style="dim")
 
 SUMMARY_COLUMNS = [
     Column("#", 3), Column("summary", 22), Column("msgs", 5, "right"), Column("tokens → summary", 16, "right"),
@@ -171,6 +172,9 @@ class SummariesView(Horizontal):
             self.view = view
             self.fact = fact
             self.request_index = request_index
+
+    def on_mount(self) -> None:
+        ensure_names(self.app.console)  # the style names of widgets/palette.py resolve in any app
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -222,7 +226,7 @@ class SummariesView(Horizontal):
             st = stats.get(s.id)
             ratio = "-" if st is None or st.ratio is None else f"{st.ratio:.1f}x"
             tokens = "-" if st is None else f"{st.covered_tokens:,}→{st.summary_tokens:,}"
-            sent = Text("✓", style="bold #87d787") if s.id in self.injected else Text("")
+            sent = Text("✓", style="ci.success.strong") if s.id in self.injected else Text("")
             chained = "↳ " if s.previous_summary_id else ""
             rows.append((
                 Text(str(i + 1), style="dim"),
@@ -232,7 +236,7 @@ class SummariesView(Horizontal):
                 Text(ratio),
                 sent,
                 Text("unused" if s.id in self.unused else safe_line(s.source, 10),
-                     style="#d7af5f" if s.id in self.unused else "dim"),
+                     style="ci.pruned" if s.id in self.unused else "dim"),
             ))
         self.rows = rows
         self.table.set_rows(len(rows), lambda i: self.rows[i], cursor=min(max(keep, 0), max(0, len(rows) - 1)))
@@ -268,7 +272,7 @@ class SummariesView(Horizontal):
             if s.id in self.unused:
                 note = Text()
                 note.append("Recorded by the app but not part of this replay's chain (the replay compacted "
-                            "at a different point or over different messages).\n\n", style="#d7af5f")
+                            "at a different point or over different messages).\n\n", style="ci.pruned")
                 text = note + text
             self.query_one("#summary-detail", Static).update(text)
 

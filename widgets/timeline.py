@@ -59,6 +59,21 @@ class TimelineChart(Widget, can_focus=True):
     DEFAULT_CSS = """
     TimelineChart { height: 12; }
     TimelineChart:focus { background: $boost; }
+    TimelineChart > .timeline--bar { color: $primary; }
+    TimelineChart > .timeline--bar-over { color: $warning; }
+    TimelineChart > .timeline--bar-failed { color: $error; }
+    TimelineChart > .timeline--bar-changed { color: $success; }
+    TimelineChart > .timeline--bar-guessed { color: $primary-darken-2; }
+    TimelineChart > .timeline--recorded { color: $text-accent; text-style: bold; }
+    TimelineChart > .timeline--window { color: $error; }
+    TimelineChart > .timeline--threshold { color: $warning; }
+    TimelineChart > .timeline--budget { color: $success; }
+    TimelineChart > .timeline--gutter { color: $foreground-darken-3; }
+    TimelineChart > .timeline--compaction { color: $text-secondary; text-style: bold; }
+    TimelineChart > .timeline--failed { color: $text-error; text-style: bold; }
+    TimelineChart > .timeline--cursor { background: $primary-muted; }
+    TimelineChart > .timeline--probe { color: $text-warning; text-style: bold; }
+    TimelineChart > .timeline--axis { color: $foreground-darken-3; text-style: dim; }
     """
 
     BINDINGS = [
@@ -87,23 +102,31 @@ class TimelineChart(Widget, can_focus=True):
             self.chart = chart
             self.index = index
 
-    STYLES = {
-        "bar": Style(color="#5f87d7"),
-        "bar_over": Style(color="#d7875f"),
-        "bar_failed": Style(color="#ff5f5f"),
-        "bar_changed": Style(color="#87d7af"),
-        "bar_guessed": Style(color="#5f6f87"),
-        "recorded": Style(color="#ffd75f", bold=True),
-        "window": Style(color="#d75f5f"),
-        "threshold": Style(color="#d7af00"),
-        "budget": Style(color="#5faf5f"),
-        "gutter": Style(color="#8a8a8a"),
-        "compaction": Style(color="#d787ff", bold=True),
-        "failed": Style(color="#ff5f5f", bold=True),
-        "cursor_bg": Style(bgcolor="#3a3a5a"),
-        "probe": Style(color="#ff875f", bold=True),
-        "axis": Style(color="#6c6c6c"),
+    # style key -> its component class, read with `get_component_rich_style` (so the theme reaches the chart)
+    STYLE_CLASSES = {
+        "bar": "timeline--bar",
+        "bar_over": "timeline--bar-over",
+        "bar_failed": "timeline--bar-failed",
+        "bar_changed": "timeline--bar-changed",
+        "bar_guessed": "timeline--bar-guessed",
+        "recorded": "timeline--recorded",
+        "window": "timeline--window",
+        "threshold": "timeline--threshold",
+        "budget": "timeline--budget",
+        "gutter": "timeline--gutter",
+        "compaction": "timeline--compaction",
+        "failed": "timeline--failed",
+        "cursor_bg": "timeline--cursor",
+        "probe": "timeline--probe",
+        "axis": "timeline--axis",
     }
+    COMPONENT_CLASSES = frozenset(STYLE_CLASSES.values())
+
+    @property
+    def styles_by_key(self) -> dict[str, Style]:
+        """The chart's styles under their keys, from its component classes (cached by textual until the
+        CSS or the theme changes)."""
+        return {key: self.get_component_rich_style(name, partial=True) for key, name in self.STYLE_CLASSES.items()}
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -256,7 +279,7 @@ class TimelineChart(Widget, can_focus=True):
         width = self.size.width
         height = self.size.height
         plot_height = max(1, height - 1)
-        styles = self.STYLES
+        styles = self.styles_by_key
         if not self.points:
             text = "no requests" if y == plot_height // 2 else ""
             return Strip([Segment(text.center(width), styles["gutter"])]).crop(0, width)
@@ -328,7 +351,7 @@ class TimelineChart(Widget, can_focus=True):
     def _marker_line(self, width: int) -> Strip:
         """The x axis: a mark per request (▲ selected, ⊘ probe, ✗ failed, ◆ ◇ compactions, ○ event),
         and request numbers (from 1) written on the axis where no mark is, every few columns."""
-        styles = self.STYLES
+        styles = self.styles_by_key
         cols, start, end, col_w, cursor = self._columns()
         probe = None
         if self.probe_mark is not None:
@@ -371,7 +394,7 @@ class TimelineChart(Widget, can_focus=True):
             return
         widest = len(str((start + columns) * per))
         step = next((s for s in self.AXIS_STEPS if s / per * col_w >= widest + 3), self.AXIS_STEPS[-1])
-        style = self.STYLES["gutter"]
+        style = self.get_component_rich_style(self.STYLE_CLASSES["gutter"], partial=True)
         for col in range(columns):
             lo = (start + col) * per + 1  # the requests of this column (1-based): lo .. lo + per - 1
             multiple = -(-lo // step) * step

@@ -110,7 +110,7 @@ def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str
     try:
         app.run()
     finally:
-        app.replayer.close()  # the snapshot copies, whatever ended the app
+        app.sources.close()  # the snapshot copies, whatever ended the app
     if app.signalled is not None:
         sys.exit(128 + app.signalled)
     if app.startup_error:
@@ -132,12 +132,12 @@ def _open_path(path: str, thread_id: str | None, profile: str | None, overrides:
                              profile=profile, overrides=overrides, live=True)
         except (ConfigError, ValueError) as exc:
             raise fail(exc) from None
-        follower.interval = app.live_tail.interval  # the file is read as often as the store is
+        follower.interval = app.settings.poll_interval  # the file is read as often as the store is
         follower.start()
         try:
             app.run()
         finally:
-            app.replayer.close()
+            app.sources.close()
     finally:
         follower.close()  # the private store, whatever ended the app
     if app.signalled is not None:

@@ -77,6 +77,7 @@ def request_lines(audit: RequestAudit, thread: Thread) -> list[str]:
                    f"{_dollars(k.cost)}")
     for d in audit.diagnostics:
         out.append(f"  diagnostic: {safe_line(d)}")
+    out.extend(agent_pruned_lines(audit, thread))
     rows = []
     for blk in audit.blocks:
         rows.append([
@@ -88,6 +89,24 @@ def request_lines(audit: RequestAudit, thread: Thread) -> list[str]:
                   right={0, 4, 6, 7})
     out.append("  (* protected)")
     return out
+
+
+AGENT_PRUNED_SHOWN = 5  # tool outputs the agent pruned itself named on the line (the rest counted)
+
+
+def agent_pruned_lines(audit: RequestAudit, thread: Thread) -> list[str]:
+    """The tool outputs the agent itself had pruned before the request (recorded; reason
+    `pruned_by_agent`), each with when, on one line (none where there are none)."""
+    ids = [b.message_id for b in audit.blocks if b.reason == "pruned_by_agent" and b.message_id]
+    if not ids:
+        return []
+    wanted = set(ids)
+    when = {m.id: m.meta.get("pruned_at") for m in thread.messages if m.id in wanted}
+    named = [f"{safe_line(i, 40)} at {safe_line(str(when.get(i) or 'an unknown time'), 40)}"
+             for i in ids[:AGENT_PRUNED_SHOWN]]
+    more = f" and {len(ids) - AGENT_PRUNED_SHOWN} more" if len(ids) > AGENT_PRUNED_SHOWN else ""
+    return [f"  pruned by the agent (recorded): {len(ids)} tool output{'' if len(ids) == 1 else 's'}: "
+            f"{', '.join(named)}{more}"]
 
 
 def _dollars(value: float | None) -> str:

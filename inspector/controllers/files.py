@@ -32,17 +32,17 @@ def export_payload(view: ViewState | None, request: RequestAudit | None) -> dict
 
 
 class FileWriter:
-    """Writes for `app` in "io" workers."""
+    """Writes for `screen` in "io" workers."""
 
-    def __init__(self, app: InspectorHost, *, config_file: Path | None, export_dir: Path, screenshot_dir: Path) -> None:
-        self.app = app
+    def __init__(self, screen: InspectorHost, *, config_file: Path | None, export_dir: Path, screenshot_dir: Path) -> None:
+        self.screen = screen
         self.config_file = config_file
         self.export_dir = export_dir
         self.screenshot_dir = screenshot_dir
         self.last_export: Path | None = None
 
     def _run(self, work: Any, description: str) -> None:
-        self.app.run_worker(work, thread=True, group="io", exit_on_error=False, description=description)
+        self.screen.run_worker(work, thread=True, group="io", exit_on_error=False, description=description)
 
     def save_config(self, view: ViewState) -> None:
         """Add the view's edits to the config file (never the thread's own window)."""
@@ -52,11 +52,11 @@ class FileWriter:
     def _save_config_work(self, config: Config, baseline: Config, thread_window: int | None) -> None:
         from inspector.service import save_edits
 
-        app = self.app
+        screen = self.screen
         try:
             saved = save_edits(config, baseline, self.config_file, thread_window=thread_window)
         except (OSError, ConfigError) as exc:
-            app.post_message(Notice(safe_line(f"cannot save config: {exc}", 300), severity="error"))
+            screen.post_message(Notice(safe_line(f"cannot save config: {exc}", 300), severity="error"))
             return
         if saved.written:
             message = f"config saved to {saved.path}: {', '.join(saved.saved) or 'profile'}"
@@ -64,16 +64,16 @@ class FileWriter:
             message = f"nothing to save to {saved.path}: no edits"
         if saved.skipped:
             message += f" (not saved: {', '.join(saved.skipped)}, this thread's own)"
-        app.post_message(Notice(message, timeout=6))
+        screen.post_message(Notice(message, timeout=6))
         if saved.written:
-            app.post_message(ConfigSaved())
+            screen.post_message(ConfigSaved())
 
     def rebase(self) -> None:
         """The saved values are the new baseline: the shown thread is replayed against the config file as
         it is now (the edits it still differs in, such as a thread's own window, carried over)."""
-        app = self.app
-        if app.view is not None:
-            app.replayer.load(app.view.thread.id, keep_position=True)
+        screen = self.screen
+        if screen.view is not None:
+            screen.replayer.load(screen.view.thread.id, keep_position=True)
 
     def export(self, payload: dict[str, Any]) -> None:
         self._run(partial(self._export_work, payload), "export audit")
@@ -81,18 +81,18 @@ class FileWriter:
     def _export_work(self, payload: dict[str, Any]) -> None:
         """A new file, never over an existing one or through a link at its name: the next free name
         (`...-2.json`) instead (`inspector.writes.create_new`)."""
-        app = self.app
+        screen = self.screen
         thread_part = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(payload["thread_id"]))[:60] or "thread"
         index = payload["requests"][0]["index"] + 1 if payload["requests"] else 0
         path = self.export_dir / f"audit-{thread_part}-request-{index}.json"
         try:
             path = create_new(path, json_dumps(payload) + "\n")
         except OSError as exc:
-            app.post_message(Notice(safe_line(f"cannot export: {exc}", 200), severity="error"))
+            screen.post_message(Notice(safe_line(f"cannot export: {exc}", 200), severity="error"))
             return
         self.last_export = path
-        app.post_message(Notice(f"audit exported to {path}", timeout=4))
+        screen.post_message(Notice(f"audit exported to {path}", timeout=4))
 
     def screenshot(self) -> None:
-        path = self.app.save_screenshot(path=str(self.screenshot_dir))
-        self.app.notify(f"screenshot saved to {path}", timeout=4)
+        path = self.screen.app.save_screenshot(path=str(self.screenshot_dir))
+        self.screen.notify(f"screenshot saved to {path}", timeout=4)

@@ -1,9 +1,10 @@
-"""What the controllers ask of the app that owns them, declared below the app so that no controller
-names `inspector.app` (not even under `TYPE_CHECKING`: `tests/engine/test_imports.py` finds such circles).
+"""What the controllers ask of the screen that owns them (`inspector.tui.main_screen.MainScreen`),
+declared here so that no controller names the screen module (not even under `TYPE_CHECKING`:
+`tests/engine/test_imports.py` finds such circles).
 
-`InspectorApp` fulfils it: a textual `App` (the first group) plus the inspector's own state. Workers
+The first group is what every textual `Screen` has; the rest is the main screen's own state. Workers
 hand their results over as messages (`inspector.screens.messages`, posted with the thread-safe
-`post_message`), never by calling into the app.
+`post_message`), never by calling into the screen.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from inspector.screens.view import ViewState
 
 
 class InspectorHost(Protocol):
-    # what every textual App has
+    # what every textual Screen has
     def post_message(self, message: Message) -> bool: ...
     def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
     def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
@@ -28,14 +29,14 @@ class InspectorHost(Protocol):
     def run_worker(self, work: Any, *args: Any, **kwargs: Any) -> Any: ...
     def set_timer(self, delay: float, callback: Any = None, **kwargs: Any) -> Any: ...
     def set_interval(self, interval: float, callback: Any = None, **kwargs: Any) -> Any: ...
-    def save_screenshot(self, filename: str | None = None, path: str | None = None) -> str: ...
+    @property
+    def app(self) -> Any: ...
     @property
     def workers(self) -> Any: ...
 
-    # the inspector's state (the other controllers are typed in their own modules)
+    # the main screen's state (the other controllers are typed in their own modules)
     view: ViewState | None
     thread_infos: list[ThreadInfo]
-    startup_error: str | None
     live: bool
     replayer: Any
     panes: Any

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 class LiveTail:
     """Polls `replay.source` for the app's current thread while `enabled`."""
 
-    def __init__(self, app: InspectorHost, replay: ReplayController, *, enabled: bool, interval: float) -> None:
-        self.app = app
+    def __init__(self, screen: InspectorHost, replay: ReplayController, *, enabled: bool, interval: float) -> None:
+        self.screen = screen
         self.replay = replay
         self.enabled = enabled
         self.interval = interval
@@ -28,22 +28,22 @@ class LiveTail:
 
     def start(self) -> None:
         if self.enabled and self.interval > 0:
-            self.app.set_interval(self.interval, self.poll)
+            self.screen.set_interval(self.interval, self.poll)
 
     def poll(self) -> None:
         """Check (in a worker) whether the selected thread's rows changed; reload it if so."""
-        app = self.app
-        if self.enabled and app.view is not None and self.replay.source is not None:
+        screen = self.screen
+        if self.enabled and screen.view is not None and self.replay.source is not None:
             # While a load or replay runs, wait for it: starting another (exclusive) load would cancel it, and
             # under a fast writer every load would be cancelled by the next tick and the view would stop moving.
             if any(w.group == ENGINE and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
-                   for w in app.workers):
+                   for w in screen.workers):
                 return
-            app.run_worker(partial(self._poll_work, app.view.thread.id, app.view.data_version), thread=True,
+            screen.run_worker(partial(self._poll_work, screen.view.thread.id, screen.view.data_version), thread=True,
                            exclusive=True, group="poll", exit_on_error=False, description="poll")
 
     def _poll_work(self, thread_id: str, known: tuple | None) -> None:
-        app, source = self.app, self.replay.source
+        screen, source = self.screen, self.replay.source
         if source is None:
             return
         try:
@@ -57,7 +57,7 @@ class LiveTail:
             lines = list(pending)
             pending.clear()
             for line in lines:
-                app.post_message(Notice(safe_line(line, 300), severity="warning", timeout=8))
+                screen.post_message(Notice(safe_line(line, 300), severity="warning", timeout=8))
         if version == known:
             return
         try:
@@ -65,20 +65,20 @@ class LiveTail:
         except Exception:
             infos = None
         if infos is not None:
-            app.post_message(ThreadsListed(infos))
-        app.post_message(ThreadChanged(thread_id))
+            screen.post_message(ThreadsListed(infos))
+        screen.post_message(ThreadChanged(thread_id))
 
     def _say(self, problem: str | None) -> None:
         """Tell a new problem once (a notification) and keep it on the status line until it clears."""
         if problem == self.problem:
             return
         self.problem = problem
-        app = self.app
+        screen = self.screen
         if problem is not None:
-            app.post_message(Notice(safe_line(problem, 300), severity="error", timeout=10))
-        app.post_message(LiveProblem(problem))
+            screen.post_message(Notice(safe_line(problem, 300), severity="error", timeout=10))
+        screen.post_message(LiveProblem(problem))
 
     def reload_current(self, thread_id: str) -> None:
-        view = self.app.view
+        view = self.screen.view
         if view is not None and view.thread.id == thread_id:
             self.replay.load(thread_id, keep_position=True)

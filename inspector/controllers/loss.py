@@ -18,7 +18,6 @@ from inspector.pipeline.facts import prepare
 from inspector.pipeline.probe import ProbeResult, probe
 from inspector.pipeline.survival import CompactionLoss, LossMemo, ReplayLike, compaction_losses
 from inspector.screens.messages import LossesReady, ProbeDone
-from inspector.screens.status import DiffPanel
 from inspector.screens.view import FullReplay, ViewState
 from widgets.blocks import BlocksView
 from widgets.safe import safe_line
@@ -40,8 +39,8 @@ def _replay_of(view: ViewState, *, baseline: bool = False) -> ReplayLike:
 class LossTracker:
     """Losses of the shown view's compactions (and of its baseline, for the diff), and the last probe."""
 
-    def __init__(self, app: InspectorHost) -> None:
-        self.app = app
+    def __init__(self, screen: InspectorHost) -> None:
+        self.screen = screen
         self.view: ViewState | None = None  # the view `losses` belong to
         self.losses: dict[str, CompactionLoss] = {}
         self.changes: tuple[LossChange, ...] = ()
@@ -54,7 +53,7 @@ class LossTracker:
     # losses -------------------------------------------------------------------------------------------
 
     def compute(self, view: ViewState) -> None:
-        self.app.run_worker(partial(self._work, Handoff(view)), thread=True, exclusive=True, group="loss",
+        self.screen.run_worker(partial(self._work, Handoff(view)), thread=True, exclusive=True, group="loss",
                             exit_on_error=False, description="what compactions lost")
 
     def _work(self, handoff: Handoff) -> None:
@@ -79,27 +78,21 @@ class LossTracker:
         elif view.replay is not None:
             self._baseline = (view.replay, current)
         if not worker.is_cancelled:
-            self.app.post_message(LossesReady(view, current, changes))
+            self.screen.post_message(LossesReady(view, current, changes))
 
-    def show(self, view: ViewState, losses: tuple[CompactionLoss, ...], changes: tuple[LossChange, ...]) -> None:
-        """UI thread: the Summaries pane lists them; the diff says how loss changed."""
-        app = self.app
-        if app.view is not view:
-            return  # a newer view is on its way (its own losses follow)
+    def show(self, view: ViewState, losses: tuple[CompactionLoss, ...], changes: tuple[LossChange, ...]) -> ViewState:
+        """UI thread: `view` with how the edit changed loss in its diff (the screen puts it in place of
+        `view`), and the losses kept for the Summaries pane."""
         if view.diff is not None:
             edits = {key: new for key, (_old, new) in view.config.changed_keys(view.baseline_config).items()}
             if view.config.profile != view.baseline_config.profile:
                 edits = {"profile": view.config.profile, **edits}
             view = replace(view, diff=replace(view.diff, loss=changes, loss_label=edit_label(edits)))
-            app.view = view
-            app.query_one(DiffPanel).show(view.diff, view, app.current_request)
         self.view, self.losses, self.changes = view, {loss.summary_id: loss for loss in losses}, changes
-        app.panes.stale_tabs.add("summaries")
-        if app.query_one(TabbedContent).active == "summaries":
-            app.panes.refresh_tab("summaries")
-        app.call_after_refresh(self._painted)
+        return view
 
-    def _painted(self) -> None:
+    def painted(self) -> None:
+        """The screen was painted with the last losses (the edit's whole answer)."""
         self.shown_at = time.monotonic()
 
     def losses_of(self, view: ViewState | None) -> dict[str, CompactionLoss] | None:
@@ -109,48 +102,48 @@ class LossTracker:
     def jump_to_source(self, message_id: str, request_index: int, fact: str | None = None) -> None:
         """Show the block of `message_id` at the compaction's request, in the Blocks pane, with `fact`
         (the lost fact's text) marked in its detail."""
-        app = self.app
-        app.jump_to_request(request_index)
-        app.query_one(TabbedContent).active = "blocks"
-        app.panes.stale_tabs.add("blocks")
-        app.panes.refresh_tab("blocks")
-        blocks = app.query_one(BlocksView)
+        screen = self.screen
+        screen.jump_to_request(request_index)
+        screen.query_one(TabbedContent).active = "blocks"
+        screen.panes.stale_tabs.add("blocks")
+        screen.panes.refresh_tab("blocks")
+        blocks = screen.query_one(BlocksView)
         request = blocks.request
         if request is not None:
             index = next((i for i, b in enumerate(request.blocks) if b.message_id == message_id), None)
             if index is not None:
                 blocks.select_block(index, fact)
-        app.query_one("#blocks-table").focus()
+        screen.query_one("#blocks-table").focus()
 
     # probes -------------------------------------------------------------------------------------------
 
     def probe(self, view: ViewState, text: str) -> None:
         self.probe_text = text
-        self.app.run_worker(partial(self._probe_work, view, text), thread=True, exclusive=True, group="probe",
+        self.screen.run_worker(partial(self._probe_work, view, text), thread=True, exclusive=True, group="probe",
                             exit_on_error=False, description="probe")
 
     def _probe_work(self, view: ViewState, text: str) -> None:
         (result,) = probe(view.thread, _replay_of(view), [text])
         if not get_current_worker().is_cancelled:
-            self.app.post_message(ProbeDone(view, result))
+            self.screen.post_message(ProbeDone(view, result))
 
     def show_probe(self, view: ViewState, result: ProbeResult) -> None:
         """UI thread: mark the request where the text disappears, and go there."""
-        app = self.app
-        if app.view is None or app.view.thread is not view.thread or result.text != self.probe_text:
+        screen = self.screen
+        if screen.view is None or screen.view.thread is not view.thread or result.text != self.probe_text:
             return
         self.probe_result = result
-        chart = app.query_one(TimelineChart)
+        chart = screen.query_one(TimelineChart)
         chart.mark_probe(result.lost_at)
         quoted = f'"{safe_line(result.text, 60)}"'
         if result.lost_at is not None:
-            app.notify(f"{quoted} stops being visible at request {result.lost_at + 1} (⊘ on the timeline)",
+            screen.notify(f"{quoted} stops being visible at request {result.lost_at + 1} (⊘ on the timeline)",
                        timeout=6)
-            app.jump_to_request(result.lost_at)
+            screen.jump_to_request(result.lost_at)
         elif result.first_seen is None:
-            app.notify(f"{quoted} is never visible to the model in this replay", severity="warning", timeout=6)
+            screen.notify(f"{quoted} is never visible to the model in this replay", severity="warning", timeout=6)
         else:
-            app.notify(f"{quoted} stays visible from request {result.first_seen + 1} on", timeout=6)
+            screen.notify(f"{quoted} stays visible from request {result.first_seen + 1} on", timeout=6)
 
     def view_changed(self, view: ViewState, *, same_thread: bool) -> None:
         """A new view is on screen: its losses, and the probe again (a what-if moves where a text goes)."""
@@ -159,4 +152,4 @@ class LossTracker:
             self.probe(view, self.probe_text)
         else:
             self.probe_text = self.probe_result = None
-            self.app.query_one(TimelineChart).mark_probe(None)
+            self.screen.query_one(TimelineChart).mark_probe(None)

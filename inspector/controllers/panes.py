@@ -27,10 +27,10 @@ if TYPE_CHECKING:
 
 
 class PaneUpdater:
-    """Shows `app.view` at `app.current_request` in every pane."""
+    """Shows `screen.view` at `screen.current_request` in every pane."""
 
-    def __init__(self, app: InspectorHost, *, throttle: float) -> None:
-        self.app = app
+    def __init__(self, screen: InspectorHost, *, throttle: float) -> None:
+        self.screen = screen
         self.throttle = throttle
         self.stale_tabs: set[str] = set()
         self.dirty = False
@@ -42,13 +42,13 @@ class PaneUpdater:
 
     def show_request(self, *, all_tabs: bool = False) -> None:
         """Update the status line, timeline label and panes for the selected request."""
-        app, view = self.app, self.app.view
+        screen, view = self.screen, self.screen.view
         if view is None:
             return
-        request = app.current_request
-        app.query_one(StatusLine).show(view, live=app.live, problem=app.live_tail.problem)
+        request = screen.current_request
+        screen.query_one(StatusLine).show(view, live=screen.live, problem=screen.live_tail.problem)
         self.update_timeline_label()
-        chart = app.query_one(TimelineChart)
+        chart = screen.query_one(TimelineChart)
         chart.scale = timeline_scale(view, request)
         chart.refresh()
         # The panes cost more than the chart: when the user holds an arrow key, update them at most every
@@ -59,32 +59,32 @@ class PaneUpdater:
         if self.throttle <= 0 or now - self._at >= self.throttle:
             self.update_panes()
         elif self.timer is None:
-            self.timer = app.set_timer(self.throttle, self.update_panes)
+            self.timer = screen.set_timer(self.throttle, self.update_panes)
 
     def update_timeline_label(self) -> None:
-        app = self.app
-        if app.view is None:
+        screen = self.screen
+        if screen.view is None:
             return
-        chart = app.query_one(TimelineChart)
-        app.query_one(TimelineLabel).show(app.view, app.current_request,
+        chart = screen.query_one(TimelineChart)
+        screen.query_one(TimelineLabel).show(screen.view, screen.current_request,
                                           overview_per=chart.bucket_size() if chart.overview else None,
                                           shown=chart.shown_requests())
 
     def update_panes(self) -> None:
         self.timer = None
-        app, view = self.app, self.app.view
+        screen, view = self.screen, self.screen.view
         if view is None or not self.dirty:
             return
         self.dirty = False
         all_tabs, self.all_tabs = self.all_tabs, False
         self._at = time.monotonic()
-        request = app.current_request
+        request = screen.current_request
         profile = REGISTRY[view.config.profile]
         window = request.budget.window if request is not None else int(view.config["context.window"])
         threshold_tokens = profile.compaction_at(view.config, request)
         calibration = view.calibration
         recorded = view.recorded_compactions.get(request.request_id) if request is not None else None
-        app.query_one(BudgetView).show(
+        screen.query_one(BudgetView).show(
             request, tokenizer=view.simulation.tokenizer, approximate=view.simulation.approximate,
             threshold_tokens=threshold_tokens, profile=view.config.profile, trigger_reads=profile.trigger_reads,
             request_count=len(view.requests),
@@ -94,35 +94,35 @@ class PaneUpdater:
             **_own_and_ratio(calibration, request), names=names_of(view.thread),
             pruning_tokens=profile.hard_pruning_at(view.config, window))
         # Tables are rebuilt only when visible; the others are refreshed when their tab opens.
-        active = app.query_one(TabbedContent).active
+        active = screen.query_one(TabbedContent).active
         self.stale_tabs |= {"blocks", "summaries", "step"}
         if all_tabs or active in ("blocks", "summaries", "step"):
             self.refresh_tab(active)
         self.updated_at = time.monotonic()
-        app.call_after_refresh(self._painted)
+        screen.call_after_refresh(self._painted)
 
     def _painted(self) -> None:
         self.painted_at = time.monotonic()
 
     def refresh_tab(self, tab: str) -> None:
-        app, view = self.app, self.app.view
+        screen, view = self.screen, self.screen.view
         if view is None or tab not in self.stale_tabs:
             return
         self.stale_tabs.discard(tab)
-        request = app.current_request
+        request = screen.current_request
         if tab == "blocks":
-            app.query_one(BlocksView).show(request, view.messages, view.summaries, view.partners,
+            screen.query_one(BlocksView).show(request, view.messages, view.summaries, view.partners,
                                            names_of(view.thread))
         elif tab == "step":
             step = None
             if request is not None and request.index > 0:
                 step = request_step(view.audit(request.index - 1), request)
-            app.query_one(RequestStepView).show(step, request, names_of(view.thread))
+            screen.query_one(RequestStepView).show(step, request, names_of(view.thread))
         elif tab == "summaries":
             injected = request.summaries_injected if request is not None else ()
-            app.query_one(SummariesView).show(view.simulation.summaries, view.summary_stats, injected,
+            screen.query_one(SummariesView).show(view.simulation.summaries, view.summary_stats, injected,
                                               unused=view.unused_recorded_summaries,
-                                              losses=app.loss.losses_of(view), names=names_of(view.thread))
+                                              losses=screen.loss.losses_of(view), names=names_of(view.thread))
 
 
 def _calibration_note(view: Any, request: Any) -> str | None:

@@ -1,7 +1,7 @@
 """The replay controller: owns the thread source, the baseline config and the what-if config.
 
 It opens the source, loads a thread, replays it under the baseline and the user's edits (carrying those
-edits to the next thread or reload), and hands each finished `ViewState` to the app. Every replay runs in
+edits to the next thread or reload), and hands each finished `ViewState` to the screen. Every replay runs in
 an `exclusive` worker of the "engine" group, so a newer edit cancels a stale one."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from textual.worker import get_current_worker
 
 from inspector.config import DEFAULT_PROFILE, Config, ConfigError
 from inspector.controllers.handoff import Handoff
+from inspector.controllers.source import SourceHandle
 from inspector.model import Thread
 from inspector.screens.messages import LlmProgress, LoadFailed, Notice, ReplayFailed, ThreadsListed, ViewReady
 from inspector.screens.source import ThreadSource
@@ -45,24 +46,21 @@ def switch_profile(config: Config, profile: str, thread: Thread) -> Config:
 
 
 class ReplayController:
-    """Loads and replays threads for `app` in worker threads."""
+    """Loads and replays threads for `screen` in worker threads."""
 
     def __init__(
         self,
-        app: InspectorHost,
+        screen: InspectorHost,
         *,
-        db_url: str | None,
-        source: ThreadSource | None,
+        sources: SourceHandle,
         fixed_config: Config | None,
         profile: str | None,
         overrides: Mapping[str, Any],
         config_file: Path | None,
         simulator: Simulator,
     ) -> None:
-        self.app = app
-        self.db_url = db_url
-        self.source = source
-        self.owns_source = False
+        self.screen = screen
+        self.sources = sources
         self.fixed_config = fixed_config
         self.profile = profile
         self.overrides = dict(overrides)
@@ -73,56 +71,40 @@ class ReplayController:
         self._subagent_memo: tuple[tuple, SubagentTotals | None] | None = None  # (key, the last thread's)
 
     def _run(self, work: Callable[[], None], *, group: str = ENGINE, description: str = "") -> None:
-        self.app.run_worker(work, thread=True, exclusive=True, group=group, exit_on_error=False,
-                            description=description)
+        self.screen.run_worker(work, thread=True, exclusive=True, group=group, exit_on_error=False,
+                               description=description)
 
-    def close(self) -> None:
-        """Close the database the app opened itself (a source passed in belongs to the caller)."""
-        close = getattr(self.source, "close", None)
-        if self.owns_source and callable(close):
-            close()
+    @property
+    def source(self) -> ThreadSource | None:
+        """The opened source (None until the first load opens it)."""
+        return self.sources.source
 
     # opening and loading ------------------------------------------------------------------------------
-
-    def _open_source(self) -> ThreadSource:
-        if self.source is None:
-            import inspector.importers  # noqa: F401 - registers the readers of agents' own databases (opencode.db)
-            from inspector.store import Store, resolve_db_url
-
-            url = resolve_db_url(self.db_url)
-            if url is None:
-                from inspector.demo import ensure_demo_db
-                from inspector.paths import data_dir
-
-                url = ensure_demo_db(data_dir() / "demo.sqlite")
-            self.source = Store.open(url, read_only=True)
-            self.owns_source = True
-        return self.source
 
     def open(self, thread_id: str | None) -> None:
         """Open the source, list its threads and show `thread_id` (or the first thread)."""
         self._run(partial(self._open_work, thread_id), description="open")
 
     def _open_work(self, thread_id: str | None) -> None:
-        app = self.app
+        screen = self.screen
         try:
-            source = self._open_source()
+            source = self.sources.open()
             infos = source.list_threads()
         except Exception as exc:  # a bad URL or database: say so, keep running
             message = f"cannot open the database: {exc}"
-            app.startup_error = message
-            app.post_message(LoadFailed(message))
+            self.sources.error = message
+            screen.post_message(LoadFailed(message))
             return
-        app.post_message(ThreadsListed(infos))
+        screen.post_message(ThreadsListed(infos))
         note = getattr(source, "access_note", None)
         if note:  # how a WAL-mode or journaled SQLite file was opened without writing beside it
-            app.post_message(Notice(safe_line(note, 300)))
+            screen.post_message(Notice(safe_line(note, 300)))
         if not infos:
-            app.post_message(LoadFailed("the database has no threads"))
+            screen.post_message(LoadFailed("the database has no threads"))
             return
         wanted = thread_id if thread_id and any(i.id == thread_id for i in infos) else infos[0].id
         if thread_id and wanted != thread_id:
-            app.post_message(Notice(f"no thread {safe_line(thread_id, 60)!r}; showing the first",
+            screen.post_message(Notice(f"no thread {safe_line(thread_id, 60)!r}; showing the first",
                                  severity="warning"))
         self._load_work(wanted, keep_position=False)
 
@@ -139,12 +121,12 @@ class ReplayController:
         try:
             return load_config(self.profile, self.overrides, path=self.config_file, thread=thread)
         except ConfigError as exc:
-            self.app.post_message(Notice(safe_line(str(exc), 200), title="config", severity="error"))
+            self.screen.post_message(Notice(safe_line(str(exc), 200), title="config", severity="error"))
             return Config.for_profile(self.profile or DEFAULT_PROFILE)
 
     def _load_work(self, thread_id: str, *, keep_position: bool) -> None:
         """In a worker thread: load, replay under the baseline and the current edits, hand over."""
-        app = self.app
+        screen = self.screen
         worker = get_current_worker()
         source = self.source
         assert source is not None
@@ -152,14 +134,14 @@ class ReplayController:
             version = source.data_version(thread_id)
             thread = source.load_thread(thread_id)
         except Exception as exc:
-            app.post_message(LoadFailed(f"cannot load thread {safe_line(thread_id, 60)}: {exc}"))
+            screen.post_message(LoadFailed(f"cannot load thread {safe_line(thread_id, 60)}: {exc}"))
             return
         pending = getattr(source, "warnings", None)
         repairs = list(pending or ())
         if repairs:  # damaged cells repaired or dropped while reading (each names its row and column)
             pending.clear()
             more = f" (and {len(repairs) - 1} more)" if len(repairs) > 1 else ""
-            app.post_message(Notice(safe_line(f"repaired while reading: {repairs[0]}{more}", 300),
+            screen.post_message(Notice(safe_line(f"repaired while reading: {repairs[0]}{more}", 300),
                                  severity="warning"))
         baseline_config = self.baseline_config(thread)
         overrides: tuple[str, ...] = ()
@@ -167,19 +149,19 @@ class ReplayController:
             from inspector.service import file_overrides
 
             overrides = file_overrides(baseline_config, self.config_file)
-        config = self.carried_config(app.view, thread, baseline_config)
-        if app.view is None or app.view.thread.id != thread.id:
+        config = self.carried_config(screen.view, thread, baseline_config)
+        if screen.view is None or screen.view.thread.id != thread.id:
             self.compactions = None  # another thread opens in its own default mode
         subagents = self._subagents(source, thread)
         try:
             view = build_view(thread, baseline_config, config, self.simulator, data_version=version,
                               file_overrides=overrides, compactions=self.compactions, subagents=subagents)
         except Exception as exc:
-            app.post_message(LoadFailed(f"replay failed: {exc}"))
+            screen.post_message(LoadFailed(f"replay failed: {exc}"))
             return
         if worker.is_cancelled:
             return
-        app.post_message(ViewReady(view, keep_position=keep_position))
+        screen.post_message(ViewReady(view, keep_position=keep_position))
 
     def _subagents(self, source: ThreadSource, thread: Thread) -> SubagentTotals | None:
         """The thread's sub-agents replayed (`inspector.subagents`), remembered while their counts stay
@@ -225,7 +207,7 @@ class ReplayController:
         self._run(partial(self._replay_work, Handoff(view), config, request_index), description="replay")
 
     def _replay_work(self, handoff: Handoff, config: Config, request_index: int) -> None:
-        app = self.app
+        screen = self.screen
         view = handoff.take()
         worker = get_current_worker()
         summarizer = self._watch_llm_summarizer(config)
@@ -233,7 +215,7 @@ class ReplayController:
             new = build_view(view.thread, view.baseline_config, config, self.simulator, baseline=view.baseline_replay,
                              data_version=view.data_version, previous=view)
         except Exception as exc:
-            app.post_message(ReplayFailed(config, str(exc)))
+            screen.post_message(ReplayFailed(config, str(exc)))
             return
         finally:
             if summarizer is not None:
@@ -247,7 +229,7 @@ class ReplayController:
             if new.diff is not None:
                 new.block_changes_shown(index, DIFF_BLOCKS_SHOWN)
         if not worker.is_cancelled:
-            app.post_message(ViewReady(new, keep_position=True))
+            screen.post_message(ViewReady(new, keep_position=True))
 
     def toggle_compactions(self, view: ViewState, request_index: int) -> None:
         """Replay `view` (its baseline and its what-if) in the other compaction mode (worker)."""
@@ -256,20 +238,20 @@ class ReplayController:
         self._run(partial(self._mode_work, Handoff(view), mode, request_index), description="compaction mode")
 
     def _mode_work(self, handoff: Handoff, mode: str, request_index: int) -> None:
-        app = self.app
+        screen = self.screen
         view = handoff.take()
         worker = get_current_worker()
         try:
             new = build_view(view.thread, view.baseline_config, view.config, self.simulator,
                              data_version=view.data_version, previous=view, compactions=mode)
         except Exception as exc:
-            app.post_message(ReplayFailed(view.config, str(exc)))
+            screen.post_message(ReplayFailed(view.config, str(exc)))
             return
         if new.requests:
             new.audit(min(request_index, len(new.requests) - 1))
         if not worker.is_cancelled:
-            app.post_message(ViewReady(new, keep_position=True))
-            app.post_message(Notice(f"compactions: {mode}", timeout=2))
+            screen.post_message(ViewReady(new, keep_position=True))
+            screen.post_message(Notice(f"compactions: {mode}", timeout=2))
 
     def _watch_llm_summarizer(self, config: Config) -> Any:
         """For `summarization.summarizer = "anthropic"`: progress and tokens spent in the status
@@ -278,13 +260,13 @@ class ReplayController:
             return None
         from inspector.service import make_summarizer
 
-        app = self.app
+        screen = self.screen
         summarizer = make_summarizer(config)
         summarizer.reset_cancel()
         start = summarizer.stats
-        summarizer.on_progress = lambda stats: app.post_message(LlmProgress(start, stats))
+        summarizer.on_progress = lambda stats: screen.post_message(LlmProgress(start, stats))
         self.llm_summarizer = summarizer
-        app.post_message(LlmProgress(start, start))
+        screen.post_message(LlmProgress(start, start))
         return summarizer
 
     def cancel_summaries(self) -> bool:

@@ -48,9 +48,11 @@ from inspector.importers import (  # noqa: F401 - opencode_db, langgraph_db regi
     openai,
     opencode,
     opencode_db,
+    opencode_storage,
     swe_agent,
 )
 from inspector.importers._common import Coverage, FormatError, ParseResult, cap_warnings, decode_json, first_lines
+from inspector.importers._database_file import database_line, is_sqlite_file
 from inspector.importers._input import InputError
 from inspector.importers._sources import companions as find_companions
 from inspector.importers._sources import (
@@ -59,6 +61,7 @@ from inspector.importers._sources import (
     keep_apart,
     known_sources,
     logical_name,
+    read_files,
     read_text,
     read_text_hashed,
     replace_thread,
@@ -390,11 +393,21 @@ def import_paths(
     done_before = 0
     run = _Run(store, fmt, progress, now, report, known_sources(store))
     run.batch = store.import_batch() if hasattr(store, "import_batch") else None
-    pairs = list(zip(files, sizes, strict=True))  # sessions first: a sub-agent file comes with its session
-    ordered = [*(p for p in pairs if not is_subagent_file(p[0])), *(p for p in pairs if is_subagent_file(p[0]))]
+    # sessions first: a sub-agent file, or a message or part file of opencode's storage tree, comes with its session
+    pairs = list(zip(files, sizes, strict=True))
+    members = [is_subagent_file(p) or opencode_storage.is_member_file(p) for p in files]
+    ordered = [*(p for p, m in zip(pairs, members, strict=True) if not m),
+               *(p for p, m in zip(pairs, members, strict=True) if m)]
     try:
         for number, (path, size) in enumerate(ordered):
             if resolved(str(path)) in run.consumed:
+                done_before += size
+                continue
+            stored = opencode_storage.storage_kind(path)
+            if stored is not None and stored[0] != "session":  # no session file brought it
+                if stored[0] != "other":  # project, todo, permission files hold no conversation
+                    report.skipped.append(f"{shown(path)}: a message or part of opencode's storage tree whose "
+                                          "session file is not in it; not imported")
                 done_before += size
                 continue
             if not _import_one(path, run, (done_before, size, grand)):
@@ -421,6 +434,9 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
     report, progress, store = run.report, run.progress, run.store
     name = shown(path)
     decode_warnings: list[str] = []
+    if is_sqlite_file(path):  # an app's database: opened in place with --db, never imported
+        report.errors.append(database_line(path, name))
+        return True
     try:
         text, sha = read_text_hashed(path, decode_warnings)
     except FileNotFoundError:
@@ -448,7 +464,9 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
     companions: list[tuple[Path, str]] = []
     try:
         used = run.fmt if run.fmt != "auto" else detect_format_text(name, text)
-        if used in REGISTRY and REGISTRY[used].siblings:
+        if used in REGISTRY and REGISTRY[used].companion_files is not None:
+            companions = read_files(REGISTRY[used].companion_files(path), decode_warnings)
+        elif used in REGISTRY and REGISTRY[used].siblings:
             companions = sibling_files(path, REGISTRY[used].siblings, decode_warnings)
         elif used in REGISTRY and REGISTRY[used].companions and not is_subagent_file(path):
             companions = find_companions(path, text, decode_warnings, run.heads, run.listings)

@@ -252,15 +252,19 @@ def companions(path: Path, text: str, warnings: list[str], cache: dict[Path, str
 
 def sibling_files(path: Path, names: Iterable[str], warnings: list[str]) -> list[tuple[Path, str]]:
     """The files named `names` beside `path` that exist, read (one that cannot be read is a warning)."""
+    return read_files((path.with_name(name) for name in names), warnings)
+
+
+def read_files(paths: Iterable[Path], warnings: list[str]) -> list[tuple[Path, str]]:
+    """The files of `paths` that exist, read (one that cannot be read is a warning)."""
     out: list[tuple[Path, str]] = []
-    for name in names:
-        sibling = path.with_name(name)
-        if not sibling.is_file():
+    for path in paths:
+        if not path.is_file():
             continue
         try:
-            out.append((sibling, read_text(sibling, warnings)))
+            out.append((path, read_text(path, warnings)))
         except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            warnings.append(f"{shown(sibling)}: cannot be read ({' '.join(str(exc).split())}); not read")
+            warnings.append(f"{shown(path)}: cannot be read ({' '.join(str(exc).split())}); not read")
     return out
 
 

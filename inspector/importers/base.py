@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from inspector.importers._common import ParseResult, Progress
@@ -31,7 +32,8 @@ class Importer:
     `detect(sample)` says whether a file is in this format (asked in registry order: the first yes
     wins); `suffixes` are file endings that are this format whatever they hold (`.traj`);
     `parse(text, name, progress)` reads it (`companions`: it also takes a session's sub-agent files as
-    `(name, text)` pairs, a fourth argument; `siblings`: instead, the files of these names beside it,
+    `(name, text)` pairs, a fourth argument: those `companion_files(path)` names, where it is given, else
+    a Claude Code session's sub-agent files; `siblings`: instead, the files of these names beside it,
     where they exist: a task folder read whole); `default_profile` is the profile its threads replay
     under unless one is chosen (None: iris); `reads` is the README's line on what becomes what;
     `locations` are where the agent keeps its sessions (`import --discover`): glob patterns under
@@ -45,6 +47,7 @@ class Importer:
     reads: str
     suffixes: tuple[str, ...] = ()
     companions: bool = False
+    companion_files: Callable[[Path], list[Path]] | None = None
     siblings: tuple[str, ...] = ()
     locations: tuple[str, ...] = ()
 

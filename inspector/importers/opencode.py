@@ -3,8 +3,8 @@
 Built from opencode's own schema (anomalyco/opencode `packages/opencode/src/session/message-v2.ts`,
 commit 007a9409: `MessageV2.Info`, `MessageV2.Part`, `toModelMessages`; the session table in
 `session.sql.ts`, commit 063e8306), not from sample files. The same `{info, parts}` records come from
-the `opencode.db` store and the older `storage/` tree; `thread_from_records` builds a thread from any
-of them.
+the `opencode.db` store and the older `storage/` tree (`opencode_storage`); `thread_from_records`
+builds a thread from any of them.
 
 - A user message is its text parts (not `ignored`), its files (`[Attached MIME: NAME]`; `text/plain`
   files already arrive as text parts), `subtask` parts as opencode sends them ("The following tool
@@ -28,11 +28,12 @@ of them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import Any
 
+from inspector.importers import opencode_storage
 from inspector.importers._common import Coverage, FormatError, ParseResult, Progress, load_json, title_from_messages
 from inspector.importers.base import Importer, Sample
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
@@ -301,8 +302,19 @@ def thread_from_records(session: Mapping[str, Any], records: Iterable[tuple[Any,
     return result
 
 
-def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult:
+def parse(text: str, name: str, progress: Progress | None = None,
+          companions: Sequence[tuple[str, str]] = ()) -> ParseResult:
+    """An export, or a session file of the older `storage/` tree with its message and part files as
+    `companions` (`opencode_storage`)."""
     doc = load_json(text, name)
+    if opencode_storage.is_session_document(doc, name):
+        skipped: list[str] = []
+        session, stored = opencode_storage.session_records(text, name, companions, skipped)
+        result = thread_from_records(session, stored, name)
+        result.skipped[:0] = skipped
+        if progress is not None:
+            progress(len(text))
+        return result
     if not _is_export(doc):
         raise FormatError(f"{name}: not an opencode export (expected {{\"info\": {{...}}, \"messages\": [...]}})")
     records = [(m.get("info"), m.get("parts", [])) if isinstance(m, Mapping) else (None, None)
@@ -319,8 +331,11 @@ def _is_export(doc: Any) -> bool:
 
 
 def detect(sample: Sample) -> bool:
-    """An export: `info` with a session id and `messages` whose entries hold `info` and `parts`."""
+    """An export: `info` with a session id and `messages` whose entries hold `info` and `parts`; or a
+    session file of the `storage/` tree (`opencode_storage.is_session_document`)."""
     doc = sample.document
+    if opencode_storage.is_session_document(doc, sample.name):
+        return True
     if not _is_export(doc):
         return False
     first = next(iter(doc["messages"]), None)
@@ -336,8 +351,11 @@ _READS = (
     "`meta[\"pruned_at\"]`); `reasoning` parts in `meta[\"thinking\"]`; a `compaction` part answered by "
     "a `summary: true` message a recorded compaction (`auto` or `manual`), its summarization call a "
     "request; `subtask` parts in `meta[\"subtasks\"]`, a child session's `parentID` as "
-    "`meta[\"parent_thread_id\"]`"
+    "`meta[\"parent_thread_id\"]`; the older `storage/` tree (`session/<project>/<id>.json`, "
+    "`message/<session>/<id>.json`, `part/<message>/<id>.json`; the layout of `storage/json-migration.ts`) "
+    "read in place the same way, one thread per session file with its messages and parts"
 )
 
 IMPORTER = Importer(name="opencode", detect=detect, parse=parse, default_profile="opencode", reads=_READS,
+                    companions=True, companion_files=opencode_storage.member_files,
                     locations=("{data}/opencode/opencode.db",))

@@ -64,6 +64,7 @@ class Reason(StrEnum):
     KEPT_AFTER_COMPACTION = "kept_after_compaction"  # in a summarized span but kept verbatim (codex: recent user messages)
     TOOL_OUTPUT_PRUNED = "tool_output_pruned"      # opencode prune: an old tool output erased
     TOOL_RESULT_CLEARED = "tool_result_cleared"    # context editing: a tool result cleared by the API
+    PRUNED_BY_AGENT = "pruned_by_agent"            # recorded: a tool output the agent erased itself (opencode)
 
 
 @fast_frozen_init

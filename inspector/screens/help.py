@@ -35,6 +35,9 @@ def key_label(key: str) -> str:
             .replace("slash", "/").replace("left", "←").replace("right", "→"))
 
 
+KEY_STYLE = "ci.recorded.strong"
+
+
 class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
@@ -61,7 +64,7 @@ class HelpScreen(ModalScreen[None]):
 
     def render_table(self) -> Table:
         table = Table(title="context-inspector: keys", title_style="bold", expand=True, box=None, padding=(0, 2))
-        table.add_column("Key", style="bold #ffd75f", no_wrap=True)
+        table.add_column("Key", no_wrap=True)  # each key in the palette's style (a name, resolved by the app)
         table.add_column("Action")
         seen: set[str] = set()
         for binding in self.bindings:
@@ -69,12 +72,12 @@ class HelpScreen(ModalScreen[None]):
             if keys in seen or not binding.description:
                 continue
             seen.add(keys)
-            table.add_row(Text(keys), Text(binding.description))
+            table.add_row(Text(keys, style=KEY_STYLE), Text(binding.description))
         table.add_section()
         for keys, what in PANE_KEYS:
-            table.add_row(Text(keys), Text(what))
+            table.add_row(Text(keys, style=KEY_STYLE), Text(what))
         table.add_section()
-        table.add_row(Text("ctrl+p"), Text("command palette: jump to a thread or request, switch profile or "
+        table.add_row(Text("ctrl+p", style=KEY_STYLE), Text("command palette: jump to a thread or request, switch profile or "
                                            "strategy, export the selected audit as JSON"))
         return table
 
@@ -84,15 +87,15 @@ class HelpScreen(ModalScreen[None]):
         table = Table(title="What the screen shows", title_style="bold", expand=True, box=None, padding=(0, 2))
         table.add_column("Mark", style="bold", no_wrap=True)
         table.add_column("Meaning")
-        table.add_row(Text("Statuses", style="bold #87afd7"), Text("of a block in a request (Blocks, Budget)", style="dim"))
+        table.add_row(Text("Statuses", style="ci.info.strong"), Text("of a block in a request (Blocks, Budget)", style="dim"))
         for status, meaning in STATUS_MEANINGS.items():
             table.add_row(Text(status, style=STATUS_STYLES.get(status, "")), Text(meaning))
         table.add_section()
-        table.add_row(Text("Marks", style="bold #87afd7"), Text(""))
+        table.add_row(Text("Marks", style="ci.info.strong"), Text(""))
         for mark, where, meaning in MARKS:
             table.add_row(Text(mark), Text(f"{where}: {plain_meaning(meaning)}"))
         table.add_section()
-        table.add_row(Text("Reasons", style="bold #87afd7"), Text("why a block has its status (Blocks)", style="dim"))
+        table.add_row(Text("Reasons", style="ci.info.strong"), Text("why a block has its status (Blocks)", style="dim"))
         for code, meaning in REASON_MEANINGS.items():
-            table.add_row(Text(code, style="#d0d0d0"), Text(plain_meaning(meaning)))
+            table.add_row(Text(code, style="ci.code"), Text(plain_meaning(meaning)))
         return table

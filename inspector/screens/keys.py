@@ -1,4 +1,6 @@
-"""The app's key bindings (the help screen lists them; the panes' own keys are in `screens/help.py`)."""
+"""The key bindings of the app (global: quit, help) and of its main screen (the help screen lists
+both; the panes' own keys are in `screens/help.py`). Every binding has an id, which a `[keys]` table
+in the config file rebinds (`inspector.screens.settings`)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,9 @@ from textual.binding import Binding
 APP_BINDINGS = [
     Binding("q", "quit", "Quit", id="quit"),
     Binding("f1,question_mark", "help", "Help", id="help"),
+]
+
+MAIN_BINDINGS = [
     Binding("left,comma", "step(-1)", "Prev req", show=False, id="previous-request"),
     Binding("right,full_stop", "step(1)", "Next req", show=False, id="next-request"),
     Binding("n", "next_compaction", "Next compaction", id="next-compaction"),
@@ -43,5 +48,5 @@ def binding_ids() -> tuple[str, ...]:
     from widgets.timeline import TimelineChart
 
     owners = (HelpScreen, SweepScreen, BlocksView, ConfigForm, LineTable, ThreadList, TimelineChart)
-    bindings = [*APP_BINDINGS, *(b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding))]
+    bindings = [*APP_BINDINGS, *MAIN_BINDINGS, *(b for owner in owners for b in owner.BINDINGS if isinstance(b, Binding))]
     return tuple(dict.fromkeys(b.id for b in bindings if b.id))

@@ -37,7 +37,7 @@ class StatusLine(Static):
         totals = view.cost_totals
         if totals is not None:
             line.append("   ")
-            line.append("cost unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="#ffd75f")
+            line.append("cost unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="ci.recorded")
             if totals.recorded_cost is not None:
                 line.append(f" (recorded ${totals.recorded_cost:,.2f})", style="dim")
             if view.subagents is not None:
@@ -51,9 +51,9 @@ class StatusLine(Static):
         if view.subagents is not None:
             line.append(subagent_requests_text(view.subagents))
         line.append(" · ")
-        line.append(f"{compactions} compaction{'' if compactions == 1 else 's'}", style="#d787ff" if compactions else "")
+        line.append(f"{compactions} compaction{'' if compactions == 1 else 's'}", style="ci.compaction" if compactions else "")
         line.append(" · ")
-        line.append(f"{failures} failed", style="bold #ff5f5f" if failures else "")
+        line.append(f"{failures} failed", style="ci.error.strong" if failures else "")
         line.append(f"  · profile {view.config.profile} · {sim.tokenizer}"
                     f" ({'approximate' if sim.approximate else 'exact'})")
         if sim.rules:  # the agent versions' rules the replay applied (Claude Code, by CLI version)
@@ -62,34 +62,34 @@ class StatusLine(Static):
                                                                    else ""))
         if live and problem is not None:  # the file was deleted or truncated: what is shown is what was read
             line.append("  ● live: " + ("file deleted" if "deleted" in problem else "file damaged"),
-                        style="bold #ffaf5f")
+                        style="ci.warning.strong")
         elif live:
-            line.append("  ● live", style="#87d787")
+            line.append("  ● live", style="ci.success")
         line.append("\n")
         # the third line starts with the compaction mode (and, at the baseline, how well the profile
         # reproduces the recorded compactions): the second is full on a narrow terminal
-        line.append(f"compactions {view.compactions}", style="#87afd7")
+        line.append(f"compactions {view.compactions}", style="ci.info")
         if view.reproduction is not None and view.diff is None:
             done, total = view.reproduction
             line.append(f" · {view.reproduction_by or view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
-                        f"{'' if total == 1 else 's'}", style="#87d787" if done == total else "#ffaf5f")
+                        f"{'' if total == 1 else 's'}", style="ci.success" if done == total else "ci.warning")
         line.append(" · ")
         if view.file_overrides:
-            line.append("config file: ", style="bold #ffaf5f")
+            line.append("config file: ", style="ci.warning.strong")
             line.append(", ".join(f"{k} {view.baseline_config.values.get(k)}" for k in view.file_overrides))
             line.append(" · ")
         if view.diff is None:
             line.append("defaults + config file" if view.file_overrides else "baseline config", style="dim")
         else:
             changes = view.config.changed_keys(view.baseline_config)
-            line.append("what-if: ", style="bold #ffd75f")
+            line.append("what-if: ", style="ci.recorded.strong")
             if view.config.profile != view.baseline_config.profile:
                 line.append(f"profile {view.baseline_config.profile}→{view.config.profile}  ")
             line.append("  ".join(f"{k} {old}→{new}" for k, (old, new) in changes.items()
                                   if k in view.config.values and old != new))
             moved = view.diff.lines(moves_shown=3)
             if moved:
-                line.append("  │ " + "; ".join(moved[:3]), style="#87d7af")
+                line.append("  │ " + "; ".join(moved[:3]), style="ci.success")
             else:
                 line.append("  │ nothing moved", style="dim")
         self.update(line)
@@ -97,7 +97,7 @@ class StatusLine(Static):
     def show_llm_progress(self, start: Any, stats: Any) -> str:
         """The anthropic summarizer's requests and tokens since `start` (its stats); returns the plain text."""
         line = Text()
-        line.append("anthropic summaries: ", style="bold #d7af5f")
+        line.append("anthropic summaries: ", style="ci.pruned.strong")
         line.append(f"{stats.requests - start.requests} request(s), "
                     f"{stats.input_tokens - start.input_tokens:,} tokens in / "
                     f"{stats.output_tokens - start.output_tokens:,} out, "
@@ -109,7 +109,7 @@ class StatusLine(Static):
         return line.plain
 
     def show_error(self, message: str) -> None:
-        self.update(Text(safe_line(message, 300), style="bold #ff5f5f"))
+        self.update(Text(safe_line(message, 300), style="ci.error.strong"))
 
 
 def subagent_requests_text(totals: SubagentTotals) -> str:
@@ -144,41 +144,41 @@ class TimelineLabel(Static):
             label.append(f"request {request.index + 1}/{len(view.requests)}", style="bold")
             label.append(f" (index {request.index})", style="dim")
             if shown is not None and (shown[0] > 0 or shown[1] < len(view.requests) - 1):
-                label.append(f"  showing {shown[0] + 1}-{shown[1] + 1}", style="#87afd7")
+                label.append(f"  showing {shown[0] + 1}-{shown[1] + 1}", style="ci.info")
             if request.failed:  # nothing was sent: say what it needed, not "prompt 0"
                 label.append("  prompt not sent")
             else:
                 label.append(f"  prompt {b.prompt_tokens:,}")
             if b.recorded_prompt_tokens is not None:
-                label.append(f"  recorded {b.recorded_prompt_tokens:,}", style="#ffd75f")
+                label.append(f"  recorded {b.recorded_prompt_tokens:,}", style="ci.recorded")
             if request.failed:
-                label.append("  FAILED", style="bold #ff5f5f")
+                label.append("  FAILED", style="ci.error.strong")
                 if b.needed_tokens is not None:
-                    label.append(f" (needs {b.needed_tokens:,})", style="#ff5f5f")
+                    label.append(f" (needs {b.needed_tokens:,})", style="ci.error")
             guesses = view.guesses
             if request.index in guesses:
-                label.append("  calibrated: a guess", style="#ffaf5f")
+                label.append("  calibrated: a guess", style="ci.warning")
             if request.compaction is not None:
                 label.append("  ◆ manual (/compact)" if request.compaction.manual else "  ◆ compaction",
-                             style="bold #d787ff")
+                             style="ci.compaction.strong")
             if request.request_id in view.recorded_compactions:
-                label.append("  ◇ recorded compaction", style="bold #d787ff")
+                label.append("  ◇ recorded compaction", style="ci.compaction.strong")
             for event in view.recorded_events.get(request.request_id, ()):
                 saved = event.get("tokensSaved")
                 label.append(f"  ○ recorded {event.get('kind', 'event')}"
-                             + (f" ({saved:,} tokens cleared)" if isinstance(saved, int) else ""), style="#d787ff")
+                             + (f" ({saved:,} tokens cleared)" if isinstance(saved, int) else ""), style="ci.compaction")
             scale = timeline_scale(view, request)
-            label.append(f"   ─ window {compact_number(scale.window)}", style="#d75f5f")
+            label.append(f"   ─ window {compact_number(scale.window)}", style="ci.error")
             if scale.threshold:
-                label.append(f"  ─ threshold {compact_number(scale.threshold)}", style="#d7af00")
+                label.append(f"  ─ threshold {compact_number(scale.threshold)}", style="ci.caution")
             if scale.budget is not None:
-                label.append(f"  ─ prompt ceiling {compact_number(scale.budget)}", style="#5faf5f")
+                label.append(f"  ─ prompt ceiling {compact_number(scale.budget)}", style="ci.success")
             if overview_per is not None:
                 label.append(f"  overview: {overview_per} request{'' if overview_per == 1 else 's'} per column",
-                             style="bold #87afd7")
+                             style="ci.info.strong")
             label.append("  • recorded ◆◇ compaction ✗ failed", style="dim")
             if guesses:
-                label.append("  ▆ guess", style="#5f6f87")
+                label.append("  ▆ guess", style="ci.muted")
         self.update(label)
 
 
@@ -194,7 +194,7 @@ class DiffPanel(Static):
             keys.append(Text(f"profile: {view.baseline_config.profile} → {view.config.profile}"))
         keys += [Text(f"{key}: {old} → {new}") for key, (old, new) in view.config.changed_keys(view.baseline_config).items()]
         lines = diff.lines(moves_shown=DIFF_MOVES_SHOWN)
-        moved = [Text(line, style="#ff5f5f" if "failures appear" in line else "#87d7af") for line in lines]
+        moved = [Text(line, style="ci.error" if "failures appear" in line else "ci.success") for line in lines]
         if not moved:
             moved = [Text("nothing: same compactions, failures and block statuses", style="dim")]
             if view.compactions == "recorded" and view.thread.summaries:

@@ -17,6 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Select, Static
 from textual.worker import get_current_worker
@@ -86,6 +87,27 @@ class SweepScreen(Screen[None]):
         # priority: over the values field's own ctrl+x (cut); said in the status line while it runs
         Binding("ctrl+x", "cancel", "Cancel sweep", show=False, priority=True, id="sweep.cancel"),
     ]
+
+    class RowReplayed(Message):
+        """The sweep's worker replayed one value (`progress`: the run it belongs to)."""
+
+        def __init__(self, row: sweep.SweepRow, progress: Progress) -> None:
+            super().__init__()
+            self.row, self.progress = row, progress
+
+    class SweepFailed(Message):
+        """A value could not be replayed: the sweep stops there."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class SweepDone(Message):
+        """Every value of the run `progress` was replayed."""
+
+        def __init__(self, progress: Progress) -> None:
+            super().__init__()
+            self.progress = progress
 
     def __init__(self, thread: Thread, base: Config, *, compactions: str = "decide") -> None:
         """`compactions`: "decide" (each value decides its compactions, as `sweep` does by default)
@@ -178,7 +200,7 @@ class SweepScreen(Screen[None]):
             key, values = sweep.parse_key(f"{self.key}={text}")
             sweep.combinations([(key, values)])  # the same cap as the CLI's, said under the field
         except ConfigError as exc:
-            self._status(Text(safe_line(str(exc), 200), style="#ff5f5f"))
+            self._status(Text(safe_line(str(exc), 200), style="ci.error"))
             return
         self.values = values
         self.rows = []
@@ -199,8 +221,8 @@ class SweepScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="sweep")
     def _sweep(self, key: str, values: list[Any], progress: Progress) -> None:
-        """Each value's row to the screen, as long as `progress` is still the screen's (a new run or a
-        cancel replaces it: a row of a stale run is never shown)."""
+        """Each value's row to the screen as a message (`RowReplayed`), shown as long as `progress` is
+        still the screen's (a new run or a cancel replaces it: a row of a stale run is never shown)."""
         worker = get_current_worker()
         for value in values:
             if worker.is_cancelled:
@@ -208,17 +230,19 @@ class SweepScreen(Screen[None]):
             try:
                 rows = sweep.sweep_thread(self.thread, self.base, [{key: value}], compactions=self.compactions)
             except (ConfigError, ValueError, RuntimeError) as exc:
-                self.app.call_from_thread(self._status, Text(safe_line(f"{key}={value}: {exc}", 200),
-                                                             style="#ff5f5f"))
+                self.post_message(self.SweepFailed(safe_line(f"{key}={value}: {exc}", 200)))
                 return
             if worker.is_cancelled:
                 return
-            self.app.call_from_thread(self._add_row, rows[0], progress)
+            self.post_message(self.RowReplayed(rows[0], progress))
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._done, progress)
+            self.post_message(self.SweepDone(progress))
 
-    def _done(self, progress: Progress) -> None:
-        if progress is not self.progress:
+    def on_sweep_screen_sweep_failed(self, message: SweepFailed) -> None:
+        self._status(Text(message.text, style="ci.error"))
+
+    def on_sweep_screen_sweep_done(self, message: SweepDone) -> None:
+        if message.progress is not self.progress:
             return
         self.progress = None
         text = Text(f"{len(self.values)} configs replayed; * the thread's own value", style="dim")
@@ -234,17 +258,17 @@ class SweepScreen(Screen[None]):
     def _table_row(self, row: sweep.SweepRow) -> None:
         cells = next(sweep.iter_table([row]))
         value, rest, mark = cells[0], cells[1:-1], cells[-1]
-        style = "bold #ffd75f" if mark else ""
-        back_to_back = "#ff875f" if row.back_to_back else ""
+        style = "ci.recorded.strong" if mark else ""
+        back_to_back = "ci.warning" if row.back_to_back else ""
         self.query_one(DataTable).add_row(
             Text(value + (" *" if mark else ""), style=style),
             *(Text(c, style=back_to_back if i == 1 and row.back_to_back else style) for i, c in enumerate(rest)))
 
-    def _add_row(self, row: sweep.SweepRow, progress: Progress) -> None:
-        if progress is not self.progress:  # cancelled, or run again, while this row was on its way
+    def on_sweep_screen_row_replayed(self, message: RowReplayed) -> None:
+        if message.progress is not self.progress:  # cancelled, or run again, while this row was on its way
             return
-        self.rows.append(row)
-        self._table_row(row)
+        self.rows.append(message.row)
+        self._table_row(message.row)
         self.progress.done = len(self.rows)
         self._status(Text(f"{len(self.rows)} of {len(self.values)} configs replayed · {_pace(self.progress)} "
                           "(ctrl+x cancels)", style="dim"))

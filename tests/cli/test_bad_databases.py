@@ -473,10 +473,10 @@ async def test_the_tui_says_what_it_repaired_while_reading(tmp_path: Path):
     app.notify = keep  # type: ignore[method-assign]
     async with app.run_test() as pilot:
         for _ in range(400):  # bounded by progress: the thread loads
-            if app.view is not None:
+            if app.main_screen.view is not None:
                 break
             await pilot.pause(0.05)
-        assert app.view is not None and app.view.thread.meta == {"stored_meta": [1, 2]}
+        assert app.main_screen.view is not None and app.main_screen.view.thread.meta == {"stored_meta": [1, 2]}
         await pilot.press("q")
     assert f"{db}: {NOTES['immutable']}" in notes
     assert any(n.startswith(f"repaired while reading: sqlite:///{db}: ci_threads row (id neg) column meta: a JSON "

@@ -508,11 +508,11 @@ async def test_the_tui_export_never_writes_over_a_file_or_through_a_link(tmp_pat
         await settle(app, pilot)
         await pilot.press("e")
         await settle(app, pilot)
-        assert app.last_export == tmp_path / "audit-t-request-1-3.json"
-        assert any(str(app.last_export) in n.message for n in app._notifications)
+        assert app.main_screen.files.last_export == tmp_path / "audit-t-request-1-3.json"
+        assert any(str(app.main_screen.files.last_export) in n.message for n in app._notifications)
     assert victim.read_bytes() == before and (tmp_path / name).is_symlink()
     assert (tmp_path / "audit-t-request-1-2.json").read_text() == "a file of the user's\n"
-    text = app.last_export.read_text(encoding="utf-8")
+    text = app.main_screen.files.last_export.read_text(encoding="utf-8")
     assert not any(c in text for c in RAW_ANYWHERE)
     assert json.loads(text)["thread_title"] == f"hostile {INVISIBLE}"
 
@@ -570,9 +570,9 @@ async def save_an_edit(config_file: Path) -> list[str]:
     app = make_app(config_file.parent)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.set_config_value("context.prune_protect_turns", 3)
+        app.main_screen.set_config_value("context.prune_protect_turns", 3)
         await settle(app, pilot)
-        app.set_config_value("summarization.max_injected", 2)
+        app.main_screen.set_config_value("summarization.max_injected", 2)
         await settle(app, pilot)
         await pilot.press("ctrl+o")
         await settle(app, pilot)
@@ -652,16 +652,16 @@ async def test_live_mode_says_a_replaced_deleted_or_truncated_database(tmp_path:
         return " ".join(n.message for n in app._notifications)
 
     async with app.run_test(size=SIZE) as pilot:
-        assert await watch(app, pilot, lambda: app.view is not None and len(app.view.thread.messages) == 4)
+        assert await watch(app, pilot, lambda: app.main_screen.view is not None and len(app.main_screen.view.thread.messages) == 4)
         shutil.copyfile(other, tmp_path / "swap.sqlite")
         (tmp_path / "swap.sqlite").replace(db)  # another file at the path (a restore, a sync tool)
-        assert await watch(app, pilot, lambda: len(app.view.thread.messages) == 6), notes()
+        assert await watch(app, pilot, lambda: len(app.main_screen.view.thread.messages) == 6), notes()
         assert f"{db}: the database file was replaced by another; reading the new one" in notes()
         assert "● live" in plain(app.query_one(StatusLine)) and "file deleted" not in plain(app.query_one(StatusLine))
         db.unlink()
         assert await watch(app, pilot, lambda: "file deleted" in plain(app.query_one(StatusLine))), notes()
         assert f"{db}: the database file was deleted; showing what was read before it" in notes()
-        assert len(app.view.thread.messages) == 6  # what was read stays
+        assert len(app.main_screen.view.thread.messages) == 6  # what was read stays
         shutil.copyfile(other, db)  # back again: reopened, the notice cleared
         assert await watch(app, pilot, lambda: "file deleted" not in plain(app.query_one(StatusLine)))
         db.write_bytes(b"")  # truncated in place

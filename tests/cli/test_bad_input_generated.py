@@ -613,10 +613,10 @@ async def test_the_tui_quits_with_q_while_a_server_never_answers(wait_for_error:
     async with app.run_test() as pilot:
         if wait_for_error:
             for _ in range(600):  # bounded by progress: the connect timeout ends the wait
-                if app.loading_error:
+                if app.main_screen.loading_error:
                     break
                 await pilot.pause(0.05)
-            message = app.loading_error or ""
+            message = app.main_screen.loading_error or ""
             assert message.startswith("cannot open the database: postgresql+psycopg://ci:***@127.0.0.1:"), message
             assert "timeout" in message.lower() and "hunter2" not in message
         await pilot.press("q")

@@ -266,11 +266,11 @@ async def test_the_app_names_a_manual_compaction_and_the_rules(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert "rules 2.1.8+" in plain(app.query_one(StatusLine))
-        app.jump_to_request(manual)
+        app.main_screen.jump_to_request(manual)
         await settle(app, pilot)
         assert "◆ manual (/compact)" in plain(app.query_one(TimelineLabel))
         assert "manual (/compact), the user's own" in plain(app.query_one(BudgetView))
-        app.jump_to_request(boundaries[0]["before"])  # the automatic one: the threshold's
+        app.main_screen.jump_to_request(boundaries[0]["before"])  # the automatic one: the threshold's
         await settle(app, pilot)
         assert "◆ compaction" in plain(app.query_one(TimelineLabel))
         assert "manual (/compact)" not in plain(app.query_one(BudgetView))

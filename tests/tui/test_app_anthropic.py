@@ -23,13 +23,13 @@ async def test_llm_summaries_show_progress_and_tokens_spent(tmp_path, fake_api):
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view.config["summarization.summarizer"] == "extractive"
-        app.set_config_value("summarization.summarizer", "anthropic")
+        assert app.main_screen.view.config["summarization.summarizer"] == "extractive"
+        app.main_screen.set_config_value("summarization.summarizer", "anthropic")
         await settle(app, pilot)
-        assert app.view.config["summarization.summarizer"] == "anthropic"
+        assert app.main_screen.view.config["summarization.summarizer"] == "anthropic"
         assert len(fake_api.message_requests) == 1  # the walkthrough's one compaction
-        assert "1 request(s), 1,200 tokens in / 350 out, 0 from the cache" in app.llm_progress_text
-        [summary] = [s for s in app.view.simulation.summaries]
+        assert "1 request(s), 1,200 tokens in / 350 out, 0 from the cache" in app.main_screen.llm_progress_text
+        [summary] = [s for s in app.main_screen.view.simulation.summaries]
         assert summary.source == "anthropic" and summary.emotional_markers[0].intensity == 0.6
 
 
@@ -39,11 +39,11 @@ async def test_x_cancels_the_llm_summaries_and_keeps_the_previous_view(tmp_path,
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        before = app.view
+        before = app.main_screen.view
         # many compactions: the first summary is slow, the cancel lands before the second
-        app.set_config_value("context.compaction_threshold", 0.2)
+        app.main_screen.set_config_value("context.compaction_threshold", 0.2)
         await settle(app, pilot)
-        app.set_config_value("summarization.summarizer", "anthropic")
+        app.main_screen.set_config_value("summarization.summarizer", "anthropic")
         for _ in range(200):
             await pilot.pause(0.01)
             if fake_api.message_requests:
@@ -51,8 +51,8 @@ async def test_x_cancels_the_llm_summaries_and_keeps_the_previous_view(tmp_path,
         await pilot.press("x")
         await settle(app, pilot)
         assert len(fake_api.message_requests) == 1
-        assert app.view.config["summarization.summarizer"] == "extractive"
-        assert app.view.config["context.compaction_threshold"] == 0.2
-        assert before is not app.view
+        assert app.main_screen.view.config["summarization.summarizer"] == "extractive"
+        assert app.main_screen.view.config["context.compaction_threshold"] == 0.2
+        assert before is not app.main_screen.view
         messages = [n.message for n in app._notifications]
         assert any("cancel" in m for m in messages)

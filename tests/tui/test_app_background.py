@@ -40,15 +40,15 @@ async def test_the_app_settles_a_long_thread_and_thaws_it_on_the_next_and_on_exi
                    thread_id="long")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        assert app.view is not None and app.view.thread.id == "long"
-        assert app.long_lived.settled and gc.get_freeze_count() > 0
-        app.load_thread("coding")
+        assert app.main_screen.view is not None and app.main_screen.view.thread.id == "long"
+        assert app.main_screen.long_lived.settled and gc.get_freeze_count() > 0
+        app.main_screen.load_thread("coding")
         await settle(app, pilot)
-        assert app.view.thread.id == "coding"
-        assert not app.long_lived.settled and gc.get_freeze_count() == 0
-        app.load_thread("long")
+        assert app.main_screen.view.thread.id == "coding"
+        assert not app.main_screen.long_lived.settled and gc.get_freeze_count() == 0
+        app.main_screen.load_thread("long")
         await settle(app, pilot)
-        assert app.long_lived.settled
+        assert app.main_screen.long_lived.settled
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
 
 
@@ -62,8 +62,8 @@ async def test_the_app_scans_a_shown_thread_for_summaries_in_the_background(tmp_
     app = make_app(tmp_path, MemorySource([thread]), thread_id="scan-me")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        summarizer = make_summarizer(app.view.config)
-        assert all(summarizer._by_object.get(id(m), (None,))[0] is m for m in app.view.thread.messages)
+        summarizer = make_summarizer(app.main_screen.view.config)
+        assert all(summarizer._by_object.get(id(m), (None,))[0] is m for m in app.main_screen.view.thread.messages)
 
 
 async def test_an_edit_frees_the_previous_view_without_waiting_for_a_full_collection(tmp_path):
@@ -77,16 +77,16 @@ async def test_an_edit_frees_the_previous_view_without_waiting_for_a_full_collec
     app = make_app(tmp_path, MemorySource([coding_thread()]))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        app.set_config_value("context.window", 150_000)
+        app.main_screen.set_config_value("context.window", 150_000)
         await settle(app, pilot)
         gc.collect()
         gc.disable()
         try:
-            shown = weakref.ref(app.view)
-            replay = weakref.ref(app.view.replay)
-            app.set_config_value("context.window", 140_000)
+            shown = weakref.ref(app.main_screen.view)
+            replay = weakref.ref(app.main_screen.view.replay)
+            app.main_screen.set_config_value("context.window", 140_000)
             await settle(app, pilot)
-            assert app.view is not None and app.view.config["context.window"] == 140_000
+            assert app.main_screen.view is not None and app.main_screen.view.config["context.window"] == 140_000
             assert shown() is None and replay() is None  # freed by their last reference, no collection ran
         finally:
             gc.enable()

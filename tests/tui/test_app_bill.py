@@ -45,10 +45,10 @@ async def test_the_prompt_ceiling_is_the_window_in_billed_units(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         chart = app.query_one(TimelineChart)
-        window = app.current_request.budget.window
+        window = app.main_screen.current_request.budget.window
         assert window == 200_000 and _largest_billed_prompt() < window
-        for k in (0, len(app.view.requests) // 2, len(app.view.requests) - 1):
-            app.jump_to_request(k)
+        for k in (0, len(app.main_screen.view.requests) // 2, len(app.main_screen.view.requests) - 1):
+            app.main_screen.jump_to_request(k)
             await pilot.pause()
             assert chart.scale.budget == window, k
         assert "prompt ceiling 200k" in plain(app.query_one(TimelineLabel))
@@ -77,14 +77,14 @@ async def test_ctrl_o_makes_the_saved_values_the_running_baseline(tmp_path):
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view.baseline_config["context.prune_protect_turns"] == 2
-        app.set_config_value("context.prune_protect_turns", 3)
+        assert app.main_screen.view.baseline_config["context.prune_protect_turns"] == 2
+        app.main_screen.set_config_value("context.prune_protect_turns", 3)
         await settle(app, pilot)
-        assert app.view.is_what_if
+        assert app.main_screen.view.is_what_if
         await pilot.press("ctrl+o")
         await settle(app, pilot)
-        assert app.view.baseline_config["context.prune_protect_turns"] == 3
-        assert app.view.config["context.prune_protect_turns"] == 3 and not app.view.is_what_if
+        assert app.main_screen.view.baseline_config["context.prune_protect_turns"] == 3
+        assert app.main_screen.view.config["context.prune_protect_turns"] == 3 and not app.main_screen.view.is_what_if
         assert "config file: context.prune_protect_turns 3" in plain(app.query_one("#status", Static))
 
 
@@ -94,18 +94,18 @@ async def test_a_profile_switch_keeps_the_thread_s_tokenizer(tmp_path):
     app = _session_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view.config.profile == "claude-code" and app.view.config["context.tokenizer"] == "o200k_base"
-        ratio = app.view.calibration.fit.ratio
-        app.set_profile("iris")
+        assert app.main_screen.view.config.profile == "claude-code" and app.main_screen.view.config["context.tokenizer"] == "o200k_base"
+        ratio = app.main_screen.view.calibration.fit.ratio
+        app.main_screen.set_profile("iris")
         await settle(app, pilot)
-        assert app.view.config.profile == "iris"
-        assert app.view.config["context.tokenizer"] == "o200k_base"
-        assert app.view.calibration.fit.ratio == ratio
-        app.set_config_value("context.tokenizer", "chars4")  # the user's own change stays theirs
+        assert app.main_screen.view.config.profile == "iris"
+        assert app.main_screen.view.config["context.tokenizer"] == "o200k_base"
+        assert app.main_screen.view.calibration.fit.ratio == ratio
+        app.main_screen.set_config_value("context.tokenizer", "chars4")  # the user's own change stays theirs
         await settle(app, pilot)
-        app.set_profile("harness")
+        app.main_screen.set_profile("harness")
         await settle(app, pilot)
-        assert app.view.config["context.tokenizer"] == "chars4"
+        assert app.main_screen.view.config["context.tokenizer"] == "chars4"
 
 
 async def test_the_anthropic_summarizer_without_a_key_says_why_under_the_field_and_the_status_line_returns(
@@ -123,14 +123,14 @@ async def test_the_anthropic_summarizer_without_a_key_says_why_under_the_field_a
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         before = plain(app.query_one("#status", Static))
-        app.set_config_value("summarization.summarizer", "anthropic")
+        app.main_screen.set_config_value("summarization.summarizer", "anthropic")
         await settle(app, pilot)
-        assert app.view.config["summarization.summarizer"] == "extractive"
+        assert app.main_screen.view.config["summarization.summarizer"] == "extractive"
         assert app.query_one("#cfg-summarization-summarizer", Select).value == "extractive"
         error = plain(app.query_one("#cfg-summarization-summarizer-error", Static))
         assert error.startswith("not applied: ") and "ANTHROPIC_API_KEY" in error
         assert plain(app.query_one("#status", Static)) == before  # the header is back, unbroken
-        app.jump_to_request(0)
+        app.main_screen.jump_to_request(0)
         await settle(app, pilot)
         assert "ANTHROPIC_API_KEY" in plain(app.query_one("#cfg-summarization-summarizer-error", Static))
 
@@ -163,8 +163,8 @@ def _reads() -> dict[str, str]:
 async def _at_the_compaction(app, pilot, tab: str) -> int:
     """Settle, select the session's compaction request and open pane `tab`; its index."""
     await settle(app, pilot)
-    k = next(r.index for r in app.view.requests if r.compaction is not None)
-    app.jump_to_request(k)
+    k = next(r.index for r in app.main_screen.view.requests if r.compaction is not None)
+    app.main_screen.jump_to_request(k)
     await pilot.press(tab)
     await settle(app, pilot)
     return k
@@ -181,7 +181,7 @@ async def test_since_n_1_says_the_billed_delta_and_names_blocks_by_tool(tmp_path
     async with app.run_test(size=(160, 48)) as pilot:
         k = await _at_the_compaction(app, pilot, "5")
         text = plain(app.query_one(RequestStepView))
-        step = request_step(app.view.audit(k - 1), app.view.audit(k))
+        step = request_step(app.main_screen.view.audit(k - 1), app.main_screen.view.audit(k))
         assert step.billed_delta == billed[k] - billed[k - 1] < step.prompt_delta < 0
         assert f"Prompt tokens (billed)           {billed[k] - billed[k - 1]:+,}" in text
         assert f"Prompt tokens (replayed)          {step.prompt_delta:+,}" in text
@@ -201,9 +201,9 @@ async def test_blocks_name_tool_results_by_their_call_and_s_and_clicks_move_the_
         table = view.table
         blocks = view.request.blocks
         row = next(i for i, b in enumerate(blocks) if b.message_id
-                   and app.view.messages[b.message_id].tool_call_id in reads)
+                   and app.main_screen.view.messages[b.message_id].tool_call_id in reads)
         name = table.plain_row(row)[-1]
-        path = reads[app.view.messages[blocks[row].message_id].tool_call_id]
+        path = reads[app.main_screen.view.messages[blocks[row].message_id].tool_call_id]
         assert name.startswith("Read(") and ") result" in name and path.rsplit("/", 1)[-1][:12] in name
         assert blocks[row].message_id not in name
         assert table.plain_row(row)[7].strip() == "summarized"  # said, as the CLI says it
@@ -213,7 +213,7 @@ async def test_blocks_name_tool_results_by_their_call_and_s_and_clicks_move_the_
         await pilot.press("s")
         await pilot.pause()
         far = len(blocks) - 2
-        app.action_open_block(far)
+        app.main_screen.action_open_block(far)
         await settle(app, pilot)
         top = round(table.scroll_offset.y)
         height = table.scrollable_content_region.height - 1
@@ -229,14 +229,14 @@ async def test_the_timeline_numbers_its_requests_and_says_the_part_of_a_long_ses
         await settle(app, pilot)
         chart = app.query_one(TimelineChart)
         first, last = chart.shown_requests()
-        assert last == len(app.view.requests) - 1 and first > 0  # the end of a session wider than the chart
+        assert last == len(app.main_screen.view.requests) - 1 and first > 0  # the end of a session wider than the chart
         assert f"showing {first + 1}-{last + 1}" in plain(app.query_one(TimelineLabel))
         axis = chart.render_line(chart.size.height - 1).text
         numbers = [int(n) for n in __import__("re").findall(r"\d+", axis)]
         assert len(numbers) >= 3 and all(first + 1 <= n <= last + 1 for n in numbers)
         steps = {b - a for a, b in zip(numbers, numbers[1:], strict=False)}
         assert min(steps) > 0 and all(s % min(steps) == 0 for s in steps)  # round, evenly spaced numbers
-        app.jump_to_request(3)  # the start: request 1 is numbered where no mark is
+        app.main_screen.jump_to_request(3)  # the start: request 1 is numbered where no mark is
         await settle(app, pilot)
         first, last = chart.shown_requests()
         assert first <= 3 <= last and f"showing {first + 1}-{last + 1}" in plain(app.query_one(TimelineLabel))
@@ -248,17 +248,17 @@ async def test_a_recorded_compaction_is_drawn_filled_where_the_replay_compacts_t
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         chart = app.query_one(TimelineChart)
-        k = next(r.index for r in app.view.requests if r.compaction is not None)
-        assert app.view.compactions == "recorded" and chart.points[k].compaction
-        app.jump_to_request(k + 1)  # k in view, not under the cursor's ▲
+        k = next(r.index for r in app.main_screen.view.requests if r.compaction is not None)
+        assert app.main_screen.view.compactions == "recorded" and chart.points[k].compaction
+        app.main_screen.jump_to_request(k + 1)  # k in view, not under the cursor's ▲
         await settle(app, pilot)
         line = chart.render_line(chart.size.height - 1).text
         assert line[7 + (k - chart.shown_requests()[0]) * chart.column_width()] == "◆"
         await pilot.press("c")  # decide, then a lower threshold: the replay compacts elsewhere
         await settle(app, pilot)
-        app.set_config_value("claude_code.autocompact_pct_override", 40)
+        app.main_screen.set_config_value("claude_code.autocompact_pct_override", 40)
         await settle(app, pilot)
-        assert not app.view.requests[k].compaction
+        assert not app.main_screen.view.requests[k].compaction
         line = chart.render_line(chart.size.height - 1).text
         assert line[7 + (k - chart.shown_requests()[0]) * chart.column_width()] == "◇"
 

@@ -32,17 +32,17 @@ async def test_a_guess_after_an_unseen_compaction_is_labelled(tmp_path):
     app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        last = len(app.view.requests) - 1
-        assert app.request_index == last
-        assert app.view.calibration.basis(last) == "restarted"
+        last = len(app.main_screen.view.requests) - 1
+        assert app.main_screen.request_index == last
+        assert app.main_screen.view.calibration.basis(last) == "restarted"
         text = plain(app.query_one(BudgetView))
         assert "Prompt (calibrated)" in text and GUESS in text, text
         assert "calibrated: a guess" in plain(app.query_one(TimelineLabel))
         chart = app.query_one(TimelineChart)
         guessed = [k for k, p in enumerate(chart.points) if p.guessed]
-        assert guessed == sorted(app.view.calibration.guesses) and guessed[-1] == last and guessed[0] > half
-        app.jump_to_request(half - 1)  # a request with its own billed count: no guess
+        assert guessed == sorted(app.main_screen.view.calibration.guesses) and guessed[-1] == last and guessed[0] > half
+        app.main_screen.jump_to_request(half - 1)  # a request with its own billed count: no guess
         await settle(app, pilot)
-        assert app.view.calibration.basis(half - 1) == "recorded"
+        assert app.main_screen.view.calibration.basis(half - 1) == "recorded"
         assert GUESS not in plain(app.query_one(BudgetView))
         assert "calibrated: a guess" not in plain(app.query_one(TimelineLabel))

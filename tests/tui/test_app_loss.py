@@ -74,13 +74,13 @@ async def test_the_summaries_pane_lists_what_the_compaction_lost_and_jumps_to_it
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.query_one(TabbedContent).active == "blocks"
-        assert app.request_index == 1  # the compaction's request
+        assert app.main_screen.request_index == 1  # the compaction's request
         blocks = app.query_one(BlocksView)
         assert blocks.request.blocks[blocks.table.cursor_row].message_id == "m1"
         assert str(blocks.request.blocks[blocks.table.cursor_row].status) == "summarized"
         # the fact is marked in the block's detail
         detail = app.query_one("#block-detail", Static).content
-        marked = [detail.plain[s.start:s.end] for s in detail.spans if "reverse" in str(s.style)]
+        marked = [detail.plain[s.start:s.end] for s in detail.spans if app.console.get_style(s.style).reverse]
         assert marked and all(m.casefold() == CORRECTION06.casefold() for m in marked)
 
 
@@ -88,7 +88,7 @@ async def test_a_probe_from_the_palette_marks_where_the_correction_disappears(tm
     app = _app(tmp_path, seed_thread())
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.jump_to_request(0)
+        app.main_screen.jump_to_request(0)
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*f"Probe: {CORRECTION06}")
@@ -97,28 +97,28 @@ async def test_a_probe_from_the_palette_marks_where_the_correction_disappears(tm
         await pilot.press("enter")
         await settle(app, pilot)
         chart = app.query_one(TimelineChart)
-        assert app.loss.probe_result is not None and app.loss.probe_result.lost_at == 1
-        assert chart.probe_mark == 1 and app.request_index == 1
+        assert app.main_screen.loss.probe_result is not None and app.main_screen.loss.probe_result.lost_at == 1
+        assert chart.probe_mark == 1 and app.main_screen.request_index == 1
         notes = " ".join(n.message for n in app._notifications)
         assert f'"{CORRECTION06}" stops being visible at request 2' in notes
         # A text the summary keeps is never lost: the mark goes.
-        app.probe_text("app.py")
+        app.main_screen.probe_text("app.py")
         await settle(app, pilot)
-        assert app.loss.probe_result.lost_at is None and chart.probe_mark is None
+        assert app.main_screen.loss.probe_result.lost_at is None and chart.probe_mark is None
 
 
 async def test_the_what_if_diff_says_how_loss_changed(tmp_path):
     app = _app(tmp_path, commands_thread())
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view.diff is None and not app.loss.losses  # the baseline never compacts
-        app.set_config_value("context.compaction_threshold", 0.3)
+        assert app.main_screen.view.diff is None and not app.main_screen.loss.losses  # the baseline never compacts
+        app.main_screen.set_config_value("context.compaction_threshold", 0.3)
         await settle(app, pilot)
-        assert app.loss.losses, "the what-if compacts"
-        lost = sum(loss.counts()[kind].lost for loss in app.loss.losses.values() for kind in loss.counts()
+        assert app.main_screen.loss.losses, "the what-if compacts"
+        lost = sum(loss.counts()[kind].lost for loss in app.main_screen.loss.losses.values() for kind in loss.counts()
                    if str(kind) == "command")
         assert lost > 0
-        assert [(c.kind, c.before, c.after) for c in app.view.diff.loss if c.kind == "command"] == [
+        assert [(c.kind, c.before, c.after) for c in app.main_screen.view.diff.loss if c.kind == "command"] == [
             ("command", 0, lost)]
         await pilot.press("4")
         await settle(app, pilot)

@@ -22,8 +22,8 @@ async def test_save_on_a_32k_thread_writes_only_the_edit_and_the_200k_thread_kee
     app = make_app(tmp_path, thread_id=OVERFLOW_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view.config["context.window"] == 32_000
-        app.set_config_value("context.prune_protect_turns", 3)
+        assert app.main_screen.view.config["context.window"] == 32_000
+        app.main_screen.set_config_value("context.prune_protect_turns", 3)
         await settle(app, pilot)
         await pilot.press("ctrl+o")
         await settle(app, pilot)
@@ -32,11 +32,11 @@ async def test_save_on_a_32k_thread_writes_only_the_edit_and_the_200k_thread_kee
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view.baseline_config["context.window"] == 200_000
-        assert app.view.baseline_config["context.prune_protect_turns"] == 3
+        assert app.main_screen.view.baseline_config["context.window"] == 200_000
+        assert app.main_screen.view.baseline_config["context.prune_protect_turns"] == 3
         # the status line says the baseline is not the defaults, and which key the file sets
         assert "config file: context.prune_protect_turns 3" in status(app)
-        app.load_thread(ROLEPLAY_ID)  # shifting does not read that key: its baseline is the defaults
+        app.main_screen.load_thread(ROLEPLAY_ID)  # shifting does not read that key: its baseline is the defaults
         await settle(app, pilot)
         assert "config file" not in status(app) and "baseline config" in status(app)
 
@@ -45,9 +45,9 @@ async def test_an_edited_window_of_a_thread_with_its_own_window_is_not_saved(tmp
     app = make_app(tmp_path, thread_id=OVERFLOW_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.set_config_value("context.window", 64_000)
+        app.main_screen.set_config_value("context.window", 64_000)
         await settle(app, pilot)
-        app.set_config_value("summarization.threshold", 30)
+        app.main_screen.set_config_value("summarization.threshold", 30)
         await settle(app, pilot)
         await pilot.press("ctrl+o")
         await settle(app, pilot)
@@ -61,7 +61,7 @@ async def test_saving_only_a_thread_s_own_window_writes_no_file(tmp_path):
     app = make_app(tmp_path, thread_id=OVERFLOW_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.set_config_value("context.window", 64_000)
+        app.main_screen.set_config_value("context.window", 64_000)
         await settle(app, pilot)
         await pilot.press("ctrl+o")
         await settle(app, pilot)
@@ -74,15 +74,15 @@ async def test_a_quote_in_a_saved_value_round_trips(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.set_config_value("summarization.model", 'my "special" model')
+        app.main_screen.set_config_value("summarization.model", 'my "special" model')
         await settle(app, pilot)
         await pilot.press("ctrl+o")
         await settle(app, pilot)
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.loading_error is None
-        assert app.view.baseline_config["summarization.model"] == 'my "special" model'
+        assert app.main_screen.loading_error is None
+        assert app.main_screen.view.baseline_config["summarization.model"] == 'my "special" model'
 
 
 async def test_save_keeps_the_file_s_other_keys_and_refuses_to_replace_a_broken_file(tmp_path):
@@ -91,7 +91,7 @@ async def test_save_keeps_the_file_s_other_keys_and_refuses_to_replace_a_broken_
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.set_config_value("summarization.max_injected", 2)
+        app.main_screen.set_config_value("summarization.max_injected", 2)
         await settle(app, pilot)
         await pilot.press("ctrl+o")
         await settle(app, pilot)
@@ -119,28 +119,28 @@ async def test_profile_switch_keeps_the_thread_s_window_and_the_user_s_edits(tmp
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.set_config_value("summarization.max_injected", 2)
+        app.main_screen.set_config_value("summarization.max_injected", 2)
         await settle(app, pilot)
-        app.set_profile("shifting")
+        app.main_screen.set_profile("shifting")
         await settle(app, pilot)
-        assert app.view.config.profile == "shifting"
-        assert app.view.config["context.window"] == 200_000
-        assert app.view.config["summarization.max_injected"] == 2
-        assert not any(r.failed for r in app.view.requests)
+        assert app.main_screen.view.config.profile == "shifting"
+        assert app.main_screen.view.config["context.window"] == 200_000
+        assert app.main_screen.view.config["summarization.max_injected"] == 2
+        assert not any(r.failed for r in app.main_screen.view.requests)
 
 
 async def test_edits_of_one_thread_do_not_leak_to_the_next(tmp_path):
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.set_config_value("context.response_reserve", 1024)
+        app.main_screen.set_config_value("context.response_reserve", 1024)
         await settle(app, pilot)
-        assert app.view.is_what_if
-        app.load_thread(HARNESS_ID)
+        assert app.main_screen.view.is_what_if
+        app.main_screen.load_thread(HARNESS_ID)
         await settle(app, pilot)
-        assert app.view.thread.id == HARNESS_ID
-        assert not app.view.is_what_if
-        assert app.view.config["context.response_reserve"] == 0
+        assert app.main_screen.view.thread.id == HARNESS_ID
+        assert not app.main_screen.view.is_what_if
+        assert app.main_screen.view.config["context.response_reserve"] == 0
 
 
 # 3. keys in the config form ------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ async def test_digits_type_in_a_field_and_escape_cancels_the_edit(tmp_path):
         await pilot.press("escape")
         await settle(app, pilot)
         assert isinstance(app.focused, TimelineChart)
-        assert not app.view.is_what_if and app.view.config["context.window"] == 200_000
+        assert not app.main_screen.view.is_what_if and app.main_screen.view.config["context.window"] == 200_000
         assert field.value == "200000"
         await pilot.press("2")  # outside a text input, digits switch panes
         await pilot.pause()
@@ -175,7 +175,7 @@ async def test_leaving_a_field_with_an_invalid_value_does_not_replay(tmp_path):
         await pilot.press("ctrl+a", "ctrl+k", *"12k")
         await pilot.press("tab")
         await settle(app, pilot)
-        assert not app.view.is_what_if
+        assert not app.main_screen.view.is_what_if
 
 
 async def test_demo_threads_open_under_their_own_profile(tmp_path):
@@ -184,9 +184,9 @@ async def test_demo_threads_open_under_their_own_profile(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         for thread_id, profile in expected.items():
-            app.load_thread(thread_id)
+            app.main_screen.load_thread(thread_id)
             await settle(app, pilot)
-            assert (thread_id, app.view.config.profile) == (thread_id, profile)
+            assert (thread_id, app.main_screen.view.config.profile) == (thread_id, profile)
 
 
 # 4. Free ---------------------------------------------------------------------------------------------------
@@ -200,11 +200,11 @@ async def test_free_is_window_minus_prompt_minus_reserve_and_pruning_savings_sit
     app = make_app(tmp_path, thread_id=OVERFLOW_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        index = max(range(len(app.view.requests)), key=lambda i: app.view.requests[i].budget.pruned_savings)
-        app.jump_to_request(index)
+        index = max(range(len(app.main_screen.view.requests)), key=lambda i: app.main_screen.view.requests[i].budget.pruned_savings)
+        app.main_screen.jump_to_request(index)
         await pilot.pause()
-        b = app.current_request.budget
-        assert not app.current_request.failed and b.pruned_savings > b.window - b.prompt_tokens > 0
+        b = app.main_screen.current_request.budget
+        assert not app.main_screen.current_request.failed and b.pruned_savings > b.window - b.prompt_tokens > 0
         text = plain(app.query_one("#budget-view", Static))
         free = b.window - b.prompt_tokens - b.response_reserve
         assert _legend_row(text, "Free")[0] == f"{free:,}"
@@ -219,8 +219,8 @@ async def test_timeline_line_is_the_prompt_ceiling_no_completed_bar_rises_above_
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
             chart = app.query_one(TimelineChart)
-            for i, request in enumerate(app.view.requests):
-                app.jump_to_request(i)
+            for i, request in enumerate(app.main_screen.view.requests):
+                app.main_screen.jump_to_request(i)
                 if not request.failed:  # the bar (what the chart draws) stays under the line
                     assert chart.points[i].prompt_tokens <= chart.scale.budget, (thread_id, i)
             label = plain(app.query_one("#timeline-label", Static))
@@ -268,7 +268,7 @@ async def test_at_80x24_the_thread_list_collapses_and_every_pane_is_usable(tmp_p
         assert app.query_one("#main").size.width == 80
         for key, widget_id in (("1", "#budget-view"), ("2", "#blocks-table"), ("3", "#summaries-left"),
                                ("4", "#config-form"), ("5", "#step-view")):
-            app.action_focus_timeline()
+            app.main_screen.action_focus_timeline()
             await pilot.press(key)
             await settle(app, pilot)
             region = app.query_one(widget_id).region
@@ -283,7 +283,7 @@ async def test_at_120x36_the_thread_list_narrows_and_the_budget_legend_does_not_
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
         assert app.query_one("#left").size.width <= 34
-        app.jump_to_request(7)
+        app.main_screen.jump_to_request(7)
         await pilot.pause()
         lines = screen_lines(app)
         assert any("Category" in line and "Tokens" in line for line in lines)
@@ -298,7 +298,7 @@ async def test_at_160x48_long_lines_end_in_an_ellipsis(tmp_path):
         for key, value in (("context.window", 190_000), ("context.compaction_threshold", 0.7),
                            ("summarization.threshold", 30), ("summarization.max_injected", 2),
                            ("context.prune_protect_turns", 3)):
-            app.set_config_value(key, value)
+            app.main_screen.set_config_value(key, value)
             await settle(app, pilot)
         what_if = next(line for line in screen_lines(app) if "what-if:" in line)
         assert what_if.rstrip().endswith("…")
@@ -310,7 +310,7 @@ async def test_diff_bullets_wrap_under_their_text_not_at_column_0(tmp_path):
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(app, pilot)
-        app.set_config_value("context.window", 100_000)
+        app.main_screen.set_config_value("context.window", 100_000)
         await settle(app, pilot)
         diff = app.query_one("#diff", Static)
         from rich.console import Console
@@ -350,7 +350,7 @@ async def test_block_detail_explains_its_reason_and_the_table_shows_reasons_whol
         await settle(app, pilot)
         await pilot.press("2")
         await settle(app, pilot)
-        blocks = app.current_request.blocks
+        blocks = app.main_screen.current_request.blocks
         index = next(i for i, b in enumerate(blocks) if b.reason == "protected_required_lorebook")
         app.query_one("BlocksView").select_block(index)
         await pilot.pause()
@@ -369,7 +369,7 @@ async def test_the_reason_column_says_summarized_as_the_cli_does(tmp_path):
         await pilot.press("2")
         await settle(app, pilot)
         table = app.query_one("#blocks-table")
-        blocks = app.current_request.blocks
+        blocks = app.main_screen.current_request.blocks
         index = next(i for i, b in enumerate(blocks) if b.reason == "summarized" and str(b.status) == "summarized")
         row = table.plain_row(index)
         assert row[6] == "summarized" and row[7] == "summarized"
@@ -399,12 +399,12 @@ async def test_blocks_table_has_a_preview_column_and_sorts_by_tokens(tmp_path):
         await pilot.press("2")
         await settle(app, pilot)
         table = app.query_one("#blocks-table")
-        blocks = app.current_request.blocks
+        blocks = app.main_screen.current_request.blocks
         call = next(i for i, b in enumerate(blocks) if b.role == "assistant")
-        message = app.view.messages[blocks[call].message_id]
+        message = app.main_screen.view.messages[blocks[call].message_id]
         assert table.columns[-1].label == "name / preview"
         assert message.tool_calls[0].name in table.plain_row(call)[-1]
-        assert table.plain_row(0)[-1].startswith(app.view.messages[blocks[0].message_id].content[:20])
+        assert table.plain_row(0)[-1].startswith(app.main_screen.view.messages[blocks[0].message_id].content[:20])
         await pilot.press("s")
         await pilot.pause()
         tokens = [int(table.plain_row(r)[4].replace(",", "")) for r in range(table.row_count)]
@@ -419,13 +419,13 @@ async def test_a_largest_block_opens_in_the_blocks_pane(tmp_path):
     app = make_app(tmp_path, thread_id=OVERFLOW_ID)
     async with app.run_test(size=(160, 64)) as pilot:  # tall enough for Largest blocks, under Cost
         await settle(app, pilot)
-        request = app.current_request
+        request = app.main_screen.current_request
         largest = max(range(len(request.blocks)),
                       key=lambda i: (request.blocks[i].tokens_sent, request.blocks[i].tokens))
         message_id = request.blocks[largest].message_id
         from widgets.names import names_of
 
-        name = names_of(app.view.thread).name(message_id, 40)[:16]  # named, not by its id (issue 22)
+        name = names_of(app.main_screen.view.thread).name(message_id, 40)[:16]  # named, not by its id (issue 22)
         lines = screen_lines(app)
         header = next(y for y, line in enumerate(lines) if "Largest blocks" in line)
         y = next(y for y in range(header + 1, len(lines)) if name in lines[y])
@@ -447,8 +447,8 @@ async def test_since_previous_request_lists_what_came_in_and_went_out(tmp_path):
         await settle(app, pilot)
         await pilot.press("p")  # the compaction before turn 21
         await settle(app, pilot)
-        current = app.current_request
-        previous = app.view.audit(current.index - 1)
+        current = app.main_screen.current_request
+        previous = app.main_screen.view.audit(current.index - 1)
         await pilot.press("5")
         await settle(app, pilot)
         text = plain(app.query_one("#step-view", Static))
@@ -463,7 +463,7 @@ async def test_since_previous_request_lists_what_came_in_and_went_out(tmp_path):
         assert f"Came in: {len(new) + 1}" in text  # the new messages and the injected summary
         delta = current.budget.prompt_tokens - previous.budget.prompt_tokens
         assert f"{delta:+,}" in text
-        app.jump_to_request(0)
+        app.main_screen.jump_to_request(0)
         await pilot.pause()
         assert "nothing before it" in plain(app.query_one("#step-view", Static))
 
@@ -491,7 +491,7 @@ async def test_walkthrough_opens_without_a_large_replayed_vs_recorded_gap(tmp_pa
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        b = app.current_request.budget
+        b = app.main_screen.current_request.budget
         gap = b.prompt_tokens - b.recorded_prompt_tokens
         assert abs(gap) < 0.25 * b.recorded_prompt_tokens
         assert f"({gap:+,} replayed vs recorded)" in plain(app.query_one("#budget-view", Static))
@@ -501,7 +501,7 @@ async def test_the_palette_opens_a_largest_block_from_the_keyboard(tmp_path):
     app = make_app(tmp_path, thread_id=OVERFLOW_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        request = app.current_request
+        request = app.main_screen.current_request
         largest = max(range(len(request.blocks)),
                       key=lambda i: (request.blocks[i].tokens_sent, request.blocks[i].tokens))
         await pilot.press("ctrl+p")

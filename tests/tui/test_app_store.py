@@ -38,27 +38,27 @@ async def test_real_claude_code_compaction_shows_what_it_removed_and_the_summary
                      export_dir=tmp_path, screenshot_dir=tmp_path, pane_throttle=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view.thread.id == SESSION
-        recorded = app.view.thread.summaries[0]
+        assert app.main_screen.view.thread.id == SESSION
+        recorded = app.main_screen.view.thread.summaries[0]
         assert recorded.meta.get("preTokens") == 155_979
         # Step back from the newest request to the recorded compaction with the compaction keys.
         for _ in range(5):
-            if app.current_request.request_id == recorded.before_request_id:
+            if app.main_screen.current_request.request_id == recorded.before_request_id:
                 break
             await pilot.press("p")
             await pilot.pause()
-        request = app.current_request
+        request = app.main_screen.current_request
         assert request.request_id == recorded.before_request_id
         assert "◇ recorded compaction" in plain(app.query_one("#timeline-label", Static))
         budget = plain(app.query_one(BudgetView))
         assert "Recorded compaction" in budget and "155,979" in budget
         # The billed prompt falls across the compaction: about 155.7k before, 36.5k after.
-        before = app.view.requests[request.index - 1].budget.recorded_prompt_tokens
+        before = app.main_screen.view.requests[request.index - 1].budget.recorded_prompt_tokens
         assert before > 150_000 and request.budget.recorded_prompt_tokens < 40_000
         # What it removed: the messages before the compaction are not sent verbatim any more.
         await pilot.press("2")
         await pilot.pause()
-        index = app.view.thread.message_index()
+        index = app.main_screen.view.thread.message_index()
         covered = [b for b in request.blocks if b.message_id in index
                    and index[b.message_id] <= index[recorded.last_message_id]]
         sent = sum(b.tokens_sent for b in covered)
@@ -91,13 +91,13 @@ async def test_live_mode_picks_up_recorded_messages(tmp_path):
     try:
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
-            assert len(app.view.requests) == 1 and app.request_index == 0
+            assert len(app.main_screen.view.requests) == 1 and app.main_screen.request_index == 0
             thread.append("user", "second question")
             thread.record_request(240)
-            app.poll_live()
+            app.main_screen.poll_live()
             await settle(app, pilot)
-            assert len(app.view.requests) == 2 and app.request_index == 1
-            assert app.current_request.budget.recorded_prompt_tokens == 240
+            assert len(app.main_screen.view.requests) == 2 and app.main_screen.request_index == 1
+            assert app.main_screen.current_request.budget.recorded_prompt_tokens == 240
             assert "2 requests" in plain(app.query_one("#status", Static))
     finally:
         recorder.close()
@@ -108,14 +108,14 @@ async def test_no_database_opens_the_demo(tmp_path, monkeypatch):
     app = create_app(live=False, config_file=tmp_path / "c.toml")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        ids = {t.id for t in app.thread_infos}
+        ids = {t.id for t in app.main_screen.thread_infos}
         assert {"demo-iris-walkthrough", "demo-shifting-roleplay", SESSION} <= ids
-        assert app.view is not None and app.loading_error is None
+        assert app.main_screen.view is not None and app.main_screen.loading_error is None
 
 
 async def test_bad_database_is_a_message_not_a_crash(tmp_path):
     app = create_app(db_url=str(tmp_path / "missing" / "nothing.sqlite"), live=False, config_file=tmp_path / "c.toml")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view is None
+        assert app.main_screen.view is None
         assert "cannot open the database" in plain(app.query_one("#status", Static))

@@ -51,13 +51,13 @@ async def test_sub_agents_are_nested_under_their_parent_and_their_totals_shown_a
         assert titles[0].startswith("▶ ") and "↳" not in titles[0]
         for title, kid in zip(titles[1:], reversed(kids), strict=True):
             assert title == f"↳ {kid.meta['task_description']}"
-        assert app.view.thread.id == parent.id
+        assert app.main_screen.view.thread.id == parent.id
         status = plain(app.query_one("#status", Static))
-        own = len(app.view.simulation.requests)
+        own = len(app.main_screen.view.simulation.requests)
         assert f"{own:,} requests + {sum(runs.values()):,} in {len(runs)} sub-agents" in status
         costs = [run_replay(k, load_config(None, {}, path=tmp_path / "config.toml", thread=k),
                             compactions=default_compactions(k)).cost_totals().cost for k in kids]
-        parent_cost = app.view.cost_totals.cost
+        parent_cost = app.main_screen.view.cost_totals.cost
         assert f"${parent_cost:,.2f}" in status and f"+ ${sum(costs):,.2f} sub-agents" in status
         # the filter finds a sub-agent by its Task call's description
         threads.apply_filter(kids[0].meta["task_description"], typed=True)

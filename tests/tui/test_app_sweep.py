@@ -16,7 +16,7 @@ from tests.tui.app_support import make_app, settle
 
 async def _open_sweep(app, pilot) -> SweepScreen:
     await settle(app, pilot)
-    app.action_sweep()
+    app.main_screen.action_sweep()
     await pilot.pause()
     screen = app.screen
     assert isinstance(screen, SweepScreen)
@@ -94,25 +94,25 @@ async def test_the_status_line_and_the_budget_pane_show_what_the_thread_and_the_
     app = make_app(tmp_path, source=MemorySource([thread]))
     async with app.run_test(size=(180, 60)) as pilot:
         await settle(app, pilot)
-        totals = app.view.cost_totals
+        totals = app.main_screen.view.cost_totals
         assert totals is not None and totals.cost > 0
         status = str(app.query_one(StatusLine).render())
         assert f"${totals.cost:,.2f}" in status and f"{totals.cache_read_share:.0%} cache read" in status
-        breaks = [r.index for r in app.view.requests if app.view.audit(r.index).budget.cache_break is not None]
+        breaks = [r.index for r in app.main_screen.view.requests if app.main_screen.view.audit(r.index).budget.cache_break is not None]
         assert breaks, "iris prunes old tool outputs at each new turn: some request breaks the cache"
-        app.jump_to_request(breaks[0])
+        app.main_screen.jump_to_request(breaks[0])
         await settle(app, pilot)
         budget = app.query_one(BudgetView)
         text = Text()
         wide = app.console.options.update(width=400)  # one line per row: the columns do not interleave
-        for line in app.console.render_lines(budget.render_budget(len(app.view.requests)), wide):
+        for line in app.console.render_lines(budget.render_budget(len(app.main_screen.view.requests)), wide):
             for seg in line:
                 text.append(seg.text)
         plain = " ".join(text.plain.split())
         assert "input" in plain and "cache write" in plain and "cache read" in plain and "output" in plain
         from widgets.names import names_of
 
-        break_row = dict(cost_rows(app.current_request, names_of(app.view.thread)))["Cache break"].plain
+        break_row = dict(cost_rows(app.main_screen.current_request, names_of(app.main_screen.view.thread)))["Cache break"].plain
         assert break_row.startswith("pruning: block ") and " was pruned or dropped; " in break_row
         assert " ".join(break_row.split()) in plain
 
@@ -137,7 +137,7 @@ async def test_the_sweep_screen_is_readable_at_80x24_and_plots_unset_where_it_be
     app = make_app(tmp_path, source=MemorySource([thread]))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        app.action_sweep()
+        app.main_screen.action_sweep()
         await pilot.pause()
         await app.workers.wait_for_complete()  # the default values' run, before it is replaced
         screen = app.screen
@@ -187,7 +187,7 @@ async def test_the_sweep_screen_says_its_pace_and_ctrl_x_cancels_it(tmp_path, mo
     app = make_app(tmp_path, source=MemorySource([walkthrough_thread()]))
     async with app.run_test(size=(160, 44)) as pilot:
         await settle(app, pilot)
-        app.action_sweep()
+        app.main_screen.action_sweep()
         screen = app.screen
         assert isinstance(screen, SweepScreen)
         while len(screen.rows) < 1 or len(calls) < 2:

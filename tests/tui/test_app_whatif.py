@@ -32,7 +32,7 @@ async def test_a_no_op_edit_moves_nothing_in_either_mode(tmp_path):
     app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        view = app.view
+        view = app.main_screen.view
         assert view.config.profile == "claude-code"  # a Claude Code thread replays as Claude Code
         assert view.compactions == "recorded"
         status = plain(app.query_one("#status", Static))
@@ -49,8 +49,8 @@ async def test_a_no_op_edit_moves_nothing_in_either_mode(tmp_path):
 
         # a key the profile reads nothing of for this summarizer: a what-if, and nothing moves
         await _edit(app, pilot, "cfg-summarization-timeout", "121")
-        assert app.view.is_what_if and app.view.diff is not None and app.view.diff.empty
-        assert [r.timeline_json() for r in app.view.requests] == baseline
+        assert app.main_screen.view.is_what_if and app.main_screen.view.diff is not None and app.main_screen.view.diff.empty
+        assert [r.timeline_json() for r in app.main_screen.view.requests] == baseline
         diff_text = plain(app.query_one("#diff", Static))
         assert "summarization.timeout: 120.0 → 121.0" in diff_text
         assert "nothing: same compactions, failures and block statuses" in diff_text
@@ -59,23 +59,23 @@ async def test_a_no_op_edit_moves_nothing_in_either_mode(tmp_path):
         # the other mode: baseline and what-if both decided by the profile; still nothing moves
         await pilot.press("escape", "c")  # from the timeline (in a config field `c` is text)
         await settle(app, pilot)
-        assert app.view.compactions == "decide"
+        assert app.main_screen.view.compactions == "decide"
         assert "compactions decide" in plain(app.query_one("#status", Static))
-        assert app.view.is_what_if and app.view.diff is not None and app.view.diff.empty
-        decided = [r.index for r in app.view.baseline.requests if r.compaction is not None]
-        assert decided == [r.index for r in app.view.requests if r.compaction is not None]
+        assert app.main_screen.view.is_what_if and app.main_screen.view.diff is not None and app.main_screen.view.diff.empty
+        decided = [r.index for r in app.main_screen.view.baseline.requests if r.compaction is not None]
+        assert decided == [r.index for r in app.main_screen.view.requests if r.compaction is not None]
         assert "nothing: same compactions, failures and block statuses" in plain(app.query_one("#diff", Static))
 
         # the window set to the value it has is no edit at all
         await pilot.press("ctrl+r")
         await settle(app, pilot)
-        await _edit(app, pilot, "cfg-context-window", str(app.view.config["context.window"]))
-        assert not app.view.is_what_if
+        await _edit(app, pilot, "cfg-context-window", str(app.main_screen.view.config["context.window"]))
+        assert not app.main_screen.view.is_what_if
         assert "No edits: this is the baseline replay." in plain(app.query_one("#diff", Static))
 
         # and a key it reads does move something in decide mode
         await _edit(app, pilot, "cfg-claude-code-autocompact-pct-override", "50")
-        assert app.view.diff is not None and not app.view.diff.empty
+        assert app.main_screen.view.diff is not None and not app.main_screen.view.diff.empty
         assert "compaction #" in plain(app.query_one("#diff", Static))
 
 
@@ -87,7 +87,7 @@ async def test_a_baseline_set_on_the_command_line_is_not_called_the_profile(tmp_
                    overrides={"claude_code.autocompact_pct_override": 60})
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view.baseline_config["claude_code.autocompact_pct_override"] == 60
+        assert app.main_screen.view.baseline_config["claude_code.autocompact_pct_override"] == 60
         status = plain(app.query_one("#status", Static))
         assert "claude-code with 1 key changed reproduces" in status
         assert "· claude-code reproduces" not in status

@@ -105,7 +105,7 @@ async def test_status_thread_list_timeline_and_budget_show_hostile_text_literall
     app = make_app(tmp_path, source=source())
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view is not None and app.view.thread.id == THREAD_ID
+        assert app.main_screen.view is not None and app.main_screen.view.thread.id == THREAD_ID
         status = plain(app.query_one("#status", Static))
         assert shown("title", 60) in status
         assert "[bold]x[/] [link=https://e.x]y[/link] [@click=app.qu" in status
@@ -113,13 +113,13 @@ async def test_status_thread_list_timeline_and_budget_show_hostile_text_literall
         titles = [str(table.get_row_at(r)[0]) for r in range(table.row_count)]
         assert any("title: [bold]x[/]" in t for t in titles), titles
         label = plain(app.query_one("#timeline-label", Static))
-        assert f"request {len(app.view.requests)}/{len(app.view.requests)}" in label
+        assert f"request {len(app.main_screen.view.requests)}/{len(app.main_screen.view.requests)}" in label
         budget = plain(app.query_one("#budget-view", Static))
         assert "Largest blocks" in budget and "System prompt" in budget
         assert_screen_clean(app)
         # Walk every request: the budget's largest blocks change, none lets a control character through.
-        for index in range(len(app.view.requests)):
-            app.jump_to_request(index)
+        for index in range(len(app.main_screen.view.requests)):
+            app.main_screen.jump_to_request(index)
             await pilot.pause()
             assert_clean(plain(app.query_one("#budget-view", Static)))
             assert_clean(plain(app.query_one("#timeline-label", Static)))
@@ -140,10 +140,10 @@ async def test_blocks_table_and_every_block_detail_are_literal(tmp_path: Path) -
         view = app.query_one(BlocksView)
         checked = 0
         seen: set[tuple[str | None, str, str, str]] = set()
-        for index in range(len(app.view.requests)):
-            app.jump_to_request(index)
+        for index in range(len(app.main_screen.view.requests)):
+            app.main_screen.jump_to_request(index)
             await pilot.pause()
-            request = app.current_request
+            request = app.main_screen.current_request
             table = app.query_one("#blocks-table", LineTable)
             assert table.row_count == len(request.blocks)
             for row, block in enumerate(request.blocks):
@@ -159,7 +159,7 @@ async def test_blocks_table_and_every_block_detail_are_literal(tmp_path: Path) -
                 detail = plain(app.query_one("#block-detail", Static))
                 assert_clean(detail)
                 assert_clean(" ".join(str(cell) for cell in table.get_row_at(row)))
-                message = app.view.messages.get(block.message_id)
+                message = app.main_screen.view.messages.get(block.message_id)
                 if message is not None:
                     # The message's first line, literally (the pane wraps at 200 columns: compare without spaces).
                     first_line = safe_text(message.content.splitlines()[0])
@@ -220,8 +220,8 @@ async def test_config_help_and_notifications_stay_literal(tmp_path: Path) -> Non
         assert safe_line(hostile("wanted id"), 60)[:40] in notes[0].message
         await pilot.press("e")  # an export notification names the thread's file; the title goes in the JSON
         await settle(app, pilot)
-        assert app.last_export is not None
-        assert json.loads(app.last_export.read_text())["thread_title"] == hostile("title")
+        assert app.main_screen.files.last_export is not None
+        assert json.loads(app.main_screen.files.last_export.read_text())["thread_title"] == hostile("title")
         for note in app._notifications:
             assert_clean(note.message + note.title)
         await pilot.press("4")
@@ -241,7 +241,7 @@ async def test_command_palette_finds_the_hostile_title_and_opens_it(tmp_path: Pa
     app = make_app(tmp_path, source=source(), thread_id="benign")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.view.thread.id == "benign"
+        assert app.main_screen.view.thread.id == "benign"
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"Thread: title: [bold]x[/] [link")
@@ -253,7 +253,7 @@ async def test_command_palette_finds_the_hostile_title_and_opens_it(tmp_path: Pa
         assert "[link=https://e.x]" in screenshot
         await pilot.press("enter")
         await settle(app, pilot)
-        assert app.view.thread.id == THREAD_ID
+        assert app.main_screen.view.thread.id == THREAD_ID
         assert shown("title", 60) in plain(app.query_one("#status", Static))
         assert_screen_clean(app)
         assert_still_running(app)

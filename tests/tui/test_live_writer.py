@@ -75,16 +75,16 @@ async def test_app_tails_a_thread_another_process_is_writing(tmp_path: Path) -> 
         last_progress = time.monotonic()
         while True:
             await pilot.pause(0.05)
-            if app.view is not None and (not seen_counts or seen_counts[-1] != len(app.view.thread.messages)):
-                seen_counts.append(len(app.view.thread.messages))
+            if app.main_screen.view is not None and (not seen_counts or seen_counts[-1] != len(app.main_screen.view.thread.messages)):
+                seen_counts.append(len(app.main_screen.view.thread.messages))
                 last_progress = time.monotonic()
-                if app.view.requests and app.request_index != len(app.view.requests) - 1:
-                    lagging.append((app.request_index, len(app.view.requests) - 1))
+                if app.main_screen.view.requests and app.main_screen.request_index != len(app.main_screen.view.requests) - 1:
+                    lagging.append((app.main_screen.request_index, len(app.main_screen.view.requests) - 1))
             size = (tmp_path / "writer.log").stat().st_size
             if size != log_size:
                 log_size, last_progress = size, time.monotonic()
             finished = writer.poll() is not None
-            if finished and app.view is not None and len(app.view.thread.messages) >= 2 * PAIRS:
+            if finished and app.main_screen.view is not None and len(app.main_screen.view.thread.messages) >= 2 * PAIRS:
                 break
             if time.monotonic() - last_progress > STALL_S:
                 stalled = True
@@ -97,10 +97,10 @@ async def test_app_tails_a_thread_another_process_is_writing(tmp_path: Path) -> 
         assert not stalled, (f"no progress for {STALL_S} s (writer finished: {finished}, app shows "
                              f"{seen_counts[-1:] or [0]} messages): {output[-2000:]}")
         assert writer.returncode == 0, output[-2000:]
-        assert app.view is not None and len(app.view.thread.messages) == 2 * PAIRS, seen_counts[-5:]
+        assert app.main_screen.view is not None and len(app.main_screen.view.thread.messages) == 2 * PAIRS, seen_counts[-5:]
         expected = json.loads(report.read_text())
         assert len(expected["messages"]) == 2 * PAIRS
-        view = app.view
+        view = app.main_screen.view
         assert view is not None
         ids = [m.id for m in view.thread.messages]
         assert ids == expected["messages"], "the app must show exactly the written messages, each once, in order"
@@ -108,9 +108,9 @@ async def test_app_tails_a_thread_another_process_is_writing(tmp_path: Path) -> 
         assert [r.id for r in view.thread.requests] == expected["requests"]
         # The app followed the newest request while the writer appended: at every view seen, and at the end.
         assert lagging == []
-        assert app.request_index == len(view.requests) - 1
-        assert app.current_request is not None and app.current_request.request_id == expected["requests"][-1]
-        assert app.loading_error is None
+        assert app.main_screen.request_index == len(view.requests) - 1
+        assert app.main_screen.current_request is not None and app.main_screen.current_request.request_id == expected["requests"][-1]
+        assert app.main_screen.loading_error is None
         assert notes == [], f"no notification expected, got {notes}"
         status = plain(app.query_one("#status", Static))
         assert "locked" not in status.lower() and "cannot" not in status.lower()

@@ -92,16 +92,16 @@ async def test_the_tui_follows_a_session_another_process_appends_to(tmp_path: Pa
     try:
         follower.start()
         async with app.run_test(size=SIZE) as pilot:
-            while app.view is None:
+            while app.main_screen.view is None:
                 await pilot.pause(0.05)
-            counts.append(len(app.view.thread.messages))
+            counts.append(len(app.main_screen.view.thread.messages))
             log = (tmp_path / "writer.log").open("w")
             writer = subprocess.Popen([sys.executable, "-c", WRITER, str(src), str(rest)], stdout=log,
                                       stderr=subprocess.STDOUT)
             last, size = time.monotonic(), 0
             while True:
                 await pilot.pause(0.05)
-                shown = len(app.view.thread.messages) if app.view is not None else 0
+                shown = len(app.main_screen.view.thread.messages) if app.main_screen.view is not None else 0
                 if shown != counts[-1]:
                     counts.append(shown)
                     last = time.monotonic()

@@ -3,6 +3,7 @@ the palette's request numbers; the thread filter's Enter; a failed import leaves
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import replace
@@ -26,6 +27,7 @@ from inspector.examples import (
 from inspector.importers.native import export_native
 from inspector.screens.source import MemorySource
 from inspector.service import run_simulation
+from tests.paths import ROOT
 from tests.tui.app_support import SIZE, make_app, plain, settle
 
 
@@ -70,7 +72,7 @@ async def test_tui_label_gives_the_request_number_and_its_index(tmp_path):
     app = make_app(tmp_path, thread_id=WALKTHROUGH_ID)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        app.jump_to_request(40)
+        app.main_screen.jump_to_request(40)
         await pilot.pause()
         assert "request 41/44 (index 40)" in plain(app.query_one("#timeline-label", Static))
 
@@ -100,7 +102,7 @@ async def test_a_failed_request_says_what_it_needs_not_prompt_0(tmp_path):
         await settle(app, pilot)
         await pilot.press("f")
         await settle(app, pilot)
-        request = app.current_request
+        request = app.main_screen.current_request
         assert request.failed and request.budget.needed_tokens
         label = plain(app.query_one("#timeline-label", Static))
         assert "prompt 0" not in label and f"needs {request.budget.needed_tokens:,}" in label
@@ -125,7 +127,7 @@ async def test_palette_number_finds_the_request_before_titles_with_that_number(t
         assert str(options.get_option_at_index(0).prompt).startswith("Request 21")
         await pilot.press("enter")
         await pilot.pause()
-        assert app.request_index == 20
+        assert app.main_screen.request_index == 20
 
 
 async def test_filter_and_enter_open_the_highlighted_thread(tmp_path):
@@ -138,12 +140,12 @@ async def test_filter_and_enter_open_the_highlighted_thread(tmp_path):
         assert table.row_count == 4 and table.cursor_row == 0  # the first match, not the current thread
         await pilot.press("enter")
         await settle(app, pilot)
-        assert app.view.thread.id == WALKTHROUGH_ID
+        assert app.main_screen.view.thread.id == WALKTHROUGH_ID
         await pilot.press("slash", "ctrl+a", "ctrl+k", *"demo", "down", "down")
         await pilot.pause()
         await pilot.press("enter")
         await settle(app, pilot)
-        assert app.view.thread.id == HARNESS_ID
+        assert app.main_screen.view.thread.id == HARNESS_ID
 
 
 def test_a_failed_import_leaves_no_database_file(tmp_path):
@@ -174,3 +176,66 @@ async def test_export_and_screenshot_say_the_whole_path(tmp_path):
     for match in (exported, shot):
         path = Path(match.group(1))
         assert path.is_absolute() and path.is_file() and path.parent == tmp_path
+
+
+# The TUI house (issue 25): a small App, workers that post messages, keys that can be rebound, colours
+# from the theme. Each check reads the source (`ast`), and each finder is shown to find what it looks for.
+
+PACKAGE_DIRS = (ROOT / "inspector", ROOT / "widgets")
+HEX_COLOUR = re.compile(r"(?<![\w&])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3})(?![0-9a-zA-Z_])")
+
+
+def _sources() -> dict[str, str]:
+    return {str(path.relative_to(path.parents[1])): path.read_text(encoding="utf-8")
+            for root in PACKAGE_DIRS for path in sorted(root.rglob("*.py"))}
+
+
+def _hex_colours(source: str) -> list[str]:
+    """Hex colour literals in the module's string constants (comments are not strings)."""
+    return [m.group(0) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            for m in HEX_COLOUR.finditer(node.value)]
+
+
+def _bindings_without_id(source: str) -> list[int]:
+    """Lines of `Binding(...)` calls that give no `id=`."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Binding"
+            and not any(k.arg == "id" for k in node.keywords)]
+
+
+def _calls_from_thread(source: str) -> list[int]:
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and node.attr == "call_from_thread"]
+
+
+def test_the_finders_find_what_they_look_for():
+    planted = ('from textual.binding import Binding\nB = [Binding("q", "quit", "Quit"), Binding("x", "y", id="ok")]\n'
+               'STYLE = "bold #ff5f5f"\nOTHER = Style(color="#abc")\n# "#123456" in a comment is no literal\n'
+               'def f(app):\n    app.call_from_thread(print)\n')
+    assert _hex_colours(planted) == ["#ff5f5f", "#abc"]
+    assert _bindings_without_id(planted) == [2]
+    assert _calls_from_thread(planted) == [7]
+    assert _hex_colours('NOT = "request #12 of issue #25"\n') == []
+
+
+def test_the_app_module_is_at_most_200_lines():
+    lines = (PACKAGE_DIRS[0] / "app.py").read_text(encoding="utf-8").count("\n")
+    assert 50 < lines <= 200, lines
+
+
+def test_no_call_from_thread_workers_post_messages():
+    found = {name: lines for name, source in _sources().items() if (lines := _calls_from_thread(source))}
+    assert found == {}
+
+
+def test_every_binding_in_the_source_has_an_id():
+    sources = _sources()
+    assert sum(source.count("Binding(") for source in sources.values()) > 40
+    found = {name: lines for name, source in sources.items() if (lines := _bindings_without_id(source))}
+    assert found == {}
+
+
+def test_no_hex_colour_literal_in_python_colours_come_from_the_theme():
+    found = {name: colours for name, source in _sources().items() if (colours := _hex_colours(source))}
+    assert found == {}

@@ -43,7 +43,7 @@ def test_budget_at_the_walkthrough_compaction(snap_compare, demo_url, tmp_path):
         await settle(app, pilot)
         await pilot.press("p")
         await pilot.pause()
-        assert app.current_request.compaction is not None
+        assert app.main_screen.current_request.compaction is not None
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -55,7 +55,7 @@ def test_blocks_with_a_pruned_tool_output(snap_compare, demo_url, tmp_path):
         await settle(app, pilot)
         await pilot.press("2")
         await pilot.pause()
-        request = app.current_request
+        request = app.main_screen.current_request
         pruned = next(i for i, b in enumerate(request.blocks) if str(b.status) == "pruned")
         app.query_one("BlocksView").select_block(pruned)
         app.query_one("#blocks-table").focus()
@@ -71,7 +71,7 @@ def test_shifting_request_with_excluded_blocks(snap_compare, demo_url, tmp_path)
         await settle(app, pilot)
         await pilot.press("2")
         await pilot.pause()
-        assert any(str(b.status) == "excluded" for b in app.current_request.blocks)
+        assert any(str(b.status) == "excluded" for b in app.main_screen.current_request.blocks)
         app.query_one("#blocks-table").focus()
         await pilot.pause()
 
@@ -95,9 +95,9 @@ def test_config_edit_with_diff(snap_compare, demo_url, tmp_path):
     async def run_before(pilot):
         await settle(app, pilot)
         await pilot.press("4")
-        app.set_config_value("context.window", 100_000)
+        app.main_screen.set_config_value("context.window", 100_000)
         await settle(app, pilot)
-        assert app.view.diff is not None
+        assert app.main_screen.view.diff is not None
         await pilot.press("escape")  # leave the field: a blinking text cursor would make the snapshot flaky
         await pilot.pause()
 
@@ -111,7 +111,7 @@ def test_failed_request(snap_compare, demo_url, tmp_path):
         await settle(app, pilot)
         await pilot.press("f")
         await pilot.pause()
-        assert app.current_request.failed
+        assert app.main_screen.current_request.failed
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -137,7 +137,7 @@ def test_main_screen_at_common_sizes(snap_compare, demo_url, tmp_path, size):
         await settle(app, pilot)
         await pilot.press("p")
         await pilot.pause()
-        assert app.current_request.compaction is not None
+        assert app.main_screen.current_request.compaction is not None
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
@@ -168,7 +168,7 @@ def test_budget_at_a_real_compaction_at_common_sizes(snap_compare, demo_url, tmp
         await settle(app, pilot)
         await pilot.press("p")
         await settle(app, pilot)
-        assert app.current_request.compaction is not None and app.current_request.budget.summarization
+        assert app.main_screen.current_request.compaction is not None and app.main_screen.current_request.budget.summarization
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
@@ -199,7 +199,7 @@ def test_sweep_screen_at_common_sizes(snap_compare, demo_url, tmp_path, size):
         from textual.widgets import Input
 
         await settle(app, pilot)
-        app.action_sweep()
+        app.main_screen.action_sweep()
         await pilot.pause()
         await app.workers.wait_for_complete()  # the default values' run, before it is replaced
         app.screen.query_one("#sweep-values", Input).value = "0, 20, 50"

@@ -23,6 +23,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -49,6 +50,7 @@ OVERHEAD = 0  # tokens the agents' profiles add per message: their framing is in
 SINCE_COMPACTION = Reason.SINCE_COMPACTION
 KEPT_AFTER_COMPACTION = Reason.KEPT_AFTER_COMPACTION
 TOOL_OUTPUT_PRUNED = Reason.TOOL_OUTPUT_PRUNED
+PRUNED_BY_AGENT = Reason.PRUNED_BY_AGENT
 TOOL_RESULT_CLEARED = Reason.TOOL_RESULT_CLEARED
 
 
@@ -148,6 +150,7 @@ class _State(NamedTuple):
     summary_tokens: int
     kept_tokens: int
     history_tokens: int
+    agent_pruned: frozenset[int] = frozenset()  # recorded: tool outputs the agent had erased by then
 
 
 class _Tables(NamedTuple):
@@ -206,6 +209,17 @@ def _tables(counter: TokenCounter, thread: Thread, profile: str) -> _Tables:
     return tables
 
 
+def _seconds(stamp: object) -> float | None:
+    """An ISO 8601 time (`...Z` or with an offset) as seconds since the epoch; None where it is none."""
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
 def is_manual(summary: Summary) -> bool:
     """A compaction the user asked for (Claude Code's `/compact`: `compactMetadata.trigger: "manual"`)."""
     meta = summary.meta
@@ -243,6 +257,7 @@ class AgentReplayer(ReplayerBase):
         self.calibration: Calibration = calibration
         self.steps: StepRules | None = rules.per_request(self) if rules.per_request is not None else None
         self.prunes = rules.prune_enabled(config) if rules.prune_enabled is not None else True
+        self.recorded_prunes = self._recorded_prunes()
         self.thinking_at, self.thinking_sum = (
             remembered(counter, "agent_thinking", self.t, self._thinking_tables) if rules.keeps_thinking else ([], [0]))
         self.chain: list[Summary] = []
@@ -330,6 +345,25 @@ class AgentReplayer(ReplayerBase):
             approx[i + 1] = approx[i] + (t.approx[i] if ok else 0)
             args[i + 1] = args[i] + arg_cost.get(i, 0)
         self.ntool, self.tool_saving, self.tool_approx, self.arg_cost = ntool, cost, approx, args
+
+    def _recorded_prunes(self) -> list[tuple[float, int]]:
+        """(when, message index) of the tool outputs the agent erased itself, oldest first: opencode's
+        `state.time.compacted` (`meta["pruned_at"]`), a time the requests' `created_at` can be held to."""
+        out = []
+        for i, m in enumerate(self.t.msgs):
+            when = _seconds(m.meta.get("pruned_at")) if m.role is Role.TOOL and self.t.turn_of[i] is not None else None
+            if when is not None:
+                out.append((when, i))
+        return sorted(out)
+
+    def _agent_pruned(self, req, lo: int, end: int, cleared_upto: int) -> frozenset[int]:
+        """Recorded mode: the tool outputs in [lo, end] the agent had erased before `req` was sent (a
+        request of unknown time: none), less those the profile's own rule already prunes."""
+        sent = _seconds(req.created_at) if self.recorded_prunes else None
+        if sent is None:
+            return frozenset()
+        return frozenset(i for when, i in self.recorded_prunes
+                         if when <= sent and lo <= i <= end and not (i < cleared_upto and self.prunable[i]))
 
     def _cleared(self, lo: int, hi: int) -> int:
         """Tokens saved by clearing the prunable tool outputs in [lo, hi)."""
@@ -548,6 +582,9 @@ class AgentReplayer(ReplayerBase):
                         cleared_upto = boundary
                         clear_args = cfg["context_editing.clear_tool_inputs"] == "true"
             saving = self._cleared(lo, cleared_upto) if cleared_upto > lo else 0
+            agent_pruned = self._agent_pruned(req, lo, end, cleared_upto) if follow else frozenset()
+            if agent_pruned:  # what the agent itself sent instead: its placeholder
+                saving += sum(t.costs[i] - self.placeholder_cost for i in agent_pruned)
             if clear_args:
                 saving += self.arg_cost[cleared_upto] - self.arg_cost[lo]
             history -= saving
@@ -561,7 +598,7 @@ class AgentReplayer(ReplayerBase):
                     f"the kept tail alone ({calibrated:,} calibrated tokens) is over the threshold {threshold:,}:"
                     " the next request compacts again")
             state = _State(end, cur, covered, len(self.chain), kept, cleared_upto, clear_args, failed,
-                           system_tokens, summary_tokens, kept_tokens, history)
+                           system_tokens, summary_tokens, kept_tokens, history, agent_pruned)
             self.states.append(state)
             audit = self._aggregate(k, req, state, estimate, calibrated, reading, source, compaction,
                                     threshold, saving, tuple(diagnostics))
@@ -620,6 +657,7 @@ class AgentReplayer(ReplayerBase):
         lo = covered1 if covered1 > first_turn else first_turn
         history_n = end1 - lo if end1 > lo else 0
         pruned = self.ntool[st.cleared_upto] - self.ntool[lo] if st.cleared_upto > lo else 0
+        pruned += len(st.agent_pruned)
         counts: dict[str, int] = {}
         kept = kept_n + history_n - pruned
         if kept:
@@ -766,6 +804,8 @@ class AgentReplayer(ReplayerBase):
                 if self.prunable[j] and j < st.cleared_upto:
                     reason = TOOL_RESULT_CLEARED if rules.prune == "clear_tool_uses" else TOOL_OUTPUT_PRUNED
                     status, sent = BlockStatus.PRUNED, placeholder_sent
+                elif j in st.agent_pruned:
+                    reason, status, sent = PRUNED_BY_AGENT, BlockStatus.PRUNED, placeholder_sent
                 else:
                     status, sent = BlockStatus.KEPT, cost
                     reason = Reason.CURRENT_TURN if turn == st.cur else SINCE_COMPACTION

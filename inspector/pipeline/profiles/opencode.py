@@ -132,6 +132,9 @@ PROFILE = Profile(
         SHARED[Reason.SUMMARY_INJECTED],
         ReasonDoc(Reason.TOOL_OUTPUT_PRUNED, "pruned",
                   "an old tool output erased by `prune` (`[Old tool result content cleared]`)"),
+        ReasonDoc(Reason.PRUNED_BY_AGENT, "pruned",
+                  "recorded: a tool output opencode itself had erased before this request (`state.time.compacted`, "
+                  "`meta[\"pruned_at\"]`), replayed so with compactions `recorded`"),
     ),
     message_overhead=OVERHEAD,
     replayer=replayer,

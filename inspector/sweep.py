@@ -10,6 +10,8 @@ Dask cluster, the rows added up exactly (`fleet.rollup`).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -123,9 +125,9 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     compactions, `decide` lets the config decide every one (as `simulate --set` does).
 
     `jobs` > 1: the messages' facts are extracted once, in `jobs` forked processes, while this one
-    counts the thread's tokens in a first replay; the first combination is replayed here and the
-    rest in `jobs` processes forked then, which inherit both; one process where the platform
-    cannot fork."""
+    counts the thread's tokens in a first replay (of the first combination); the other combinations
+    are replayed in `jobs` processes forked then, which inherit both, while this one judges the first
+    one's compactions; one process where the platform cannot fork."""
     if compactions not in COMPACTION_MODES:
         raise ConfigError(f"--compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
     memo = _loss_memo()
@@ -148,7 +150,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     try:
         # The facts of the thread's messages (what costs most the first time, the same for every
         # value) in the workers while this process counts the thread's tokens in a first replay.
-        with context.Pool(workers, initializer=default_signals) as pool:
+        with _frozen(), context.Pool(workers, initializer=default_signals) as pool:
             size = -(-len(thread.messages) // (2 * workers)) or 1
             slices = [(i, min(i + size, len(thread.messages))) for i in range(0, len(thread.messages), size)]
             found = pool.map_async(_forked_facts, slices)
@@ -156,19 +158,32 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
             replay.cost_totals()
             for (lo, hi), facts in zip(slices, found.get(), strict=True):
                 remember(thread.messages[lo:hi], facts)
-        first = sweep_row(thread, base, combos[0], compactions, loss_memo=memo)
-        if on_row is not None:
-            on_row(first)
-        rows = [first]
-        # The other values in workers forked now: they inherit the counts and the facts.
-        with context.Pool(workers, initializer=default_signals) as pool:
-            for row in pool.imap(_forked_row, range(1, len(combos))):
+        # The other values in workers forked now (they inherit the counts, the summaries' features and
+        # the facts), while this process judges the first value's compactions.
+        with _frozen(), context.Pool(workers, initializer=default_signals) as pool:
+            others = pool.imap(_forked_row, range(1, len(combos)))
+            rows = [sweep_row(thread, base, combos[0], compactions, loss_memo=memo, replay=replay)]
+            if on_row is not None:
+                on_row(rows[0])
+            for row in others:
                 rows.append(row)
                 if on_row is not None:
                     on_row(row)
     finally:
         _FORKED = None
     return rows
+
+
+@contextlib.contextmanager
+def _frozen() -> Iterator[None]:
+    """What this process holds moved out of the collector's sight while forked workers run: their
+    collections would otherwise walk (and so copy, page by page) every object they inherited."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def default_signals() -> None:
@@ -208,13 +223,15 @@ def _can_fork() -> bool:
 
 
 def sweep_row(thread: Thread, base: Config, combo: Mapping[str, Any], compactions: str, *,
-              loss_memo: Any = None) -> SweepRow:
-    """The row of one combination: `base` with `combo`, replayed (`loss_memo`: `_facts_lost`'s)."""
+              loss_memo: Any = None, replay: Any = None) -> SweepRow:
+    """The row of one combination: `base` with `combo`, replayed (`loss_memo`: `_facts_lost`'s;
+    `replay`: that combination's replay, where the caller has it already)."""
     from inspector.pipeline.accounting import back_to_back
     from inspector.service import run_replay
 
     config = base.updated(dict(combo))
-    replay = run_replay(thread, config, compactions=compactions)
+    if replay is None:
+        replay = run_replay(thread, config, compactions=compactions)
     totals = replay.cost_totals()
     timeline = replay.timeline
     if totals is None:

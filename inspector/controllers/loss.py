@@ -51,7 +51,7 @@ class LossTracker:
 
     def compute(self, view: ViewState) -> None:
         self.screen.run_worker(partial(self._work, Handoff(view)), thread=True, exclusive=True, group="loss",
-                            exit_on_error=False, description="what compactions lost")
+                               exit_on_error=False, description="what compactions lost")
 
     def _work(self, handoff: Handoff) -> None:
         view = handoff.take()

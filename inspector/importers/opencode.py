@@ -358,4 +358,4 @@ _READS = (
 
 IMPORTER = Importer(name="opencode", detect=detect, parse=parse, default_profile="opencode", reads=_READS,
                     companions=True, companion_files=opencode_storage.member_files,
-                    locations=("{data}/opencode/opencode.db",))
+                    locations=("{data}/opencode/opencode.db", "{data}/opencode/storage/session/*/*.json"))

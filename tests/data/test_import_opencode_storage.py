@@ -117,3 +117,16 @@ def test_bad_files_of_the_tree_are_one_line_each_and_the_rest_imports(tmp_path: 
     # msg_99's part is not one of ses_1's files: the walk reports it, nothing else does
     assert f"{lost}: a message or part of opencode's storage tree" in joined
     assert len(report.skipped) == 3, report.skipped
+
+
+def test_import_discover_finds_the_storage_sessions_under_opencode_s_data_folder(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    home = tmp_path / "home"
+    write_storage(home / ".local" / "share" / "opencode" / "storage", with_part_ids(export()))
+    db = str(tmp_path / "all.sqlite")
+    runner = CliRunner()
+    out = runner.invoke(main, ["import", "--discover", "--home", str(home), "--db", db])
+    assert out.exit_code == 0, out.output
+    assert "opencode: 1 file(s)" in out.stderr, out.stderr  # the session file; its messages come with it
+    listed = json.loads(runner.invoke(main, ["threads", "--db", db, "--json"]).stdout)
+    assert [(row["id"], row["requests"]) for row in listed] == [("ses_1", 5)]

@@ -146,7 +146,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
 
 
 def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], compactions: str,
-           on_row: Callable[[SweepRow], None] | None, jobs: int, settle: Callable[[], bool]) -> list[SweepRow]:
+           on_row: Callable[[SweepRow], None] | None, jobs: int, settle: Callable[[], object]) -> list[SweepRow]:
     memo = _loss_memo()
     if jobs <= 1 or len(combos) < 3 or not _can_fork():
         settle()  # the thread itself
@@ -171,7 +171,7 @@ def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], co
         # The facts of the thread's messages (what costs most the first time, the same for every
         # value) in `jobs - 1` workers while this process counts the thread's tokens in a first replay
         # (one process a core: a third would only slow the replay down).
-        with _frozen(settle), context.Pool(max(1, jobs - 1), initializer=default_signals) as pool:
+        with _frozen(), context.Pool(max(1, jobs - 1), initializer=default_signals) as pool:
             size = -(-len(thread.messages) // (2 * max(1, jobs - 1))) or 1
             slices = [(i, min(i + size, len(thread.messages))) for i in range(0, len(thread.messages), size)]
             found = pool.map_async(_forked_facts, slices)
@@ -182,7 +182,7 @@ def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], co
         # Every value in `jobs` workers forked now: they inherit the counts, the summaries' features,
         # the facts and the first value's replay (which its row reuses).
         _FORKED = (thread, base, tuple(combos), compactions, memo, replay)
-        with _frozen(settle), context.Pool(workers, initializer=default_signals) as pool:
+        with _frozen(), context.Pool(workers, initializer=default_signals) as pool:
             rows = []
             for row in pool.imap(_forked_row, range(len(combos))):
                 rows.append(row)
@@ -194,14 +194,10 @@ def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], co
 
 
 @contextlib.contextmanager
-def _frozen(settle: Callable[[], bool]) -> Iterator[None]:
-    """What this process holds moved out of the collector's sight while forked workers run (their
-    full collections would otherwise walk, and so copy page by page, every object they inherited):
-    `settle()` where it applies (it stays settled after), else frozen for the workers' time only."""
-    if settle():
-        yield
-        return
-    gc.collect()
+def _frozen() -> Iterator[None]:
+    """What this process holds moved out of the collector's sight while forked workers run: their full
+    collections would otherwise walk (and so copy, page by page) every object they inherited, and this
+    process's walk the loaded thread. A freeze, not a collection first: that alone is a walk of it."""
     gc.freeze()
     try:
         yield

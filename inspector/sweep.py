@@ -10,6 +10,8 @@ Dask cluster, the rows added up exactly (`fleet.rollup`).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -118,21 +120,41 @@ def _loss_memo() -> Any:
 
 def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], *,
                  compactions: str = "decide", on_row: Callable[[SweepRow], None] | None = None,
-                 jobs: int = 1) -> list[SweepRow]:
+                 jobs: int = 1, own_process: bool = False) -> list[SweepRow]:
     """One row per combination, in order. `compactions`: `recorded` follows the thread's recorded
     compactions, `decide` lets the config decide every one (as `simulate --set` does).
 
     `jobs` > 1: the messages' facts are extracted once, in `jobs` forked processes, while this one
-    counts the thread's tokens in a first replay; the first combination is replayed here and the
-    rest in `jobs` processes forked then, which inherit both; one process where the platform
-    cannot fork."""
+    counts the thread's tokens in a first replay (of the first combination); the other combinations
+    are replayed in `jobs` processes forked then, which inherit both, while this one judges the first
+    one's compactions; one process where the platform cannot fork.
+
+    `own_process`: the process runs this sweep alone (the CLI), so the garbage collector may be
+    settled for it (`gcpolicy`): a long thread and what its first replay leaves for the others
+    (token counts, the summaries' features, the facts) are frozen out of the full collections, which
+    otherwise walk them again every value or two (half of a value's time on the bench thread)."""
     if compactions not in COMPACTION_MODES:
         raise ConfigError(f"--compactions must be one of {', '.join(COMPACTION_MODES)}: got {compactions!r}")
+    from inspector.gcpolicy import LongLivedObjects
+
+    collector = LongLivedObjects()
+    settle = (lambda: collector.settle(len(thread.messages))) if own_process and len(combos) > 1 else (lambda: False)
+    try:
+        return _sweep(thread, base, combos, compactions, on_row, jobs, settle)
+    finally:
+        collector.release()
+
+
+def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], compactions: str,
+           on_row: Callable[[SweepRow], None] | None, jobs: int, settle: Callable[[], bool]) -> list[SweepRow]:
     memo = _loss_memo()
     if jobs <= 1 or len(combos) < 3 or not _can_fork():
+        settle()  # the thread itself
         rows = []
         for combo in combos:
             rows.append(sweep_row(thread, base, combo, compactions, loss_memo=memo))
+            if len(rows) == 1:
+                settle()  # and what the first value left for the others
             if on_row is not None:
                 on_row(rows[-1])
         return rows
@@ -148,7 +170,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     try:
         # The facts of the thread's messages (what costs most the first time, the same for every
         # value) in the workers while this process counts the thread's tokens in a first replay.
-        with context.Pool(workers, initializer=default_signals) as pool:
+        with _frozen(settle), context.Pool(workers, initializer=default_signals) as pool:
             size = -(-len(thread.messages) // (2 * workers)) or 1
             slices = [(i, min(i + size, len(thread.messages))) for i in range(0, len(thread.messages), size)]
             found = pool.map_async(_forked_facts, slices)
@@ -156,19 +178,36 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
             replay.cost_totals()
             for (lo, hi), facts in zip(slices, found.get(), strict=True):
                 remember(thread.messages[lo:hi], facts)
-        first = sweep_row(thread, base, combos[0], compactions, loss_memo=memo)
-        if on_row is not None:
-            on_row(first)
-        rows = [first]
-        # The other values in workers forked now: they inherit the counts and the facts.
-        with context.Pool(workers, initializer=default_signals) as pool:
-            for row in pool.imap(_forked_row, range(1, len(combos))):
+        # The other values in workers forked now (they inherit the counts, the summaries' features and
+        # the facts), while this process judges the first value's compactions.
+        with _frozen(settle), context.Pool(workers, initializer=default_signals) as pool:
+            others = pool.imap(_forked_row, range(1, len(combos)))
+            rows = [sweep_row(thread, base, combos[0], compactions, loss_memo=memo, replay=replay)]
+            if on_row is not None:
+                on_row(rows[0])
+            for row in others:
                 rows.append(row)
                 if on_row is not None:
                     on_row(row)
     finally:
         _FORKED = None
     return rows
+
+
+@contextlib.contextmanager
+def _frozen(settle: Callable[[], bool]) -> Iterator[None]:
+    """What this process holds moved out of the collector's sight while forked workers run (their
+    full collections would otherwise walk, and so copy page by page, every object they inherited):
+    `settle()` where it applies (it stays settled after), else frozen for the workers' time only."""
+    if settle():
+        yield
+        return
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def default_signals() -> None:
@@ -208,13 +247,15 @@ def _can_fork() -> bool:
 
 
 def sweep_row(thread: Thread, base: Config, combo: Mapping[str, Any], compactions: str, *,
-              loss_memo: Any = None) -> SweepRow:
-    """The row of one combination: `base` with `combo`, replayed (`loss_memo`: `_facts_lost`'s)."""
+              loss_memo: Any = None, replay: Any = None) -> SweepRow:
+    """The row of one combination: `base` with `combo`, replayed (`loss_memo`: `_facts_lost`'s;
+    `replay`: that combination's replay, where the caller has it already)."""
     from inspector.pipeline.accounting import back_to_back
     from inspector.service import run_replay
 
     config = base.updated(dict(combo))
-    replay = run_replay(thread, config, compactions=compactions)
+    if replay is None:
+        replay = run_replay(thread, config, compactions=compactions)
     totals = replay.cost_totals()
     timeline = replay.timeline
     if totals is None:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from inspector.model import Message, Request, Summary, Thread
+from inspector.model import Kind, Message, Request, Role, Summary, Thread
 
 MAX_TOKENS = 2**53
 """Larger prompt_tokens / window values are not real and would overflow database integers."""
@@ -39,6 +39,18 @@ SURROGATES = "lone surrogates"
 NON_FINITE = "non-finite numbers"
 
 
+def has_surrogate(text: str) -> bool:
+    """Whether `text` holds a code point U+D800-U+DFFF: strict UTF-8 cannot encode exactly those,
+    and encoding is a C loop several times faster than a regex search (most text is clean)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def clean_text(text: str, found: set[str] | None = None) -> tuple[str, bool]:
     """(text with NUL and lone surrogates replaced by U+FFFD, whether anything changed);
     what was replaced is added to `found`."""
@@ -48,7 +60,7 @@ def clean_text(text: str, found: set[str] | None = None) -> tuple[str, bool]:
         changed = True
         if found is not None:
             found.add(NUL)
-    if not text.isascii() and SURROGATE.search(text) is not None:  # a scan, not a copy: most text is clean
+    if has_surrogate(text):
         text = SURROGATE.sub(REPLACEMENT, text)  # json.loads joins valid pairs: any left are lone
         changed = True
         if found is not None:
@@ -100,35 +112,115 @@ def _as_text(value: Any, optional: bool, found: set[str]) -> Any:
     return "" if value is None else str(value)
 
 
+_WALK_LIMIT = 1 << 22
+
+
+def _needs_cleaning(value: Any) -> bool:
+    """False where `clean_value(value)` can change nothing: a walk of the containers that looks at no
+    text one at a time (every text and key of the value joined, then two C-level tests), True for
+    anything it does not know (a type other than dict, list, tuple, str, int, bool, float and None, a
+    key that is not text): the full walk decides those."""
+    stack = [value]
+    texts: list[Any] = []
+    pop, push, keep = stack.pop, stack.extend, texts.append
+    budget = _WALK_LIMIT  # items: a value that holds itself would never end (the full walk then stops it)
+    while stack:
+        budget -= 1
+        if not budget:
+            return True
+        item = pop()
+        kind = type(item)
+        if kind is str:
+            keep(item)
+        elif kind is dict:
+            texts.extend(item)  # the keys (one that is not text makes the join fail: walk it)
+            push(item.values())
+        elif kind is list or kind is tuple:
+            push(item)
+        elif kind is float:
+            if item - item != 0.0:  # inf - inf and nan - nan are nan
+                return True
+        elif not (item is None or kind is int or kind is bool):
+            return True
+    try:
+        joined = "".join(texts)
+    except TypeError:
+        return True
+    return "\x00" in joined or has_surrogate(joined)
+
+
+def clean_json(value: Any, found: set[str] | None = None) -> tuple[Any, bool]:
+    """`clean_value`, skipping values that cannot need it (`_needs_cleaning`)."""
+    if isinstance(value, str):
+        return clean_text(value, found)
+    if value is None or isinstance(value, (bool, int)) or (isinstance(value, Mapping | list | tuple) and not value):
+        return value, False
+    if not _needs_cleaning(value):
+        return value, False
+    return clean_value(value, found)
+
+
+_TEXT, _OPTIONAL_TEXT, _TEXTS, _NUMBER, _VALUE = range(5)
+_CLEAN_TYPES = frozenset({bool, int, type(None), Role, Kind})
+"""Values `clean_value` leaves as they are whatever they hold (an enum's texts are the model's own)."""
+_PLANS: dict[type, tuple[tuple[str, int], ...]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, int], ...]:
+    """What `_clean_fields` does with each init field of a dataclass, by its declared type (once per class)."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        steps = []
+        for f in dataclasses.fields(cls):
+            if not f.init:  # derived from the other fields (ToolCall's JSON text): rebuilt by replace()
+                continue
+            if f.type in TEXT_TYPES:
+                steps.append((f.name, _TEXT if f.type == "str" else _OPTIONAL_TEXT))
+            elif f.type == "tuple[str, ...]":
+                steps.append((f.name, _TEXTS))
+            elif f.type in NUMBER_TYPES:
+                steps.append((f.name, _NUMBER))
+            else:
+                steps.append((f.name, _VALUE))
+        plan = _PLANS[cls] = tuple(steps)
+    return plan
+
+
 def _clean_fields(obj: Any, found: set[str]) -> tuple[Any, bool]:
     """A dataclass with every text field made text and cleaned, JSON fields cleaned (nested dataclasses
-    too). Number fields are left to the caller (their repair depends on the field)."""
+    too). Number fields are left to the caller (their repair depends on the field). A clean text is
+    told by two C-level tests, a clean JSON value by one encoding (`clean_json`)."""
     updates: dict[str, Any] = {}
-    for f in dataclasses.fields(obj):
-        if not f.init:  # derived from the other fields (ToolCall's JSON text): rebuilt by replace()
+    for name, step in _plan(type(obj)):
+        value = getattr(obj, name)
+        if step == _NUMBER:
             continue
-        value = getattr(obj, f.name)
         changed = False
-        if f.type in TEXT_TYPES:
-            text = _as_text(value, f.type != "str", found)
+        if step in (_TEXT, _OPTIONAL_TEXT):
+            if type(value) is str and "\x00" not in value and not has_surrogate(value):
+                continue  # a clean text: what nearly every field is
+            text = _as_text(value, step == _OPTIONAL_TEXT, found)
             changed = text is not value
             value = text
-        elif f.type == "tuple[str, ...]" and not all(isinstance(v, str) for v in value):
+        elif step == _TEXTS and not all(isinstance(v, str) for v in value):
             found.add(NOT_TEXT)
             value = tuple(v if isinstance(v, str) else str(v) for v in value)
             changed = True
-        if f.type in NUMBER_TYPES:
+        kind = type(value)
+        if kind in _CLEAN_TYPES:
             new, cleaned = value, False
-        elif dataclasses.is_dataclass(value):
-            new, cleaned = _clean_fields(value, found)
-        elif isinstance(value, tuple) and value and all(dataclasses.is_dataclass(v) for v in value):
+        elif kind is dict or kind is list:  # never a dataclass: a JSON value
+            new, cleaned = clean_json(value, found)
+        elif kind is tuple and value and all(dataclasses.is_dataclass(v) for v in value):
             parts = [_clean_fields(v, found) for v in value]
             cleaned = any(c for _, c in parts)
             new = tuple(v for v, _ in parts)
+        elif dataclasses.is_dataclass(value):
+            new, cleaned = _clean_fields(value, found)
         else:
-            new, cleaned = clean_value(value, found)
+            new, cleaned = clean_json(value, found)
         if changed or cleaned:
-            updates[f.name] = new
+            updates[name] = new
     if not updates:
         return obj, False
     return dataclasses.replace(obj, **updates), True

@@ -93,7 +93,7 @@ async def claude_code_compaction(app: InspectorApp, pilot) -> None:
     await pilot.pause()
     while app.main_screen.current_request is not None and app.main_screen.current_request.request_id not in app.main_screen.view.recorded_compactions:
         before = app.main_screen.request_index
-        app.action_prev_compaction()
+        app.main_screen.action_prev_compaction()
         await pilot.pause()
         if app.main_screen.request_index == before:
             break

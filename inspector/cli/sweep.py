@@ -96,7 +96,8 @@ def sweep_command(thread_id: str | None, all_threads: bool, db: str | None, prof
         bar = ProgressOnStderr(len(combos), unit="values", quiet=len(combos) < 2)
         bar.start_at(0)
         try:
-            rows = sweep.sweep_thread(thread, base, combos, compactions=compactions, on_row=bar.step, jobs=jobs)
+            rows = sweep.sweep_thread(thread, base, combos, compactions=compactions, on_row=bar.step, jobs=jobs,
+                                      own_process=True)
         finally:
             bar.close()
     except (ConfigError, ValueError, RuntimeError) as exc:

@@ -1,4 +1,5 @@
-"""What the app does besides drawing: replaying (baseline and what-if), tailing a live thread, writing files.
+"""What the main screen does besides drawing: replaying (baseline and what-if), tailing a live thread,
+filling the panes, tracking losses, writing files.
 
-Each controller runs its work in the app's thread workers and hands results back to the app on the UI
-thread; the app wires them to the widgets."""
+Each controller runs its work in thread workers of the screen that owns it (`InspectorHost`) and hands
+the results over as messages (`inspector.screens.messages`), which the screen handles on the UI thread."""

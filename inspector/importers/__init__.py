@@ -28,7 +28,6 @@ warning. A whole file that cannot be imported is one line in `ImportReport.error
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import zlib
@@ -52,7 +51,7 @@ from inspector.importers import (  # noqa: F401 - opencode_db, langgraph_db regi
     opencode_storage,
     swe_agent,
 )
-from inspector.importers._common import Coverage, FormatError, ParseResult, cap_warnings, decode_json
+from inspector.importers._common import Coverage, FormatError, ParseResult, cap_warnings, decode_json, first_lines
 from inspector.importers._database_file import database_line, is_sqlite_file
 from inspector.importers._input import InputError
 from inspector.importers._sources import companions as find_companions
@@ -64,6 +63,7 @@ from inspector.importers._sources import (
     logical_name,
     read_files,
     read_text,
+    read_text_hashed,
     replace_thread,
     resolved,
     shown,
@@ -187,7 +187,7 @@ def detect_format_text(name: str, text: str) -> str:
         return by_suffix
     if logical.endswith(".jsonl") or (stripped.startswith("{") and "\n{" in stripped[:200000]):
         sample: list[dict[str, Any]] = []
-        for line in text.splitlines()[:50]:
+        for line in first_lines(text, 50):
             try:
                 value = decode_json(line)
             except ValueError:  # JSONDecodeError included
@@ -438,7 +438,7 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
         report.errors.append(database_line(path, name))
         return True
     try:
-        text = read_text(path, decode_warnings)
+        text, sha = read_text_hashed(path, decode_warnings)
     except FileNotFoundError:
         report.errors.append(f"{name}: no such file")
         return True
@@ -482,7 +482,6 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
         report.errors.append(f"{name}: internal error while importing ({type(exc).__name__}: {detail}); "
                              "please report it")
         return True
-    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     result.skipped[:0] = decode_warnings
     result.threads = keep_apart(result.threads, path, sha, run.known, run.batch or store, result.skipped)
     result.skipped, omitted = cap_warnings(result.skipped, name)

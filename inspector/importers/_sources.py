@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import re
 import zlib
@@ -36,12 +37,29 @@ def read_text(path: Path, warnings: list[str] | None = None) -> str:
     """The file's text (gunzipped when .gz). Invalid UTF-8 raises UnicodeDecodeError, unless
     `warnings` is given: then each bad line is decoded with U+FFFD replacements and reported
     there as `file:line: invalid UTF-8 replaced with U+FFFD`."""
+    return read_text_hashed(path, warnings)[0]
+
+
+def read_text_hashed(path: Path, warnings: list[str] | None = None) -> tuple[str, str]:
+    """(`read_text`, the SHA-256 of that text in UTF-8, surrogates passed): hashed from the bytes read
+    where they are that encoding already (valid UTF-8 without a byte-order mark: most files), so the
+    text is not encoded again only to be hashed."""
     data = read_input(path)  # bounded: never a FIFO or a device, never past the size limit
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         if warnings is None:
             raise
+    else:
+        if data.startswith(b"\xef\xbb\xbf"):
+            return text, hashlib.sha256(memoryview(data)[3:]).hexdigest()
+        return text, hashlib.sha256(data).hexdigest()
+    text = _replaced_lines(path, data, warnings)
+    return text, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _replaced_lines(path: Path, data: bytes, warnings: list[str]) -> str:
+    """`data` decoded line by line, each invalid line with U+FFFD replacements (reported in `warnings`)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     out: list[str] = []

@@ -182,12 +182,30 @@ def _path_of_run(run: str) -> str | None:
     return None
 
 
+_DOT_OR_SLASH_RE = re.compile(r"[./]")
+
+
+def path_runs(text: str) -> Iterator[re.Match[str]]:
+    """`_PATH_RUN_RE.finditer(text)`, found from the `.` and `/` the runs must hold: the regex is tried
+    only from the whitespace before the next of them (the run holding it starts there or after: a run
+    holds no whitespace, and none ended between), not at every position of every word."""
+    pos = 0
+    anchor, run, rfind = _DOT_OR_SLASH_RE.search, _PATH_RUN_RE.search, text.rfind
+    while (hit := anchor(text, pos)) is not None:
+        at = hit.start()
+        match = run(text, max(pos, rfind(" ", pos, at) + 1, rfind("\n", pos, at) + 1))
+        if match is None:  # cannot be: the run holding `at` matches
+            return
+        yield match
+        pos = match.end()
+
+
 def find_paths(text: str) -> list[tuple[int, str]]:
     """(offset, path) of every path in `text` (URLs skipped)."""
     if "://" in text:
         text = _URL_RE.sub(lambda m: " " * len(m.group(0)), text)
     out: list[tuple[int, str]] = []
-    for match in _PATH_RUN_RE.finditer(text):
+    for match in path_runs(text):
         run = match.group(0)
         before, after = text[match.start() - 1:match.start()], text[match.end():match.end() + 1]
         if before == "<":
@@ -224,9 +242,25 @@ _FAILURE_RE = re.compile(r"fail|error", re.IGNORECASE)
 MAX_ERROR_CHARS = 300
 
 
+# `_ERROR_ANYWHERE_RE` split for speed: its lower-case markers as plain substrings, the rest as one
+# regex whose every branch starts with a capital or a digit (so the regex engine skips to those).
+_ERROR_MARKERS = ("error:", "fatal:", "panic:", "command not found")
+_ERROR_BRACKET_RE = re.compile(r"error\[\w+\]:")
+_ERROR_CAPITAL_RE = re.compile(
+    r"FAILED|ERROR|E {2,}|Traceback \(most recent call last\)|Error:\s|Exception:\s|No such file or directory"
+    r"|Permission denied|" + "|".join(f"{digit}\\d* failed" for digit in range(1, 10)))
+
+
+def may_hold_error_line(text: str) -> bool:
+    """`_ERROR_ANYWHERE_RE.search(text) is not None`, several times faster on long outputs."""
+    return (any(marker in text for marker in _ERROR_MARKERS)
+            or ("error[" in text and _ERROR_BRACKET_RE.search(text) is not None)
+            or _ERROR_CAPITAL_RE.search(text) is not None)
+
+
 def find_errors(text: str, *, output: bool) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
-    if output and _ERROR_ANYWHERE_RE.search(text):
+    if output and may_hold_error_line(text):
         offset = 0
         for line in text.splitlines(keepends=True):
             stripped = line.strip()
@@ -286,6 +320,7 @@ _CALL_RE = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\((?=[^\s)]*\
 _SNAKE_RE = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+|_[a-z][a-z0-9_]*[a-z0-9])(?![\w/-])")
 _CAMEL_RE = re.compile(r"(?<![\w./-])([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)(?![\w/-])")
 _KEY_RE = re.compile(r"(?<![\w./-])([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+)(?![\w/-])")
+_CAPITAL_RE = re.compile(r"[A-Z]")
 _COMMON_DOTTED = frozenset(("e.g", "i.e", "etc.", "vs.", "a.m", "p.m"))
 
 
@@ -297,13 +332,16 @@ def find_identifiers(text: str) -> list[tuple[int, str]]:
             name = inner[:-2] if inner.endswith("()") else inner
             if len(name) >= 2:
                 out.append((m.start(1) + m.group(1).find(name), name))
-    for m in _CALL_RE.finditer(text):
+    # Each regex below needs a character some texts lack: those texts are not scanned with it.
+    for m in _CALL_RE.finditer(text) if "(" in text else ():
         name = m.group(1)
         if len(name) >= 3:
             out.append((m.start(1), name))
-    for regex in (_SNAKE_RE, _CAMEL_RE):
-        out.extend((m.start(1), m.group(1)) for m in regex.finditer(text))
-    for m in _KEY_RE.finditer(text):
+    if "_" in text:
+        out.extend((m.start(1), m.group(1)) for m in _SNAKE_RE.finditer(text))
+    if _CAPITAL_RE.search(text) is not None:
+        out.extend((m.start(1), m.group(1)) for m in _CAMEL_RE.finditer(text))
+    for m in _KEY_RE.finditer(text) if "." in text else ():
         key = m.group(1)
         if key not in _COMMON_DOTTED and _path_of_run(key) is None and text[m.end(1):m.end(1) + 1] != "(":
             out.append((m.start(1), key))

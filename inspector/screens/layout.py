@@ -19,7 +19,7 @@ from widgets.timeline import TimelineChart
 
 
 def main_layout() -> ComposeResult:
-    """The widgets under their ids (the app, its controllers and the tests find them by id)."""
+    """The widgets under their ids (the main screen, its controllers and the tests find them by id)."""
     with Horizontal(id="body"):
         with Vertical(id="left"):
             yield ThreadList(id="threads")

@@ -1,6 +1,6 @@
-"""What the controllers' workers hand to the UI: messages posted to the app (textual's `post_message`
-is thread-safe), handled on the UI thread in the order they were posted. A worker never calls into
-the app's widgets itself."""
+"""What the controllers' workers hand to the UI: messages posted to the main screen (textual's
+`post_message` is thread-safe), handled on the UI thread in the order they were posted
+(`inspector.tui.main_screen.MainScreen.on_view_ready`, ...). A worker never calls into a widget itself."""
 
 from __future__ import annotations
 
@@ -13,7 +13,12 @@ from inspector.model import ThreadInfo
 from inspector.screens.view import ViewState
 
 
-class ThreadsListed(Message):
+class WorkerMessage(Message, bubble=False):
+    """A worker's result for the screen that ran it (it goes no further up: each subclass says
+    `bubble=False` again, as textual's `Message.__init_subclass__` sets it to True by default)."""
+
+
+class ThreadsListed(WorkerMessage, bubble=False):
     """The source's threads, listed (opened, or changed under live mode)."""
 
     def __init__(self, infos: list[ThreadInfo]) -> None:
@@ -21,7 +26,7 @@ class ThreadsListed(Message):
         self.infos = infos
 
 
-class LoadFailed(Message):
+class LoadFailed(WorkerMessage, bubble=False):
     """The database or a thread could not be opened, loaded or replayed."""
 
     def __init__(self, text: str) -> None:
@@ -29,7 +34,7 @@ class LoadFailed(Message):
         self.text = text
 
 
-class Notice(Message):
+class Notice(WorkerMessage, bubble=False):
     """One notification (terminal-safe text: `InspectorApp.notify` neutralizes it again)."""
 
     def __init__(self, text: str, *, title: str = "", severity: Any = "information",
@@ -38,7 +43,7 @@ class Notice(Message):
         self.text, self.title, self.severity, self.timeout = text, title, severity, timeout
 
 
-class ViewReady(Message):
+class ViewReady(WorkerMessage, bubble=False):
     """A finished view of a thread (a load, a what-if, another compaction mode)."""
 
     def __init__(self, view: ViewState, *, keep_position: bool) -> None:
@@ -46,7 +51,7 @@ class ViewReady(Message):
         self.view, self.keep_position = view, keep_position
 
 
-class ReplayFailed(Message):
+class ReplayFailed(WorkerMessage, bubble=False):
     """An edit under `config` could not be replayed."""
 
     def __init__(self, config: Config, text: str) -> None:
@@ -54,7 +59,7 @@ class ReplayFailed(Message):
         self.config, self.text = config, text
 
 
-class LlmProgress(Message):
+class LlmProgress(WorkerMessage, bubble=False):
     """The anthropic summarizer's progress (its stats at the replay's start and now)."""
 
     def __init__(self, start: Any, stats: Any) -> None:
@@ -62,7 +67,7 @@ class LlmProgress(Message):
         self.start, self.stats = start, stats
 
 
-class LiveProblem(Message):
+class LiveProblem(WorkerMessage, bubble=False):
     """The database under live mode was deleted or truncated (None: it is back)."""
 
     def __init__(self, problem: str | None) -> None:
@@ -70,7 +75,7 @@ class LiveProblem(Message):
         self.problem = problem
 
 
-class ThreadChanged(Message):
+class ThreadChanged(WorkerMessage, bubble=False):
     """Live mode saw the rows of `thread_id` change."""
 
     def __init__(self, thread_id: str) -> None:
@@ -78,11 +83,11 @@ class ThreadChanged(Message):
         self.thread_id = thread_id
 
 
-class ConfigSaved(Message):
+class ConfigSaved(WorkerMessage, bubble=False):
     """The config file got the edits: they are the new baseline."""
 
 
-class LossesReady(Message):
+class LossesReady(WorkerMessage, bubble=False):
     """What each compaction of `view` lost, and how the edit changed it."""
 
     def __init__(self, view: ViewState, losses: tuple, changes: tuple) -> None:
@@ -90,7 +95,7 @@ class LossesReady(Message):
         self.view, self.losses, self.changes = view, losses, changes
 
 
-class ProbeDone(Message):
+class ProbeDone(WorkerMessage, bubble=False):
     """Where a probed text stops being visible in `view`."""
 
     def __init__(self, view: ViewState, result: Any) -> None:

@@ -88,21 +88,21 @@ class SweepScreen(Screen[None]):
         Binding("ctrl+x", "cancel", "Cancel sweep", show=False, priority=True, id="sweep.cancel"),
     ]
 
-    class RowReplayed(Message):
+    class RowReplayed(Message, bubble=False):
         """The sweep's worker replayed one value (`progress`: the run it belongs to)."""
 
         def __init__(self, row: sweep.SweepRow, progress: Progress) -> None:
             super().__init__()
             self.row, self.progress = row, progress
 
-    class SweepFailed(Message):
+    class SweepFailed(Message, bubble=False):
         """A value could not be replayed: the sweep stops there."""
 
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
 
-    class SweepDone(Message):
+    class SweepDone(Message, bubble=False):
         """Every value of the run `progress` was replayed."""
 
         def __init__(self, progress: Progress) -> None:

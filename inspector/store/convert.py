@@ -20,12 +20,51 @@ from inspector.model import (
 
 
 def plain(value: Any) -> Any:
-    """A JSON-ready copy of mappings/sequences (tuples become lists, Mappings dicts)."""
+    """A JSON-ready form of mappings/sequences (tuples become lists, Mappings dicts with text keys):
+    the value itself where it is one already (what a decoded JSON value is: told by a walk of its
+    containers, cheaper than the copy), else a copy. Never changed by the caller: the store and the
+    native format only encode it."""
+    return value if _is_plain(value) else _copy(value)
+
+
+def _copy(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): _copy(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [_copy(v) for v in value]
     return value
+
+
+_WALK_LIMIT = 1 << 22  # containers and items: a value that holds itself is copied (and stops there)
+
+
+def _is_plain(value: Any) -> bool:
+    """Whether `_copy(value)` would equal `value` with the same types: every Mapping a dict whose keys
+    are all text, every sequence a list (anything else inside is left as it is by both)."""
+    stack = [value]
+    pop, push = stack.pop, stack.extend
+    budget = _WALK_LIMIT
+    while stack:
+        budget -= 1
+        if not budget:
+            return False
+        item = pop()
+        kind = type(item)
+        if kind is dict:
+            for key in item:
+                if type(key) is not str:
+                    return False
+            push(item.values())
+        elif kind is list:
+            push(item)
+        elif kind in _SCALARS:
+            continue
+        elif isinstance(item, (Mapping, list, tuple)):
+            return False
+    return True
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def tool_def_to_dict(tool: ToolDef) -> dict[str, Any]:

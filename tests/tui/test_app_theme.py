@@ -1,13 +1,16 @@
-"""Colours come from the theme (issue 25): a theme change reaches the timeline, the tables and the
-panes' text, each drawn in the new theme's own colours."""
+"""Colours come from the theme (issue 25): a theme change reaches the timeline, the tables, the panes'
+text and the sweep screen's table, each drawn in the new theme's own colours."""
 
 from __future__ import annotations
 
 from rich.color import Color as RichColor
 from textual.color import Color
 from textual.widget import Widget
+from textual.widgets import DataTable
 
-from inspector.examples import WALKTHROUGH_ID
+from inspector.examples import WALKTHROUGH_ID, walkthrough_thread
+from inspector.screens.source import MemorySource
+from inspector.screens.sweep import SweepScreen
 from tests.tui.app_support import SIZE, make_app, settle
 from widgets.linetable import LineTable
 from widgets.timeline import BAR_CHARS, TimelineChart
@@ -50,3 +53,26 @@ async def test_a_theme_change_reaches_the_timeline_the_tables_and_the_panes(tmp_
         assert any(bg == _theme_colour(app, "panel") for _fg, bg in after["header"])
         assert _theme_colour(app, "text-secondary") in after["status"]
         assert _theme_colour(app, "text-secondary") not in before["status"]
+
+
+async def test_a_theme_change_reaches_the_sweep_screens_table(tmp_path):
+    app = make_app(tmp_path, source=MemorySource([walkthrough_thread()]))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.main_screen.action_sweep()
+        await pilot.pause()
+        sweep = app.screen
+        assert isinstance(sweep, SweepScreen)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = sweep.query_one(DataTable)
+        assert table.row_count > 1
+        marked = next(i for i in range(table.row_count) if str(table.get_row_at(i)[0]).endswith("*"))
+        row_line = range(marked + 1, marked + 2)  # under the header line
+        before = {fg for fg, _bg in _colours(table, rows=row_line)}
+        assert _theme_colour(app, "text-accent") in before  # the thread's own value, in the recorded style
+        app.theme = "nord"
+        await pilot.pause()
+        await pilot.pause()
+        after = {fg for fg, _bg in _colours(table, rows=row_line)}
+        assert _theme_colour(app, "text-accent") in after and after != before

@@ -34,7 +34,8 @@ def export_payload(view: ViewState | None, request: RequestAudit | None) -> dict
 class FileWriter:
     """Writes for `screen` in "io" workers."""
 
-    def __init__(self, screen: InspectorHost, *, config_file: Path | None, export_dir: Path, screenshot_dir: Path) -> None:
+    def __init__(self, screen: InspectorHost, *, config_file: Path | None, export_dir: Path,
+                 screenshot_dir: Path) -> None:
         self.screen = screen
         self.config_file = config_file
         self.export_dir = export_dir

@@ -40,7 +40,7 @@ class LiveTail:
                    for w in screen.workers):
                 return
             screen.run_worker(partial(self._poll_work, screen.view.thread.id, screen.view.data_version), thread=True,
-                           exclusive=True, group="poll", exit_on_error=False, description="poll")
+                              exclusive=True, group="poll", exit_on_error=False, description="poll")
 
     def _poll_work(self, thread_id: str, known: tuple | None) -> None:
         screen, source = self.screen, self.replay.source

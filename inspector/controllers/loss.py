@@ -1,6 +1,7 @@
 """What the compactions lost, and probes, for the shown view: computed in workers after the view is on
-screen (a compaction's span needs its request's blocks), then handed to the Summaries pane, the diff
-panel and the timeline on the UI thread."""
+screen (a compaction's span needs its request's blocks), then handed to the main screen as messages
+(`LossesReady`, `ProbeDone`), which shows them in the Summaries pane, the diff panel and the timeline.
+The tracker keeps the state (the losses of which view, the last probe) and touches no widget."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from textual.widgets import TabbedContent
 from textual.worker import get_current_worker
 
 from inspector.compare.between_replays import LossChange, diff_loss, edit_label
@@ -19,9 +19,6 @@ from inspector.pipeline.probe import ProbeResult, probe
 from inspector.pipeline.survival import CompactionLoss, LossMemo, ReplayLike, compaction_losses
 from inspector.screens.messages import LossesReady, ProbeDone
 from inspector.screens.view import FullReplay, ViewState
-from widgets.blocks import BlocksView
-from widgets.safe import safe_line
-from widgets.timeline import TimelineChart
 
 if TYPE_CHECKING:
     from inspector.controllers.host import InspectorHost
@@ -54,7 +51,7 @@ class LossTracker:
 
     def compute(self, view: ViewState) -> None:
         self.screen.run_worker(partial(self._work, Handoff(view)), thread=True, exclusive=True, group="loss",
-                            exit_on_error=False, description="what compactions lost")
+                               exit_on_error=False, description="what compactions lost")
 
     def _work(self, handoff: Handoff) -> None:
         view = handoff.take()
@@ -99,57 +96,31 @@ class LossTracker:
         """The losses of `view`, or None while they are being computed."""
         return self.losses if view is not None and view is self.view else None
 
-    def jump_to_source(self, message_id: str, request_index: int, fact: str | None = None) -> None:
-        """Show the block of `message_id` at the compaction's request, in the Blocks pane, with `fact`
-        (the lost fact's text) marked in its detail."""
-        screen = self.screen
-        screen.jump_to_request(request_index)
-        screen.query_one(TabbedContent).active = "blocks"
-        screen.panes.stale_tabs.add("blocks")
-        screen.panes.refresh_tab("blocks")
-        blocks = screen.query_one(BlocksView)
-        request = blocks.request
-        if request is not None:
-            index = next((i for i, b in enumerate(request.blocks) if b.message_id == message_id), None)
-            if index is not None:
-                blocks.select_block(index, fact)
-        screen.query_one("#blocks-table").focus()
-
     # probes -------------------------------------------------------------------------------------------
 
     def probe(self, view: ViewState, text: str) -> None:
         self.probe_text = text
         self.screen.run_worker(partial(self._probe_work, view, text), thread=True, exclusive=True, group="probe",
-                            exit_on_error=False, description="probe")
+                               exit_on_error=False, description="probe")
 
     def _probe_work(self, view: ViewState, text: str) -> None:
         (result,) = probe(view.thread, _replay_of(view), [text])
         if not get_current_worker().is_cancelled:
             self.screen.post_message(ProbeDone(view, result))
 
-    def show_probe(self, view: ViewState, result: ProbeResult) -> None:
-        """UI thread: mark the request where the text disappears, and go there."""
-        screen = self.screen
-        if screen.view is None or screen.view.thread is not view.thread or result.text != self.probe_text:
-            return
+    def probe_finished(self, view: ViewState, result: ProbeResult, shown: ViewState | None) -> bool:
+        """UI thread: keep `result` if it answers the last probe of the thread `shown` (else it is stale)."""
+        if shown is None or shown.thread is not view.thread or result.text != self.probe_text:
+            return False
         self.probe_result = result
-        chart = screen.query_one(TimelineChart)
-        chart.mark_probe(result.lost_at)
-        quoted = f'"{safe_line(result.text, 60)}"'
-        if result.lost_at is not None:
-            screen.notify(f"{quoted} stops being visible at request {result.lost_at + 1} (⊘ on the timeline)",
-                       timeout=6)
-            screen.jump_to_request(result.lost_at)
-        elif result.first_seen is None:
-            screen.notify(f"{quoted} is never visible to the model in this replay", severity="warning", timeout=6)
-        else:
-            screen.notify(f"{quoted} stays visible from request {result.first_seen + 1} on", timeout=6)
+        return True
 
-    def view_changed(self, view: ViewState, *, same_thread: bool) -> None:
-        """A new view is on screen: its losses, and the probe again (a what-if moves where a text goes)."""
+    def view_changed(self, view: ViewState, *, same_thread: bool) -> bool:
+        """A new view is on screen: its losses, and the probe again (a what-if moves where a text goes);
+        whether a probe is still running (else the timeline's probe mark goes)."""
         self.compute(view)
         if self.probe_text is not None and same_thread:
             self.probe(view, self.probe_text)
-        else:
-            self.probe_text = self.probe_result = None
-            self.screen.query_one(TimelineChart).mark_probe(None)
+            return True
+        self.probe_text = self.probe_result = None
+        return False

@@ -67,8 +67,8 @@ class PaneUpdater:
             return
         chart = screen.query_one(TimelineChart)
         screen.query_one(TimelineLabel).show(screen.view, screen.current_request,
-                                          overview_per=chart.bucket_size() if chart.overview else None,
-                                          shown=chart.shown_requests())
+                                             overview_per=chart.bucket_size() if chart.overview else None,
+                                             shown=chart.shown_requests())
 
     def update_panes(self) -> None:
         self.timer = None
@@ -112,7 +112,7 @@ class PaneUpdater:
         request = screen.current_request
         if tab == "blocks":
             screen.query_one(BlocksView).show(request, view.messages, view.summaries, view.partners,
-                                           names_of(view.thread))
+                                              names_of(view.thread))
         elif tab == "step":
             step = None
             if request is not None and request.index > 0:
@@ -121,8 +121,8 @@ class PaneUpdater:
         elif tab == "summaries":
             injected = request.summaries_injected if request is not None else ()
             screen.query_one(SummariesView).show(view.simulation.summaries, view.summary_stats, injected,
-                                              unused=view.unused_recorded_summaries,
-                                              losses=screen.loss.losses_of(view), names=names_of(view.thread))
+                                                 unused=view.unused_recorded_summaries,
+                                                 losses=screen.loss.losses_of(view), names=names_of(view.thread))
 
 
 def _calibration_note(view: Any, request: Any) -> str | None:

@@ -105,7 +105,7 @@ class ReplayController:
         wanted = thread_id if thread_id and any(i.id == thread_id for i in infos) else infos[0].id
         if thread_id and wanted != thread_id:
             screen.post_message(Notice(f"no thread {safe_line(thread_id, 60)!r}; showing the first",
-                                 severity="warning"))
+                                       severity="warning"))
         self._load_work(wanted, keep_position=False)
 
     def load(self, thread_id: str, *, keep_position: bool = False) -> None:
@@ -142,7 +142,7 @@ class ReplayController:
             pending.clear()
             more = f" (and {len(repairs) - 1} more)" if len(repairs) > 1 else ""
             screen.post_message(Notice(safe_line(f"repaired while reading: {repairs[0]}{more}", 300),
-                                 severity="warning"))
+                                       severity="warning"))
         baseline_config = self.baseline_config(thread)
         overrides: tuple[str, ...] = ()
         if self.fixed_config is None:

@@ -204,8 +204,20 @@ class MainScreen(Screen[None]):
         self.call_after_refresh(self.loss.painted)
 
     def on_probe_done(self, message: ProbeDone) -> None:
-        if not self._closed_down():
-            self.loss.show_probe(message.view, message.result)
+        """Mark the request where the probed text disappears, and go there."""
+        result = message.result
+        if self._closed_down() or not self.loss.probe_finished(message.view, result, self.view):
+            return
+        self.query_one(TimelineChart).mark_probe(result.lost_at)
+        quoted = f'"{safe_line(result.text, 60)}"'
+        if result.lost_at is not None:
+            self.notify(f"{quoted} stops being visible at request {result.lost_at + 1} (⊘ on the timeline)",
+                        timeout=6)
+            self.jump_to_request(result.lost_at)
+        elif result.first_seen is None:
+            self.notify(f"{quoted} is never visible to the model in this replay", severity="warning", timeout=6)
+        else:
+            self.notify(f"{quoted} stays visible from request {result.first_seen + 1} on", timeout=6)
 
     async def show_view(self, view: ViewState, *, keep_position: bool) -> None:
         """A new view on screen, at the kept position (or the last request), with every pane filled."""
@@ -228,7 +240,8 @@ class MainScreen(Screen[None]):
         await self.query_one(ConfigForm).load(view.config, view.baseline_config)
         self.query_one(DiffPanel).show(view.diff, view, self.current_request)
         self.panes.show_request(all_tabs=True)
-        self.loss.view_changed(view, same_thread=same_thread)
+        if not self.loss.view_changed(view, same_thread=same_thread):
+            self.query_one(TimelineChart).mark_probe(None)
         if not same_thread:  # once the new thread is on screen (see inspector/gcpolicy.py)
             self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
             self.replayer.prepare_summaries(view.thread, view.config)
@@ -335,7 +348,18 @@ class MainScreen(Screen[None]):
 
     @on(SummariesView.FactChosen)
     def _fact_chosen(self, event: SummariesView.FactChosen) -> None:
-        self.loss.jump_to_source(event.fact.message_id, event.request_index, event.fact.text)
+        """Show the lost fact's block at the compaction's request, in the Blocks pane, the fact marked."""
+        self.jump_to_request(event.request_index)
+        self.query_one(TabbedContent).active = "blocks"
+        self.panes.stale_tabs.add("blocks")
+        self.panes.refresh_tab("blocks")
+        blocks = self.query_one(BlocksView)
+        if blocks.request is not None:
+            index = next((i for i, b in enumerate(blocks.request.blocks) if b.message_id == event.fact.message_id),
+                         None)
+            if index is not None:
+                blocks.select_block(index, event.fact.text)
+        self.query_one("#blocks-table").focus()
 
     @on(ThreadList.Chosen)
     def _thread_chosen(self, event: ThreadList.Chosen) -> None:

@@ -15,7 +15,7 @@ import hashlib
 import os
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -317,8 +317,20 @@ def keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple[
         meta = dict(t.meta)
         if meta.get("parent_thread_id") in renamed:
             meta["parent_thread_id"] = renamed[meta["parent_thread_id"]]
-        out.append(replace_thread(t, id=renamed[t.id], meta=meta))
+        out.append(replace_thread(t, id=renamed[t.id], meta=meta, messages=_relinked(t.messages, renamed)))
     return out
+
+
+def _relinked(messages: Any, renamed: dict[str, str]) -> Any:
+    """`messages` with each task notification's sub-agent thread (`meta["task_notification"]`) renamed too."""
+    def link(m: Any) -> Any:
+        note = m.meta.get("task_notification")
+        if not isinstance(note, Mapping) or note.get("subagent_thread_id") not in renamed:
+            return m
+        meta = {**m.meta, "task_notification": {**note, "subagent_thread_id": renamed[note["subagent_thread_id"]]}}
+        return replace_thread(m, meta=meta)
+
+    return tuple(link(m) for m in messages)
 
 
 def _brought_by(agent: Path, session: Path) -> bool:

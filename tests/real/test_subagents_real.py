@@ -142,3 +142,27 @@ def test_a_task_notification_is_linked_to_its_sub_agent(tmp_path: Path):
     assert f"from the sub-agent thread {sub_agent}" in notification_origin(notes["n1"]).plain
     assert "no sub-agent thread of this import ran it" in notification_origin(notes["n3"]).plain
     assert notification_origin(main_thread.messages[0]) is None
+
+
+def test_a_notification_kept_apart_with_its_file_links_the_renamed_sub_agent(tmp_path: Path):
+    """Two copies of one session (the same session id, different files): the later file's threads get
+    `~2`, and its notification names its own sub-agent thread, `...~2`, not the first file's."""
+    ids = []
+    with Store.open(str(tmp_path / "n.sqlite"), create=True) as store:
+        for copy, status in (("a", "completed"), ("b", "failed")):
+            folder = tmp_path / copy / SUBAGENTS.name
+            shutil.copytree(SUBAGENTS, folder)
+            session_file = folder / "turn-2.jsonl"
+            recs = records(session_file)
+            agent = next(r["toolUseResult"]["agentId"] for r in recs
+                         if isinstance(r.get("toolUseResult"), dict) and r["toolUseResult"].get("agentId"))
+            note = notification(recs[-1], "n1", f"<task-id>{agent}</task-id>\n<status>{status}</status>")
+            session_file.write_text("".join(json.dumps(r) + "\n" for r in [*recs, note]), encoding="utf-8")
+            report = import_paths([folder], store)
+            assert report.errors == []
+            ids.append(sorted(report.threads))
+        session = recs[-1]["sessionId"]
+        assert ids == [[session, f"{session}/agent-{agent}"], [f"{session}/agent-{agent}~2", f"{session}~2"]]
+        links = {tid: next(m.meta["task_notification"]["subagent_thread_id"] for m in store.load_thread(tid).messages
+                           if "task_notification" in m.meta) for tid in (session, f"{session}~2")}
+    assert links == {session: f"{session}/agent-{agent}", f"{session}~2": f"{session}/agent-{agent}~2"}

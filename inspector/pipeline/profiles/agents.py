@@ -362,8 +362,9 @@ class AgentReplayer(ReplayerBase):
         sent = _seconds(req.created_at) if self.recorded_prunes else None
         if sent is None:
             return frozenset()
-        return frozenset(i for when, i in self.recorded_prunes
-                         if when <= sent and lo <= i <= end and not (i < cleared_upto and self.prunable[i]))
+        done = bisect_right(self.recorded_prunes, (sent, len(self.t.msgs)))  # those erased by then (oldest first)
+        return frozenset(i for _, i in self.recorded_prunes[:done]
+                         if lo <= i <= end and not (i < cleared_upto and self.prunable[i]))
 
     def _cleared(self, lo: int, hi: int) -> int:
         """Tokens saved by clearing the prunable tool outputs in [lo, hi)."""

@@ -33,6 +33,21 @@ def _end_on_signals(ctx: click.Context) -> None:
 OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE)
 
 
+def _exit_after_signal(signum: int) -> None:
+    """Exit 128 + `signum` once the TUI has ended on a signal. After a SIGHUP the terminal may be gone
+    (its window closed): Python's own flush of standard output and error at exit would then fail and
+    make the status 120, so what cannot be written now goes to /dev/null instead."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            with contextlib.suppress(OSError, ValueError):
+                sink = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(sink, stream.fileno())
+                os.close(sink)
+    sys.exit(128 + signum)
+
+
 class InspectorGroup(click.Group):
     """The commands, with what no command can catch itself made one line: standard output that cannot
     be written (a full disk, a closed pipe) and memory running out. A first argument that is not a
@@ -112,7 +127,7 @@ def main(ctx: click.Context, db: str | None, thread_id: str | None, profile: str
     finally:
         app.sources.close()  # the snapshot copies, whatever ended the app
     if app.signalled is not None:
-        sys.exit(128 + app.signalled)
+        _exit_after_signal(app.signalled)
     if app.startup_error:
         raise UserError(app.startup_error)
 
@@ -141,6 +156,6 @@ def _open_path(path: str, thread_id: str | None, profile: str | None, overrides:
     finally:
         follower.close()  # the private store, whatever ended the app
     if app.signalled is not None:
-        sys.exit(128 + app.signalled)
+        _exit_after_signal(app.signalled)
     if app.startup_error:
         raise UserError(app.startup_error)

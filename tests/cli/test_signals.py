@@ -175,3 +175,23 @@ def test_the_tui_on_a_database_it_cannot_open_exits_non_zero_after_q(tmp_path: P
         os.close(child.fd)
     assert b"context-inspector: error: cannot open the database: " in child.output
     assert bad.read_text() == "these are my notes, not a database\n"
+
+
+def test_ending_on_a_signal_with_the_terminal_gone_exits_128_plus_the_signal():
+    """Text still buffered for an output that has gone (a terminal whose window closed, here a pipe
+    nobody reads) cannot be flushed: the exit status stays 128 + the signal, where a plain
+    `sys.exit(129)` gives Python's 120 for a failed flush at exit (the run beside it shows the case)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the text stays buffered
+    start = "import sys; sys.stdout.write('left in the buffer'); "
+
+    def status(end: str) -> int:
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # every write to it fails
+        try:
+            return subprocess.run([sys.executable, "-c", start + end], cwd=ROOT, env=env, stdout=write_end,
+                                  stderr=subprocess.DEVNULL, timeout=120).returncode
+        finally:
+            os.close(write_end)
+
+    assert status("sys.exit(129)") == 120
+    assert status("from inspector.cli.root import _exit_after_signal; _exit_after_signal(1)") == 128 + signal.SIGHUP

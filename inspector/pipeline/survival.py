@@ -288,11 +288,40 @@ class LossMemo:
         return state
 
 
-class _ThreadLosses:
-    """One thread's share of a `LossMemo`: its messages by id, and fates and facts by key, by generation
-    (`recent`: the last call's; `older`: the call's before)."""
+class _Generations:
+    """Values by key from the last two calls of `compaction_losses` (`recent`: the last call's, `older`:
+    the call's before): a key neither used is forgotten, so the memo holds what two edits use."""
 
-    __slots__ = ("thread", "extract", "messages", "keyed", "cwd", "recent", "older", "facts_recent", "facts_older")
+    __slots__ = ("recent", "older", "used")
+
+    def __init__(self) -> None:
+        self.recent: dict[Any, Any] = {}
+        self.older: dict[Any, Any] = {}
+        self.used: dict[Any, Any] = {}  # this call's
+
+    def get(self, key: Any) -> Any:
+        """The value this call, the last or the one before gave `key` (None: none), now this call's."""
+        found = self.used.get(key)
+        if found is None:
+            found = self.recent.get(key)
+            if found is None:
+                found = self.older.get(key)
+            if found is not None:
+                self.used[key] = found
+        return found
+
+    def put(self, key: Any, value: Any) -> Any:
+        self.used[key] = value
+        return value
+
+    def next_call(self) -> None:
+        self.older, self.recent, self.used = self.recent, self.used, {}
+
+
+class _ThreadLosses:
+    """One thread's share of a `LossMemo`: its messages by id, and fates and facts by key, by generation."""
+
+    __slots__ = ("thread", "extract", "messages", "keyed", "cwd", "fates", "span_facts")
 
     def __init__(self, thread: Thread, extract: Callable[[Sequence[Message]], tuple[Fact, ...]]) -> None:
         self.thread, self.extract = thread, extract
@@ -302,21 +331,12 @@ class _ThreadLosses:
         self.keyed: dict[str, KeyedFacts] | None = {} if extract is extract_facts else None
         cwd = thread.meta.get("cwd")
         self.cwd = cwd if isinstance(cwd, str) else None
-        self.recent: dict[tuple, tuple[FactFate, ...]] = {}
-        self.older: dict[tuple, tuple[FactFate, ...]] = {}
-        self.facts_recent: dict[tuple[str, ...], tuple[Fact, ...]] = {}
-        self.facts_older: dict[tuple[str, ...], tuple[Fact, ...]] = {}
+        self.fates = _Generations()  # (span, readable, summary text) -> its facts' fates
+        self.span_facts = _Generations()  # span -> its facts
 
-    def facts(self, ids: tuple[str, ...], used: dict[tuple[str, ...], tuple[Fact, ...]]) -> tuple[Fact, ...]:
-        found = used.get(ids)
-        if found is None:
-            found = self.facts_recent.get(ids)
-            if found is None:
-                found = self.facts_older.get(ids)
-            if found is None:
-                found = self._extract(ids)
-            used[ids] = found
-        return found
+    def facts(self, ids: tuple[str, ...]) -> tuple[Fact, ...]:
+        found = self.span_facts.get(ids)
+        return self.span_facts.put(ids, self._extract(ids)) if found is None else found
 
     def _extract(self, ids: tuple[str, ...]) -> tuple[Fact, ...]:
         messages, keyed = self.messages, self.keyed
@@ -353,8 +373,6 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
     spans = (known() if callable(known) else None) or {}
     out: list[CompactionLoss] = []
     cwd = state.cwd
-    used: dict[tuple, tuple[FactFate, ...]] = {}
-    facts_used: dict[tuple[str, ...], tuple[Fact, ...]] = {}
     judged = 0
     earlier: set[str] = set()  # messages an earlier compaction replaced
     for request in requests:
@@ -370,19 +388,14 @@ def compaction_losses(thread: Thread, replay: ReplayLike,
         earlier.update(ids)
         readable = summary.readable
         key = (ids, readable, summary.injected_text() if readable else summary.retained_text())
-        fates = used.get(key)
+        fates = state.fates.get(key)
         if fates is None:
-            fates = state.recent.get(key)
-            if fates is None:
-                fates = state.older.get(key)
-            if fates is None:
-                judged += 1
-                fates = fates_of(state.facts(ids, facts_used), summary, cwd)
-            used[key] = fates
+            judged += 1
+            fates = state.fates.put(key, fates_of(state.facts(ids), summary, cwd))
         out.append(CompactionLoss(summary.id, summary.source, request.index, request.request_id, ids,
                                   fates, readable))
-    state.older, state.recent = state.recent, used
-    state.facts_older, state.facts_recent = state.facts_recent, facts_used
+    state.fates.next_call()
+    state.span_facts.next_call()
     if memo is not None:
         memo.judged += judged
         memo.reused += len(out) - judged

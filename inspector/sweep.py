@@ -124,10 +124,10 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     """One row per combination, in order. `compactions`: `recorded` follows the thread's recorded
     compactions, `decide` lets the config decide every one (as `simulate --set` does).
 
-    `jobs` > 1: the messages' facts are extracted once, in `jobs - 1` forked processes, while this one
+    `jobs` > 1: the messages' facts are extracted once, in `jobs` forked processes, while this one
     counts the thread's tokens in a first replay (of the first combination); the other combinations
-    are replayed in `jobs` processes forked then, which inherit both (and the first replay, which the
-    first combination's row reuses); one process where the platform cannot fork.
+    are replayed in `jobs` processes forked then, which inherit both, while this one judges the first
+    one's compactions; one process where the platform cannot fork.
 
     `own_process`: the process runs this sweep alone (the CLI), so the garbage collector may be
     settled for it (`gcpolicy`): a long thread and what its first replay leaves for the others
@@ -146,7 +146,7 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
 
 
 def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], compactions: str,
-           on_row: Callable[[SweepRow], None] | None, jobs: int, settle: Callable[[], object]) -> list[SweepRow]:
+           on_row: Callable[[SweepRow], None] | None, jobs: int, settle: Callable[[], bool]) -> list[SweepRow]:
     memo = _loss_memo()
     if jobs <= 1 or len(combos) < 3 or not _can_fork():
         settle()  # the thread itself
@@ -165,26 +165,27 @@ def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], co
 
     global _FORKED
     context = multiprocessing.get_context("fork")
-    workers = min(jobs, len(combos))
-    _FORKED = (thread, base, tuple(combos), compactions, memo, None)
+    workers = min(jobs, len(combos) - 1)
+    _FORKED = (thread, base, tuple(combos), compactions, memo)
     try:
         # The facts of the thread's messages (what costs most the first time, the same for every
-        # value) in `jobs - 1` workers while this process counts the thread's tokens in a first replay
-        # (one process a core: a third would only slow the replay down).
-        with _frozen(), context.Pool(max(1, jobs - 1), initializer=default_signals) as pool:
-            size = -(-len(thread.messages) // (2 * max(1, jobs - 1))) or 1
+        # value) in the workers while this process counts the thread's tokens in a first replay.
+        with _frozen(settle), context.Pool(workers, initializer=default_signals) as pool:
+            size = -(-len(thread.messages) // (2 * workers)) or 1
             slices = [(i, min(i + size, len(thread.messages))) for i in range(0, len(thread.messages), size)]
             found = pool.map_async(_forked_facts, slices)
             replay = run_replay(thread, base.updated(dict(combos[0])), compactions=compactions)
             replay.cost_totals()
             for (lo, hi), facts in zip(slices, found.get(), strict=True):
                 remember(thread.messages[lo:hi], facts)
-        # Every value in `jobs` workers forked now: they inherit the counts, the summaries' features,
-        # the facts and the first value's replay (which its row reuses).
-        _FORKED = (thread, base, tuple(combos), compactions, memo, replay)
-        with _frozen(), context.Pool(workers, initializer=default_signals) as pool:
-            rows = []
-            for row in pool.imap(_forked_row, range(len(combos))):
+        # The other values in workers forked now (they inherit the counts, the summaries' features and
+        # the facts), while this process judges the first value's compactions.
+        with _frozen(settle), context.Pool(workers, initializer=default_signals) as pool:
+            others = pool.imap(_forked_row, range(1, len(combos)))
+            rows = [sweep_row(thread, base, combos[0], compactions, loss_memo=memo, replay=replay)]
+            if on_row is not None:
+                on_row(rows[0])
+            for row in others:
                 rows.append(row)
                 if on_row is not None:
                     on_row(row)
@@ -194,10 +195,14 @@ def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], co
 
 
 @contextlib.contextmanager
-def _frozen() -> Iterator[None]:
-    """What this process holds moved out of the collector's sight while forked workers run: their full
-    collections would otherwise walk (and so copy, page by page) every object they inherited, and this
-    process's walk the loaded thread. A freeze, not a collection first: that alone is a walk of it."""
+def _frozen(settle: Callable[[], bool]) -> Iterator[None]:
+    """What this process holds moved out of the collector's sight while forked workers run (their
+    full collections would otherwise walk, and so copy page by page, every object they inherited):
+    `settle()` where it applies (it stays settled after), else frozen for the workers' time only."""
+    if settle():
+        yield
+        return
+    gc.collect()
     gc.freeze()
     try:
         yield
@@ -230,8 +235,8 @@ def _forked_facts(span: tuple[int, int]) -> list:
 
 def _forked_row(index: int) -> SweepRow:
     assert _FORKED is not None
-    thread, base, combos, compactions, memo, first = _FORKED
-    return sweep_row(thread, base, combos[index], compactions, loss_memo=memo, replay=first if index == 0 else None)
+    thread, base, combos, compactions, memo = _FORKED
+    return sweep_row(thread, base, combos[index], compactions, loss_memo=memo)
 
 
 def _can_fork() -> bool:

@@ -103,6 +103,7 @@ class MainScreen(Screen[None]):
         self.loading_error: str | None = None
         self.llm_progress_text = ""
         # when (time.monotonic) a new thread's recorded counts, then its first replay, were put on screen
+        # (bench/bench_tui.py times their paint from these)
         self.recorded_shown_at: float | None = None
         self.first_view_at: float | None = None
 

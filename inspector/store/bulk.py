@@ -95,11 +95,15 @@ class _Table:
 
     def write(self, conn: Any, sql: str, items: list[Any], ascii: bool) -> None:
         try:
-            rows = [row for item in items for row in self.build(item, ascii)]
+            rows = self._build_all(items, ascii)
         except (TypeError, ValueError) as exc:
             raise self._refused(exc, sql, items, conn.dialect.name) from None
         if rows:
             conn.exec_driver_sql(sql, rows)
+
+    def _build_all(self, items: list[Any], ascii: bool) -> list[tuple]:
+        build = self.build
+        return [row for item in items for row in build(item, ascii)]
 
     def _refused(self, exc: Exception, sql: str, items: list[Any], dialect: str) -> Exception:
         """The error SQLAlchemy's insert gave for a value it could not bind. SQLite: the first refused

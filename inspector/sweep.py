@@ -129,13 +129,16 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     """One row per combination, in order. `compactions`: `recorded` follows the thread's recorded
     compactions, `decide` lets the config decide every one (as `simulate --set` does).
 
-    `jobs` > 1: the messages' facts are extracted once, in `jobs` forked processes, while this one
-    counts the thread's tokens in a first replay (of the first combination); the other combinations
-    are replayed in `jobs` processes forked then, which inherit both, while this one judges the first
-    one's compactions; one process where the platform cannot fork.
+    `jobs` > 1: the messages' facts are extracted once, in `jobs - 1` forked children, while this
+    process counts the thread's tokens in a first replay (of the first combination); every
+    combination is then replayed in `jobs` children forked after it, which inherit the counts, the
+    facts and the first replay (its row reuses it); this process only reads their pipes and hands
+    the rows to `on_row` in order (`_Children`: plain forks, no pool, no lock shared with them). A
+    child that fails or dies is a `ChildError` naming its value. One process where the platform
+    cannot fork.
 
-    `own_process`: the process runs this sweep alone (the CLI), so the garbage collector may be
-    settled for it (`gcpolicy`): a long thread and what its first replay leaves for the others
+    `own_process` (`jobs` 1): the process runs this sweep alone (the CLI), so the garbage collector
+    may be settled for it (`gcpolicy`): a long thread and what its first replay leaves for the others
     (token counts, the summaries' features, the facts) are frozen out of the full collections, which
     otherwise walk them again every value or two (half of a value's time on the bench thread)."""
     if compactions not in COMPACTION_MODES:

@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 from operator import attrgetter, truth
 
+from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
@@ -17,7 +18,7 @@ from inspector.pipeline.audit import RequestAudit
 from widgets.cost import bill_line, cost_rows
 from widgets.names import MessageNames
 from widgets.palette import ensure_names
-from widgets.rendered import RenderedOnce
+from widgets.rendered import RenderedOnce, SideBySide
 from widgets.safe import safe_line
 
 _STATUS = attrgetter("status")
@@ -221,17 +222,18 @@ class BudgetView(Static):
     def _update_budget(self) -> None:
         # The tables rendered once per width: each layout pass measures the pane's height by rendering it.
         rendered = self.render_budget(self.request_count)
-        self.update(RenderedOnce(rendered) if isinstance(rendered, Table) else rendered)
+        self.update(RenderedOnce(rendered) if isinstance(rendered, Group) else rendered)
 
-    def render_budget(self, request_count: int) -> Table | Text:
+    def render_budget(self, request_count: int) -> Group | Text:
         request = self.request
         if request is None:
             return Text("No request selected.", style="dim")
         b = request.budget
         parts = budget_parts(request, self.own_tokens)
         width = max(20, min(self.bar_width, (self.size.width or 100) - 4))
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column()
+        # the rows one under the other: a Group, not a one-column grid, whose measuring of its nested
+        # tables measured every cell of each of them again (a third of an edit's time on a long thread)
+        grid: list[RenderableType] = []
         title = Text()
         title.append(f"Request {request.index + 1}/{request_count}", style="bold")
         title.append(f"  turn {request.turn if request.turn is not None else '-'}  ")
@@ -240,14 +242,14 @@ class BudgetView(Static):
             title.append("  FAILED", style="ci.error.strong")
             if request.error:
                 title.append(f" {safe_line(request.error.code)}", style="ci.error")
-        grid.add_row(title)
-        grid.add_row(stacked_bar(parts, width))
-        grid.add_row(self._ruler(_fraction(self.threshold_tokens, b.window), "compaction", b.window, width))
+        grid.append(title)
+        grid.append(stacked_bar(parts, width))
+        grid.append(self._ruler(_fraction(self.threshold_tokens, b.window), "compaction", b.window, width))
         if self.pruning_tokens:
-            grid.add_row(self._ruler(_fraction(self.pruning_tokens, b.window), "hard pruning", b.window, width))
+            grid.append(self._ruler(_fraction(self.pruning_tokens, b.window), "hard pruning", b.window, width))
         bill = bill_line(request)
         if bill is not None:  # the bill at a glance, at every size (its parts are in the facts below)
-            grid.add_row(bill)
+            grid.append(bill)
         legend = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim")
         legend.add_column("")
         legend.add_column("Category")
@@ -336,19 +338,13 @@ class BudgetView(Static):
             facts.add_row("Error", Text(safe_line(request.error.message, 200), style="ci.error"))
         for note in request.diagnostics:
             facts.add_row("Note", Text(safe_line(note, 200), style="dim"))
-        body = Table.grid(padding=(0, 4))
         if (self.size.width or 200) >= SIDE_BY_SIDE:
-            body.add_column()
-            body.add_column()
-            body.add_row(legend, facts)
+            grid.append(SideBySide(legend, facts, gap=4))
         else:  # a narrow pane: the facts under the legend, so neither wraps its labels
-            body.add_column()
-            body.add_row(legend)
-            body.add_row(facts)
-        grid.add_row(body)
-        grid.add_row(Text(""))
-        grid.add_row(largest_blocks(request, names=self.names))
-        return grid
+            grid.extend((legend, facts))
+        grid.append(Text(""))
+        grid.append(largest_blocks(request, names=self.names))
+        return Group(*grid)
 
     @staticmethod
     def _ruler(threshold: float | None, what: str, window: int, width: int) -> Text:

@@ -53,3 +53,42 @@ class RenderedOnce:
                 self._measures.clear()
             measure = self._measures[key] = Measurement.get(console, options, self.renderable)
         return measure
+
+
+class SideBySide:
+    """Two renderables side by side: `left` at its natural width, `right` in what remains after `gap`.
+
+    What a two-column `Table.grid` shows for a narrow legend beside a long list of facts, without its
+    column allocation, which measures every cell of both (nested) tables on each render and again to
+    render each cell: here each side is rendered once (a table, not expanded, renders at its own width,
+    so the left side's lines give its width)."""
+
+    __slots__ = ("left", "right", "gap")
+
+    def __init__(self, left: RenderableType, right: RenderableType, gap: int = 4) -> None:
+        self.left, self.right, self.gap = left, right, gap
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        left = Measurement.get(console, options, self.left)
+        right = Measurement.get(console, options, self.right)
+        return Measurement(left.minimum + self.gap + right.minimum,
+                           left.maximum + self.gap + right.maximum).with_maximum(options.max_width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        most = max(1, options.max_width - self.gap - 1)  # the right side keeps a column at least
+        left = console.render_lines(self.left, options.update(width=most, height=None), pad=False)
+        left_width = max((Segment.get_line_length(line) for line in left), default=0)
+        right_width = max(1, options.max_width - left_width - self.gap)
+        right = console.render_lines(self.right, options.update(width=right_width, height=None), pad=False)
+        blank_left = [Segment(" " * left_width)]
+        gap = Segment(" " * self.gap)
+        new_line = Segment.line()
+        for k in range(max(len(left), len(right))):
+            if k < len(left):
+                yield from Segment.adjust_line_length(left[k], left_width)
+            else:
+                yield from blank_left
+            if k < len(right):
+                yield gap
+                yield from right[k]
+            yield new_line

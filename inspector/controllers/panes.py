@@ -36,7 +36,6 @@ class PaneUpdater:
         self.dirty = False
         self.all_tabs = False
         self.updated_at = 0.0  # when the panes were last filled (read by bench/bench_tui.py)
-        self.painted_at = 0.0  # when the screen was next laid out and painted after that (the same)
         self.timer: Timer | None = None
         self._at = 0.0
 
@@ -99,10 +98,6 @@ class PaneUpdater:
         if all_tabs or active in ("blocks", "summaries", "step"):
             self.refresh_tab(active)
         self.updated_at = time.monotonic()
-        screen.call_after_refresh(self._painted)
-
-    def _painted(self) -> None:
-        self.painted_at = time.monotonic()
 
     def refresh_tab(self, tab: str) -> None:
         screen, view = self.screen, self.screen.view

@@ -17,10 +17,19 @@ from inspector.config import DEFAULT_PROFILE, Config, ConfigError
 from inspector.controllers.handoff import Handoff
 from inspector.controllers.source import SourceHandle
 from inspector.model import Thread
-from inspector.screens.messages import LlmProgress, LoadFailed, Notice, ReplayFailed, ThreadsListed, ViewReady
+from inspector.screens.messages import (
+    LlmProgress,
+    LoadFailed,
+    Notice,
+    ReplayFailed,
+    ReproductionReady,
+    ThreadLoaded,
+    ThreadsListed,
+    ViewReady,
+)
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DIFF_BLOCKS_SHOWN
-from inspector.screens.view import Simulator, ViewState, build_view, default_simulator
+from inspector.screens.view import Simulator, ViewState, build_view, default_simulator, fill_reproduction
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
@@ -150,18 +159,40 @@ class ReplayController:
 
             overrides = file_overrides(baseline_config, self.config_file)
         config = self.carried_config(screen.view, thread, baseline_config)
-        if screen.view is None or screen.view.thread.id != thread.id:
+        new_thread = screen.view is None or screen.view.thread.id != thread.id
+        if new_thread:
             self.compactions = None  # another thread opens in its own default mode
+            # its recorded counts on the chart while it replays (seconds on a long thread)
+            screen.post_message(ThreadLoaded(thread, config.profile, int(config["context.window"])))
         subagents = self._subagents(source, thread)
         try:
+            # a new thread's first view goes up before its reproduction's decide replay (`reproduce_later`)
             view = build_view(thread, baseline_config, config, self.simulator, data_version=version,
-                              file_overrides=overrides, compactions=self.compactions, subagents=subagents)
+                              file_overrides=overrides, compactions=self.compactions, subagents=subagents,
+                              reproduce=not new_thread)
         except Exception as exc:
             screen.post_message(LoadFailed(f"replay failed: {exc}"))
             return
         if worker.is_cancelled:
             return
         screen.post_message(ViewReady(view, keep_position=keep_position))
+
+    def reproduce_later(self, view: ViewState) -> None:
+        """Fill in `view.reproduction` in a worker of its own group (an edit made meanwhile does not
+        cancel it: its views share the one result), then tell the screen."""
+        cell = view.reproduction
+        if cell is not None and cell.claim():
+            self._run(partial(self._reproduction_work, view), group="reproduction", description="reproduction")
+
+    def _reproduction_work(self, view: ViewState) -> None:
+        try:
+            filled = fill_reproduction(view, self.simulator)
+        except Exception as exc:  # the status says the reproduction is unknown, and why
+            assert view.reproduction is not None
+            view.reproduction.fail(str(exc))
+            filled = True
+        if filled:
+            self.screen.post_message(ReproductionReady(view))
 
     def _subagents(self, source: ThreadSource, thread: Thread) -> SubagentTotals | None:
         """The thread's sub-agents replayed (`inspector.subagents`), remembered while their counts stay

@@ -9,7 +9,7 @@ from typing import Any
 from textual.message import Message
 
 from inspector.config import Config
-from inspector.model import ThreadInfo
+from inspector.model import Thread, ThreadInfo
 from inspector.screens.view import ViewState
 
 
@@ -101,3 +101,20 @@ class ProbeDone(WorkerMessage, bubble=False):
     def __init__(self, view: ViewState, result: Any) -> None:
         super().__init__()
         self.view, self.result = view, result
+
+
+class ThreadLoaded(WorkerMessage, bubble=False):
+    """A thread read from its source, before its first replay: the screen shows its recorded counts
+    meanwhile (`view.recorded_points`), under a chart scaled to `window`."""
+
+    def __init__(self, thread: Thread, profile: str, window: int) -> None:
+        super().__init__()
+        self.thread, self.profile, self.window = thread, profile, window
+
+
+class ReproductionReady(WorkerMessage, bubble=False):
+    """`view.reproduction` is filled in (or failed): the status line says it."""
+
+    def __init__(self, view: ViewState) -> None:
+        super().__init__()
+        self.view = view

@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from inspector.compare.between_replays import SimulationDiff
+from inspector.model import Thread
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState, timeline_scale
 from inspector.thread_tree import SubagentTotals
@@ -69,10 +70,21 @@ class StatusLine(Static):
         # the third line starts with the compaction mode (and, at the baseline, how well the profile
         # reproduces the recorded compactions): the second is full on a narrow terminal
         line.append(f"compactions {view.compactions}", style="ci.info")
-        if view.reproduction is not None and view.diff is None:
-            done, total = view.reproduction
-            line.append(f" · {view.reproduction_by or view.baseline_config.profile} reproduces {done} of {total} recorded compaction"
-                        f"{'' if total == 1 else 's'}", style="ci.success" if done == total else "ci.warning")
+        reproduction = view.reproduction
+        if reproduction is not None and view.diff is None:
+            by = reproduction.by or view.baseline_config.profile
+            recorded = len(view.thread.summaries)
+            plural = "" if recorded == 1 else "s"
+            if not reproduction.known:  # its decide replay runs after the first view (ReplayController)
+                line.append(f" · does {by} reproduce the {recorded} recorded compaction{plural}? replaying…",
+                            style="dim")
+            elif reproduction.error is not None:
+                line.append(f" · whether {by} reproduces the recorded compaction{plural} is unknown: "
+                            f"{safe_line(reproduction.error, 60)}", style="ci.warning")
+            elif reproduction.result is not None:
+                done, total = reproduction.result
+                line.append(f" · {by} reproduces {done} of {total} recorded compaction"
+                            f"{'' if total == 1 else 's'}", style="ci.success" if done == total else "ci.warning")
         line.append(" · ")
         if view.file_overrides:
             line.append("config file: ", style="ci.warning.strong")
@@ -92,6 +104,21 @@ class StatusLine(Static):
                 line.append("  │ " + "; ".join(moved[:3]), style="ci.success")
             else:
                 line.append("  │ nothing moved", style="dim")
+        self.update(line)
+
+    def show_replaying(self, thread: Thread, profile: str, *, recorded: bool) -> None:
+        """A thread loaded and not replayed yet: what it is, and that its replay is coming (the chart
+        shows its recorded counts meanwhile, where it has some)."""
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(safe_line(thread.title or thread.id, 60), style="bold")
+        line.append(f"  {safe_line(thread.source, 20)}", style="dim")
+        line.append(f"\n{len(thread.messages):,} messages · {len(thread.requests):,} requests"
+                    f" · {len(thread.summaries)} recorded compaction{'' if len(thread.summaries) == 1 else 's'}")
+        line.append("\n")
+        if recorded:
+            line.append("recorded counts", style="ci.recorded")
+            line.append(" shown · ")
+        line.append(f"replaying under {safe_line(profile, 40)}…", style="ci.info")
         self.update(line)
 
     def show_llm_progress(self, start: Any, stats: Any) -> str:

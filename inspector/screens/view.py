@@ -69,6 +69,43 @@ def _with_cost(diff: SimulationDiff, baseline: Replay | FullReplay, current: Rep
     return diff
 
 
+class Reproduction:
+    """How many of the thread's recorded compactions its baseline config, left to decide, places within
+    one request (`compare.between_replays.reproduction`), by `by` (the profile's name, or the name and
+    how many of its keys the baseline changes: a user's config is not the profile).
+
+    Filled once: a new thread's first view goes on screen before this third replay (a decide replay of
+    the whole thread) has run, and the replay controller fills it in afterwards (`known` turns True
+    after `result` is set). The views of one thread under one baseline share the one object, so an edit
+    made meanwhile shows the result too. Never a guess: until it is known the status says so."""
+
+    __slots__ = ("by", "result", "error", "known", "claimed")
+
+    def __init__(self, by: str, result: tuple[int, int] | None = None, *, known: bool = False) -> None:
+        self.by, self.result, self.known = by, result, known
+        self.error: str | None = None
+        self.claimed = known  # a worker is filling it in (or it is known): the views after the first ask no more
+
+    def claim(self) -> bool:
+        """True once, for the one worker that fills it in (called on the UI thread)."""
+        if self.claimed:
+            return False
+        self.claimed = True
+        return True
+
+    def fill(self, result: tuple[int, int] | None) -> None:
+        self.result = result
+        self.known = self.claimed = True
+
+    def fail(self, error: str) -> None:
+        """The decide replay failed: the status says the reproduction is unknown, and why."""
+        self.error = error
+        self.known = True
+
+    def __repr__(self) -> str:
+        return f"Reproduction({self.by!r}, {self.result!r}, known={self.known})"
+
+
 def default_simulator(thread: Thread, config: Config, *, compactions: str) -> Replay:
     from inspector.service import run_replay
 
@@ -93,13 +130,10 @@ class ViewState:
     baseline_replay: Replay | FullReplay | None = field(default=None, repr=False, compare=False)
     # "recorded" | "decide": the baseline and the what-if are replayed in this one mode
     compactions: str = "recorded"
-    # (reproduced, recorded) compactions of the baseline config left to decide; None: none recorded
-    reproduction: tuple[int, int] | None = None
+    # how the baseline config, left to decide, reproduces the recorded compactions; None: none recorded
+    reproduction: Reproduction | None = field(default=None, compare=False)
     # the thread's sub-agents, replayed each under its own baseline (shown apart); None: it has none
     subagents: SubagentTotals | None = None
-    # whose decisions `reproduction` judges: the profile's name, or the name and how many of its
-    # keys the baseline changes (`--set`, the config file): a user's config is not the profile
-    reproduction_by: str = ""
 
     @property
     def calibration(self):
@@ -268,12 +302,14 @@ def build_view(
     file_overrides: tuple[str, ...] | None = None,
     compactions: str | None = None,
     subagents: SubagentTotals | None = None,
+    reproduce: bool = True,
 ) -> ViewState:
     """Replay under the baseline (unless given) and, when it differs, under `config`, both in
     one compaction mode (`compactions`; default: the previous view's, else `recorded` where the
     thread recorded compactions, else `decide`), so an edit that changes nothing moves nothing;
     diff the two timelines. `subagents`: the thread's sub-agents' figures (default: the previous view's
-    of the same thread)."""
+    of the same thread). `reproduce=False`: the reproduction of the recorded compactions, where it needs
+    a replay of its own, is left to `fill_reproduction` (the view goes on screen first)."""
     same_thread = previous is not None and previous.thread is thread  # per-thread tables carry over
     if subagents is None and same_thread:
         subagents = previous.subagents
@@ -294,10 +330,13 @@ def build_view(
         priced = isinstance(baseline, Replay) and isinstance(current, Replay)
         diff = _with_cost(diff_simulations(baseline_sim, simulation, cost=not priced), baseline, current)
     if same_thread and previous.baseline_config == baseline_config:
-        reproduction, reproduction_by = previous.reproduction, previous.reproduction_by
+        reproduction = previous.reproduction
+    elif not thread.summaries:
+        reproduction = None
     else:
-        reproduction = _reproduction(simulator, thread, baseline_config, baseline_sim, compactions)
-        reproduction_by = config_owner(thread, baseline_config)
+        reproduction = Reproduction(config_owner(thread, baseline_config))
+        if reproduce or compactions == "decide":  # in decide mode the baseline is the decide replay
+            reproduction.fill(_reproduction(simulator, thread, baseline_config, baseline_sim, compactions))
     return ViewState(
         thread=thread,
         baseline_config=baseline_config,
@@ -318,7 +357,6 @@ def build_view(
         compactions=compactions,
         reproduction=reproduction,
         subagents=subagents,
-        reproduction_by=reproduction_by,
     )
 
 
@@ -328,6 +366,28 @@ def config_owner(thread: Thread, config: Config) -> str:
     own = Config.for_profile(config.profile, thread_values(thread, config.profile))
     changed = len(config.changed_keys(own))
     return config.profile if not changed else f"{config.profile} with {changed} key{'s' if changed != 1 else ''} changed"
+
+
+def fill_reproduction(view: ViewState, simulator: Simulator) -> bool:
+    """Fill in `view.reproduction` where `build_view(reproduce=False)` left it unknown (a worker's job:
+    a decide replay of the whole thread); False where there was nothing to fill."""
+    cell = view.reproduction
+    if cell is None or cell.known:
+        return False
+    cell.fill(_reproduction(simulator, view.thread, view.baseline_config, view.baseline, view.compactions))
+    return True
+
+
+def recorded_points(thread: Thread) -> list[TimelinePoint]:
+    """The timeline as the thread recorded it, before any replay: each request's billed prompt (0 where
+    none was recorded) and the compactions the agent made. Empty where nothing was recorded: a chart of
+    zeros would be a confident wrong picture."""
+    requests = thread.requests
+    if not any(r.prompt_tokens is not None for r in requests):
+        return []
+    compacted = {s.before_request_id for s in thread.summaries if s.before_request_id}
+    return [TimelinePoint(r.prompt_tokens or 0, r.prompt_tokens, r.id in compacted, False, recorded_compaction=r.id in compacted)
+            for r in requests]
 
 
 def _reproduction(simulator: Simulator, thread: Thread, config: Config, baseline: Simulation,

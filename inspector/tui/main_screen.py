@@ -13,6 +13,7 @@ the screen is the one writer of its state; widgets post theirs (`ThreadList.Chos
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -46,18 +47,20 @@ from inspector.screens.messages import (
     Notice,
     ProbeDone,
     ReplayFailed,
+    ReproductionReady,
     ThreadChanged,
+    ThreadLoaded,
     ThreadsListed,
     ViewReady,
 )
 from inspector.screens.status import DiffPanel, StatusLine
-from inspector.screens.view import Simulator, ViewState, timeline_points, timeline_scale
+from inspector.screens.view import Simulator, ViewState, recorded_points, timeline_points, timeline_scale
 from widgets.blocks import BlocksView
 from widgets.config_form import ConfigForm
 from widgets.safe import safe_line
 from widgets.summaries import SummariesView
 from widgets.threads import ThreadList
-from widgets.timeline import TimelineChart
+from widgets.timeline import TimelineChart, TimelineScale
 
 
 class MainScreen(Screen[None]):
@@ -99,6 +102,10 @@ class MainScreen(Screen[None]):
         self.follow_latest = True
         self.loading_error: str | None = None
         self.llm_progress_text = ""
+        # when (time.monotonic) a new thread's recorded counts, then its first replay, were put on screen
+        # (bench/bench_tui.py times their paint from these)
+        self.recorded_shown_at: float | None = None
+        self.first_view_at: float | None = None
 
     @property
     def live(self) -> bool:
@@ -150,6 +157,22 @@ class MainScreen(Screen[None]):
 
     def on_notice(self, message: Notice) -> None:
         self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout)
+
+    def on_thread_loaded(self, message: ThreadLoaded) -> None:
+        """A new thread read, not replayed yet: its recorded counts on the chart and what is coming in
+        the status line (the panes keep what they show until its first view arrives)."""
+        if self._closed_down() or (self.view is not None and self.view.thread.id == message.thread.id):
+            return
+        points = recorded_points(message.thread)
+        if points:
+            self.query_one(TimelineChart).set_data(points, TimelineScale(window=message.window), cursor=len(points) - 1)
+        self.query_one(StatusLine).show_replaying(message.thread, message.profile, recorded=bool(points))
+        self.recorded_shown_at = time.monotonic()
+
+    def on_reproduction_ready(self, message: ReproductionReady) -> None:
+        view = self.view
+        if not self._closed_down() and view is not None and view.reproduction is message.view.reproduction:
+            self.query_one(StatusLine).show(view, live=self.live, problem=self.live_tail.problem)
 
     async def on_view_ready(self, message: ViewReady) -> None:
         if not self._closed_down():
@@ -243,8 +266,10 @@ class MainScreen(Screen[None]):
         if not self.loss.view_changed(view, same_thread=same_thread):
             self.query_one(TimelineChart).mark_probe(None)
         if not same_thread:  # once the new thread is on screen (see inspector/gcpolicy.py)
+            self.first_view_at = time.monotonic()
             self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
             self.replayer.prepare_summaries(view.thread, view.config)
+        self.replayer.reproduce_later(view)
 
     # the selected request -----------------------------------------------------------------------------
 

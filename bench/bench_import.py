@@ -1,14 +1,18 @@
 """Import speed against the plain-decode floor (issue 28 item 4), on the real fixtures.
 
-    python -m bench.bench_import [DIR]      # default: ../shared/fixtures/real
+    python -m bench.bench_import [DIR] [--stages]     # default: ../shared/fixtures/real
 
 Every `*.jsonl` transcript of DIR, in the same process, median of 3: (a) the floor, `json.loads` of
 every line; (b) parsing (detection and the importer, no store); (c) `import_paths` into a new SQLite
-store (parsing, repair, the store's writes). Ratios against (a); the machine's load is printed.
+store (parsing, repair, the store's writes); (d) the same with the store's rows written as they were
+before issue 28 (SQLAlchemy's inserts of the row dicts, `json.dumps`: tests/reference/store_rows.py),
+(c) and (d) alternately. Ratios against (a); the machine's load is printed. `--stages`: where (c)'s
+time goes (the median of 3 imports, each stage timed around its call), each against the floor.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -16,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real"
 
@@ -29,10 +34,11 @@ def _median(fn, repeat: int = 3) -> float:
     return statistics.median(times)
 
 
-def bench_import(folder: Path = REAL) -> None:
+def bench_import(folder: Path = REAL, stages: bool = False) -> None:
     from bench.results import RESULTS
     from inspector.importers import REGISTRY, detect_format_text, import_paths
-    from inspector.store import Store
+    from inspector.store import Store, bulk
+    from tests.reference import store_rows
 
     files = sorted(folder.glob("*.jsonl"))
     texts = [(p, p.read_text(encoding="utf-8")) for p in files]
@@ -56,16 +62,76 @@ def bench_import(folder: Path = REAL) -> None:
             finally:
                 store.close()
 
-    base, parsed, imported = _median(floor), _median(parse), _median(full)
+    def before() -> None:
+        with mock.patch.object(bulk, "write_rows", store_rows.write_rows):
+            full()
+
+    base, parsed = _median(floor), _median(parse)
+    pairs = [(_median(full, 1), _median(before, 1)) for _ in range(3)]
+    imported, old = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
     load = os.getloadavg()[0]
     what = f"{len(files)} real transcripts, {size:,.1f} MiB"
-    for label, value in (("parse (detection + importer)", parsed), ("import into SQLite", imported)):
+    for label, value in (("parse (detection + importer)", parsed), ("import into SQLite", imported),
+                         ("import into SQLite, the rows written as before (SQLAlchemy inserts)", old)):
         RESULTS.append((f"import: {what}", f"{label}: {value * 1000:,.0f} ms ({size / value:,.1f} MiB/s)",
                         f"json.loads per line: {base * 1000:,.0f} ms", f"{value / base:.1f}x the floor",
                         f"load {load:.1f}; target <= 3x"))
         print(f"{what}: {label} {value:.2f} s = {value / base:.1f}x json.loads per line ({base:.2f} s), "
               f"load {load:.1f}", flush=True)
+    if stages:
+        _stages(full, base)
+
+
+def _stages(full, base: float) -> None:
+    """Each stage of an import timed around its call (nested stages are inside their callers' time)."""
+    import inspector.importers as importers
+    from inspector.store import bulk, native
+
+    spent: dict[str, float] = {}
+
+    def timed(owner, name: str, label: str):
+        inner = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - start
+        return mock.patch.object(owner, name, wrapper)
+
+    def rows(self, items, ascii):  # the rows' values (JSON text, tuples), apart from the database's insert
+        start = time.perf_counter()
+        try:
+            return build(self, items, ascii)
+        finally:
+            spent["store: rows built (JSON text, tuples)"] = (spent.get("store: rows built (JSON text, tuples)", 0.0)
+                                                              + time.perf_counter() - start)
+
+    build = bulk._Table._build_all
+    patches = [timed(importers, "read_text_hashed", "read + hash"),
+               timed(importers, "detect_format_text", "detection"),
+               timed(importers, "parse_text", "parse + repair"),
+               timed(importers, "sanitize_thread", "  of which the repair"),
+               timed(native.ImportBatch, "save_file", "store: save_file"),
+               timed(native.ImportBatch, "commit", "store: commit"),
+               mock.patch.object(bulk._Table, "_build_all", rows)]
+    runs = []
+    for _ in range(3):
+        spent.clear()
+        with contextlib.ExitStack() as stack:
+            for patch in patches:
+                stack.enter_context(patch)
+            start = time.perf_counter()
+            full()
+            spent["whole import"] = time.perf_counter() - start
+        runs.append(dict(spent))
+    print(f"stages (median of 3 imports; floor {base:.2f} s, load {os.getloadavg()[0]:.1f}):")
+    for label in runs[0]:
+        value = statistics.median(r.get(label, 0.0) for r in runs)
+        print(f"  {label:42s} {value:6.3f} s  {value / base:4.2f}x the floor", flush=True)
 
 
 if __name__ == "__main__":
-    bench_import(Path(sys.argv[1]) if len(sys.argv) > 1 else REAL)
+    args = [a for a in sys.argv[1:] if a != "--stages"]
+    bench_import(Path(args[0]) if args else REAL, stages="--stages" in sys.argv[1:])

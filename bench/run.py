@@ -171,6 +171,14 @@ def bench_tui() -> None:
     bench_tui_memory()
 
 
+def bench_first_replay() -> None:
+    from bench.bench_first_replay import bench_features
+    from bench.bench_first_replay import bench_first_replay as run
+
+    run()
+    bench_features()
+
+
 def bench_repairs() -> None:
     from bench.bench_repairs import bench_repairs as run
 
@@ -210,6 +218,7 @@ BENCHES: dict[str, Callable[[], None]] = {
     "shifting": bench_shifting,
     "memory": bench_memory,
     "tui": bench_tui,
+    "first-replay": bench_first_replay,
     "repairs": bench_repairs,
     "reliability": bench_reliability,
     "agents": bench_agents,

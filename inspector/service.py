@@ -25,14 +25,14 @@ from inspector.model import Thread
 from inspector.paths import config_path
 from inspector.pipeline import Replay, replay
 from inspector.pipeline.audit import Simulation
+from inspector.source_profiles import source_profile
 from inspector.tokens import TokenCounter, TokenizerUnavailable, get_tokenizer
 
 
 def _source_profile(source: str | None) -> str | None:
-    """The profile a thread of this source replays under by default: its importer's (None: iris)."""
-    from inspector.importers import default_profile
-
-    return default_profile(source)
+    """The profile a thread of this source replays under by default: its importer's (None: iris),
+    from the importers' record of them (importing the importers costs a first replay a second)."""
+    return source_profile(source)
 
 
 THREAD_PROFILE_KEY = "replay_profile"  # a thread's meta key naming the profile it was built for

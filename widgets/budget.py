@@ -184,6 +184,8 @@ class BudgetView(Static):
         self.own_tokens: int | None = None
         self.ratio: float | None = None
         self.names: MessageNames | None = None
+        self._shown: RenderedOnce | None = None  # what the pane shows, where it is the rendered tables
+        self._drawn_width = -1  # the width `render_budget` last drew for
 
     def show(
         self,
@@ -221,8 +223,16 @@ class BudgetView(Static):
 
     def _update_budget(self) -> None:
         # The tables rendered once per width: each layout pass measures the pane's height by rendering it.
+        self._drawn_width = self.size.width
         rendered = self.render_budget(self.request_count)
-        self.update(RenderedOnce(rendered) if isinstance(rendered, Group) else rendered)
+        if not isinstance(rendered, Group):
+            self._shown = None
+            self.update(rendered)
+            return
+        once, previous = RenderedOnce(rendered), self._shown
+        self._shown = once
+        # as many lines as the request before (stepping through a thread, mostly): no layout of the screen
+        self.update(once, layout=not once.same_height_as(previous))
 
     def render_budget(self, request_count: int) -> Group | Text:
         request = self.request
@@ -363,5 +373,7 @@ class BudgetView(Static):
         return ruler
 
     def on_resize(self) -> None:
-        if self.request is not None:
+        # the bar's width and the side-by-side layout follow the width; a new height (the pane grew to
+        # its lines, after a layout) changes nothing it draws
+        if self.request is not None and self.size.width != self._drawn_width:
             self._update_budget()

@@ -110,7 +110,9 @@ def redraw(app: Any) -> None:
     Rich text into styled content when it is updated, so each is updated with what it shows."""
     for screen in app.screen_stack:
         for widget in screen.walk_children(with_self=True):
-            if isinstance(widget, Static) and type(widget).update is Static.update:  # (a Tab has its own)
+            # a Tab has an update of its own; a Static that only changes `update`'s default says so
+            if isinstance(widget, Static) and (type(widget).update is Static.update
+                                               or getattr(widget, "UPDATES_AS_STATIC", False)):
                 widget.update(widget.content, layout=False)
             else:
                 widget.refresh()

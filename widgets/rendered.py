@@ -20,12 +20,23 @@ from widgets.palette import Palette
 class RenderedOnce:
     """Wraps `renderable` (which must not change afterwards) and reuses its renders."""
 
-    __slots__ = ("renderable", "_segments", "_measures")
+    __slots__ = ("renderable", "_segments", "_measures", "_last")
 
     def __init__(self, renderable: RenderableType) -> None:
         self.renderable = renderable
         self._segments: dict[tuple, list[Segment]] = {}
         self._measures: dict[tuple, Measurement] = {}
+        self._last: tuple[Console, ConsoleOptions, int] | None = None  # the last render's console, options, lines
+
+    def same_height_as(self, previous: RenderedOnce | None) -> bool:
+        """Whether this renders to as many lines as `previous` did at its last render (same console and
+        options, so the paint that follows reuses this render): then the widget keeps its size and
+        needs no layout of the screen. False where `previous` was never rendered."""
+        last = previous._last if previous is not None else None
+        if last is None:
+            return False
+        console, options, lines = last
+        return _line_count(self._render(console, options)) == lines
 
     @staticmethod
     def _key(console: Console, options: ConsoleOptions) -> tuple:
@@ -36,13 +47,18 @@ class RenderedOnce:
                 options.highlight, options.markup, options.encoding, options.legacy_windows,
                 options.is_terminal, console.color_system, id(console), Palette.generation)
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+    def _render(self, console: Console, options: ConsoleOptions) -> list[Segment]:
         key = self._key(console, options)
         segments = self._segments.get(key)
         if segments is None:
             if len(self._segments) >= 4:  # a few widths (a resize) at most
                 self._segments.clear()
             segments = self._segments[key] = list(console.render(self.renderable, options))
+        return segments
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        segments = self._render(console, options)
+        self._last = (console, options, _line_count(segments))
         yield from segments
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
@@ -53,6 +69,10 @@ class RenderedOnce:
                 self._measures.clear()
             measure = self._measures[key] = Measurement.get(console, options, self.renderable)
         return measure
+
+
+def _line_count(segments: list[Segment]) -> int:
+    return sum(segment.text.count("\n") for segment in segments)
 
 
 class SideBySide:

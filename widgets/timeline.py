@@ -17,6 +17,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from inspector.frozen import fast_frozen_init
+from widgets.palette import Palette
 
 BAR_CHARS = " ▁▂▃▄▅▆▇█"
 GUTTER = 7
@@ -124,9 +125,13 @@ class TimelineChart(Widget, can_focus=True):
 
     @property
     def styles_by_key(self) -> dict[str, Style]:
-        """The chart's styles under their keys, from its component classes (cached by textual until the
-        CSS or the theme changes)."""
-        return {key: self.get_component_rich_style(name, partial=True) for key, name in self.STYLE_CLASSES.items()}
+        """The chart's styles under their keys, from its component classes, read again when the theme
+        changes (textual's own cache of them is cleared at every refresh: each cursor move)."""
+        key = (Palette.generation, self.app.theme)
+        if self._styles is None or self._styles[0] != key:
+            self._styles = (key, {k: self.get_component_rich_style(name, partial=True)
+                                  for k, name in self.STYLE_CLASSES.items()})
+        return self._styles[1]
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -137,12 +142,18 @@ class TimelineChart(Widget, can_focus=True):
         self.overview = False  # one column per bucket of requests, the whole thread on screen
         self._buckets: tuple[int, list[TimelinePoint]] | None = None
         self.probe_mark: int | None = None  # the request where a probed text stopped being visible
+        self._styles: tuple[tuple, dict[str, Style]] | None = None
+        # the plot's rows as drawn without the cursor, for one data set, layout and theme: a cursor move
+        # redraws the chart (12 rows of a few hundred columns) from these, restyling the cursor's column
+        self._rows: tuple[tuple, dict[int, list[Segment]]] | None = None
+        self._data_generation = 0
 
     # data ---------------------------------------------------------------------------------------------
 
     def set_data(self, points: list[TimelinePoint], scale: TimelineScale, cursor: int | None = None) -> None:
         self.points = points
         self.scale = scale
+        self._data_generation += 1
         self._peak = max((max(p.prompt_tokens, p.recorded_tokens or 0) for p in points), default=0)
         self._buckets = None
         if cursor is not None:
@@ -285,6 +296,24 @@ class TimelineChart(Widget, can_focus=True):
             return Strip([Segment(text.center(width), styles["gutter"])]).crop(0, width)
         if y == height - 1:
             return self._marker_line(width)
+        cols, start, end, col_w, cursor = self._columns()
+        key = (width, height, start, end, col_w, self.overview, self._data_generation, self.scale, id(styles))
+        if self._rows is None or self._rows[0] != key:
+            self._rows = (key, {})
+        rows = self._rows[1]
+        segments = rows.get(y)
+        if segments is None:
+            segments = rows[y] = self._plot_row(y, width, plot_height, styles, cols, start, end, col_w)
+        if start <= cursor < end:  # the cursor's column: the row's own character on the cursor's background
+            segments = segments.copy()
+            at = 1 + cursor - start
+            segment = segments[at]
+            segments[at] = Segment(segment.text, (segment.style or Style()) + styles["cursor_bg"])
+        return Strip(segments).crop(0, width)
+
+    def _plot_row(self, y: int, width: int, plot_height: int, styles: dict[str, Style],
+                  cols: list[TimelinePoint], start: int, end: int, col_w: int) -> list[Segment]:
+        """Row `y` of the plot, the gutter first, then a segment per column (the cursor not drawn)."""
         lines = {
             "window": self._row_of(self.scale.window, plot_height),
             "threshold": self._row_of(self.scale.threshold, plot_height),
@@ -303,7 +332,6 @@ class TimelineChart(Widget, can_focus=True):
             label = self._tick(y, plot_height, set(lines.values()))
         tick = "┤" if label else "│"
         segments = [Segment(label.rjust(GUTTER - 1)[: GUTTER - 1] + tick, styles["gutter"])]
-        cols, start, end, col_w, cursor = self._columns()
         base_level = (plot_height - 1 - y) * 8
         scale = plot_height * 8 / self.vmax
         line_char = "─" if line_key else " "
@@ -332,13 +360,11 @@ class TimelineChart(Widget, can_focus=True):
                     style = styles["bar"]
             else:
                 char, style = line_char, line_style
-            if i == cursor:
-                style = style + styles["cursor_bg"]
             segments.append(Segment(char * col_w, style))
         used = GUTTER + (end - start) * col_w
         if used < width:
             segments.append(Segment(line_char * (width - used), line_style))
-        return Strip(segments).crop(0, width)
+        return segments
 
     def shown_requests(self) -> tuple[int, int]:
         """The first and last request (0-based) the chart shows."""

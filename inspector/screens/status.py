@@ -25,7 +25,18 @@ DIFF_BLOCKS_SHOWN = 12  # changed blocks of the selected request listed in the d
 DIFF_MOVES_SHOWN = 20  # compaction moves listed in the diff panel (the rest are counted)
 
 
-class StatusLine(Static):
+class FixedHeightStatic(Static):
+    """A Static whose size the CSS fixes (`#status`, `#timeline-label` in app.tcss): a new text is
+    repainted without a layout of the screen, which reflows every widget (tens of milliseconds on
+    each step and each edit). `tests/tui/test_rendered_once.py` checks the CSS still fixes them."""
+
+    UPDATES_AS_STATIC = True  # its update is Static's with another default (`widgets.palette.redraw`)
+
+    def update(self, content: Any = "", *, layout: bool = False) -> None:
+        super().update(content, layout=layout)
+
+
+class StatusLine(FixedHeightStatic):
     """Thread, counts, profile and tokenizer; baseline or the what-if's changed keys and what moved."""
 
     def show(self, view: ViewState, *, live: bool, problem: str | None = None) -> None:
@@ -157,7 +168,7 @@ def subagent_cost_text(totals: SubagentTotals) -> Text:
     return text
 
 
-class TimelineLabel(Static):
+class TimelineLabel(FixedHeightStatic):
     """The selected request's figures and the chart's legend, above the chart."""
 
     def show(self, view: ViewState, request: RequestAudit | None, *, overview_per: int | None,

@@ -26,7 +26,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError, ProgrammingError, SQLAlchemyError
 
 from inspector.model import SUBAGENT_LINKS, Message, Request, Summary, Thread, ThreadInfo, ToolCall, subagent_links
-from inspector.store import convert
+from inspector.store import bulk, convert
 from inspector.store.cells import RowReader, cell_text, raw_select, row_label, summary_cells, tools_from_cell
 from inspector.store.engine import (
     ENV_VAR,
@@ -723,12 +723,12 @@ def _write_thread(conn: Any, thread: Thread, stamp: str) -> bool:
             updated_at=stamp,
         )
     )
-    _insert_many(conn, MessageRow, [convert.message_row(thread.id, i, m) for i, m in enumerate(thread.messages)])
-    _insert_many(
-        conn, ToolCallRow, [row for i, m in enumerate(thread.messages) for row in convert.tool_call_rows(thread.id, i, m)]
-    )
-    _insert_many(conn, RequestRow, [convert.request_row(thread.id, i, r) for i, r in enumerate(thread.requests)])
-    _insert_many(conn, SummaryRow, [convert.summary_row(thread.id, i, s) for i, s in enumerate(thread.summaries)])
+    if not bulk.write_rows(conn, thread):  # a driver other than SQLite's and psycopg's: SQLAlchemy's inserts
+        _insert_many(conn, MessageRow, [convert.message_row(thread.id, i, m) for i, m in enumerate(thread.messages)])
+        _insert_many(conn, ToolCallRow, [row for i, m in enumerate(thread.messages)
+                                         for row in convert.tool_call_rows(thread.id, i, m)])
+        _insert_many(conn, RequestRow, [convert.request_row(thread.id, i, r) for i, r in enumerate(thread.requests)])
+        _insert_many(conn, SummaryRow, [convert.summary_row(thread.id, i, s) for i, s in enumerate(thread.summaries)])
     return created is not None
 
 

@@ -6,7 +6,7 @@ is the merging of features into a summary, and this one the reading of a message
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -63,6 +63,16 @@ _ERROR_ANYWHERE_RE = re.compile(
     r"|\b(?:failed:|No such file or directory|Permission denied|command not found|exited with code [1-9])"
     r"|\b[1-9]\d* (?:failed|errors?)\b",
 )
+# What every match of _ERROR_ANYWHERE_RE holds: one of these substrings (those with a capital, those
+# with a colon, the rest), or a count (a digit, a space) before "failed" or "error". Looking for them
+# (a substring search is a fast scan; that regex is tried at every position) rules out the outputs
+# that hold no error line, most of them.
+_ERROR_CAPITALS = ("FAILED", "ERROR", "E  ", "Traceback", "Error:", "Exception:", "No such file or directory",
+                   "Permission denied")
+_ERROR_COLONS = ("error:", "failed:", "fatal:", "panic:")
+_ERROR_OTHERS = ("error[", "command not found", "exited with code ")
+# each starts with its word (the regex engine skips to it), the count looked for behind it
+_ERROR_COUNT_RES = (re.compile(r"failed(?<=\d failed)"), re.compile(r"error(?<=\d error)"))
 _LISTING_RE = re.compile(r"^\s*\d+(?:→|\t|:\s)")  # numbered file listings (cat -n, Read tools)
 _USER_DECISION_RE = re.compile(
     r"\b(decided|decide|instead|let's|go with|chose|choose|switch to)\b",
@@ -72,6 +82,21 @@ _DECISION_RE = re.compile(
     r"\b(decided|decide|decision|will|instead|chose|choose|going to|plan to|opted|let's|we'll|i'll)\b",
     re.IGNORECASE,
 )
+
+# What a match of each of these regexes holds, lower-cased (a word of each alternative): a sentence
+# can match only where its message's text, lower-cased, holds one of them (see `_word_gate`).
+_RULE_WORDS = ("correct", "never", "always", "must", "don't", "not", "doesn't", "should", "important", "remember",
+               "rule", "sure", "avoid", "only", "instead", "prefer", "keep", "preserve")
+_DONE_WORDS = ("fixed", "added", "created", "updated", "passe", "implemented", "wrote", "written", "removed",
+               "refactored", "resolved", "completed", "finished", "renamed", "installed", "merged", "moved",
+               "deleted", "changed", "replaced", "configured", "succeeded")
+_DECISION_WORDS = ("decid", "decision", "will", "instead", "chose", "choose", "going", "plan", "opted", "let's",
+                   "we'll", "i'll")
+_USER_DECISION_WORDS = ("decide", "instead", "let's", "with", "chose", "choose", "switch")
+# The characters other than a letter's two cases that the regexes' IGNORECASE matches to an ASCII
+# letter but `str.lower` does not map to it: İ (to "i" and a combining dot), ı (i), ſ (s). The
+# Kelvin sign, the only other, lower-cases to k.
+_CASE_EXTRAS = ("\u0130", "\u0131", "\u017f")
 
 _FRAMING = ("This summary covers", "Continuing from the previous summary")
 
@@ -101,7 +126,11 @@ def _clip(sentence: str, limit: int = MAX_SENTENCE_CHARS) -> str:
 
 def _sentences(text: str) -> list[str]:
     out: list[str] = []
-    for raw in _SENTENCE_SPLIT_RE.split(text):
+    if "." in text or "!" in text or "?" in text:
+        pieces = _SENTENCE_SPLIT_RE.split(text)
+    else:  # only the newline runs split: the empty pieces between two newlines make no sentence
+        pieces = text.split("\n")
+    for raw in pieces:
         sentence = _clip(raw.strip(" \t-*•>#"))
         if len(sentence) >= 3:
             out.append(sentence)
@@ -112,6 +141,8 @@ def _sentences(text: str) -> list[str]:
 
 def find_paths(text: str) -> list[str]:
     """File paths mentioned in `text`, in order of appearance (URLs are skipped)."""
+    if "/" not in text and "." not in text:  # every path holds one (and every URL a "/")
+        return []
     if "://" in text:  # every URL has one
         text = _URL_RE.sub(" ", text)
     return [match.rstrip(".") for run in _PATH_CANDIDATE_RE.findall(text) for match in _PATH_RE.findall(run)]
@@ -168,6 +199,8 @@ def _first_error_line(output: str) -> str | None:
     head = output[:MAX_ERROR_SCAN_CHARS]
     tail = output[-MAX_ERROR_SCAN_CHARS:] if len(output) > MAX_ERROR_SCAN_CHARS else ""
     scanned = head + "\n" + tail
+    if not _may_report(scanned):
+        return None
     first = _ERROR_ANYWHERE_RE.search(scanned)
     if first is None:
         return None
@@ -182,6 +215,22 @@ def _first_error_line(output: str) -> str | None:
         if line and not _LISTING_RE.match(line) and _ERROR_RE.search(line):
             return _clip(line, 160)
     return None
+
+
+def _may_report(text: str) -> bool:
+    """False where `_ERROR_ANYWHERE_RE.search(text)` finds nothing (True need not mean it finds one)."""
+    if text.lower() != text:  # equal: no capital letter (lower-casing and comparing are fast scans)
+        for literal in _ERROR_CAPITALS:
+            if literal in text:
+                return True
+    if ":" in text:
+        for literal in _ERROR_COLONS:
+            if literal in text:
+                return True
+    for literal in _ERROR_OTHERS:
+        if literal in text:
+            return True
+    return any(regex.search(text) is not None for regex in _ERROR_COUNT_RES)
 
 
 def _split_lazily(text: str) -> Iterator[str]:
@@ -235,6 +284,29 @@ class Features:
     decisions: tuple[str, ...] = ()
 
 
+def _never(sentence: str) -> None:
+    return None
+
+
+def _word_gate(text: str) -> Callable[[tuple[str, ...], re.Pattern[str]], Callable[[str], object]]:
+    """gate(words, regex): `regex.search`, or a search that finds nothing where `text` (the text the
+    sentences are cut from), lower-cased, holds none of `words`. Sound because each match's letters
+    come from one word of `text` (a sentence is the text's words joined by single spaces, clipped),
+    each matched letter is an ASCII letter of either case (but for `_CASE_EXTRAS`: then no gate), and
+    lower-casing a text maps each of those letters in place to its lower case."""
+    if not text.isascii() and any(extra in text for extra in _CASE_EXTRAS):
+        return lambda words, regex: regex.search
+    lowered = text.lower()
+
+    def gate(words: tuple[str, ...], regex: re.Pattern[str]) -> Callable[[str], object]:
+        for word in words:
+            if word in lowered:
+                return regex.search
+        return _never
+
+    return gate
+
+
 def extract_features(message: Message) -> Features:
     """Scan one message (at most MAX_CHARS_PER_MESSAGE of it) for the summary's fields."""
     files: list[str] = []
@@ -245,7 +317,8 @@ def extract_features(message: Message) -> Features:
         # Tool output is scanned for paths and errors only; relative imports ("../x.js") are noise.
         output = tuple(p for p in find_paths(text) if not p.startswith(("./", "../")))
         return Features(files=tuple(files), output_files=output, error=_first_error_line(message.content))
-    text = HARNESS_WRAPPER_RE.sub(" ", text)
+    if "<" in text:  # every wrapper starts with one
+        text = HARNESS_WRAPPER_RE.sub(" ", text)
     files.extend(find_paths(text))
     if text.startswith(CONTEXT_SUMMARY_MARKER) or is_harness_meta(message):
         return Features(files=tuple(files))
@@ -255,16 +328,23 @@ def extract_features(message: Message) -> Features:
     facts: list[str] = []
     done: list[str] = []
     decisions: list[str] = []
-    for sentence in sentences:
-        if message.role in (Role.USER, Role.SYSTEM) and _RULE_RE.search(sentence):
-            facts.append(sentence)
-        elif message.role is Role.ASSISTANT:
-            if _DONE_RE.search(sentence):
+    role = message.role
+    gate = _word_gate(text)  # each regex's search, or none where the text holds none of its words
+    if role is Role.ASSISTANT:
+        did, decided = gate(_DONE_WORDS, _DONE_RE), gate(_DECISION_WORDS, _DECISION_RE)
+        for sentence in sentences:
+            if did(sentence):
                 done.append(sentence)
-            elif _DECISION_RE.search(sentence):
+            elif decided(sentence):
                 decisions.append(sentence)
-        if message.role is Role.USER and _USER_DECISION_RE.search(sentence) and not _RULE_RE.search(sentence):
-            decisions.append(sentence)
+    elif role in (Role.USER, Role.SYSTEM):
+        rule = gate(_RULE_WORDS, _RULE_RE)
+        chose = gate(_USER_DECISION_WORDS, _USER_DECISION_RE) if role is Role.USER else _never
+        for sentence in sentences:
+            if rule(sentence):
+                facts.append(sentence)
+            if chose(sentence) and not rule(sentence):
+                decisions.append(sentence)
     talk = message.role in (Role.USER, Role.ASSISTANT)
     return Features(
         files=tuple(files),

@@ -67,3 +67,90 @@ def test_inside_a_table_as_a_cell():
         grid.add_row(Text("Request 3/9", style="bold"))
         grid.add_row(cell)
     assert console.render_lines(outer, console.options) == console.render_lines(plain, console.options)
+
+
+def _lines(console: Console, renderable, width: int) -> list[str]:
+    options = console.options.update_width(width)
+    return ["".join(s.text for s in line) for line in console.render_lines(renderable, options, pad=False)]
+
+
+def test_side_by_side_keeps_the_left_width_and_wraps_the_right_in_what_remains():
+    from widgets.rendered import SideBySide
+
+    console = _console(60)
+    legend = Table(box=None, show_header=False)
+    legend.add_column()
+    legend.add_column(justify="right")
+    for label, value in (("System prompt", "9,598"), ("Kept history", "55,124"), ("Free", "114,731")):
+        legend.add_row(label, value)
+    facts = Text("a long fact that has to wrap in the columns left beside the legend " * 2)
+    both = _lines(console, SideBySide(legend, facts, gap=4), 60)
+    left = _lines(console, legend, 60)
+    width = max(len(x) for x in left)
+    right = _lines(console, facts, 60 - width - 4)
+    assert len(both) == max(len(left), len(right)) and len(right) > len(left)
+    for k, line in enumerate(both):
+        expected = (left[k] if k < len(left) else "").ljust(width) + " " * 4 + right[k]
+        assert line.rstrip() == expected.rstrip()
+    assert all(len(line.rstrip()) <= 60 for line in both)
+
+
+def test_same_height_as_compares_lines_at_the_previous_render_s_width():
+    console = _console(40)
+    short = RenderedOnce(Text("one line"))
+    console.render_lines(short, console.options)  # shown: its render is the reference
+    assert RenderedOnce(Text("another line")).same_height_as(short)
+    assert not RenderedOnce(Text("two\nlines")).same_height_as(short)
+    assert not RenderedOnce(Text("x " * 30)).same_height_as(short)  # wraps at 40 columns
+    assert not RenderedOnce(Text("never compared")).same_height_as(RenderedOnce(Text("never shown")))
+    assert not RenderedOnce(Text("x")).same_height_as(None)
+
+
+async def test_the_panes_updated_without_a_layout_have_a_fixed_height_and_the_budget_its_lines(tmp_path):
+    """The status line and the timeline label are updated without a layout of the screen (their CSS
+    fixes their height); the Budget pane skips it only where it keeps its number of lines: after
+    stepping through requests, it is as tall as what it shows."""
+    from textual.css.scalar import Unit
+
+    from inspector.examples import demo_threads
+    from inspector.screens.source import MemorySource
+    from tests.tui.app_support import make_app, settle
+    from widgets.budget import BudgetView
+
+    app = make_app(tmp_path, MemorySource(demo_threads()), thread_id="demo-iris-walkthrough")
+    for size in ((80, 24), (160, 48)):
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            for selector in ("#status", "#timeline-label"):
+                height = app.query_one(selector).styles.height
+                assert height is not None and height.unit is Unit.CELLS, selector
+            budget = app.query_one(BudgetView)
+            heights = set()
+            for key in ("home", *["right"] * 12, "p", "right", "end"):
+                await pilot.press(key)
+                await settle(app, pilot)
+                lines = app.console.render_lines(budget.render_budget(budget.request_count),
+                                                 app.console.options.update_width(budget.content_size.width))
+                assert budget.content_size.height >= len(lines)
+                heights.add(len(lines))
+            assert len(heights) > 1  # the steps changed its number of lines: both paths were taken
+        app = make_app(tmp_path, MemorySource(demo_threads()), thread_id="demo-iris-walkthrough")
+
+
+async def test_the_chart_drawn_from_its_row_cache_is_the_chart_drawn_afresh(tmp_path):
+    from inspector.examples import demo_threads
+    from inspector.screens.source import MemorySource
+    from tests.tui.app_support import make_app, settle
+    from widgets.timeline import TimelineChart
+
+    app = make_app(tmp_path, MemorySource(demo_threads()), thread_id="demo-iris-walkthrough")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        chart = app.query_one(TimelineChart)
+        for key in ("home", "right", "right", "p", "end", "o", "left", "o"):
+            await pilot.press(key)
+            await settle(app, pilot)
+            cached = [chart.render_line(y) for y in range(chart.size.height)]
+            chart._rows = None
+            chart._styles = None
+            assert [chart.render_line(y) for y in range(chart.size.height)] == cached, key

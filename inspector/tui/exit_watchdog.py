@@ -2,7 +2,7 @@
 SIGHUP, its temporary files are removed and the process exits 128 + the signal anyway.
 
 The app's own exit (the terminal given back, the snapshot copies removed) is what runs; this only
-catches a shutdown that cannot finish, seen twice in a few thousand runs after a SIGHUP with the
+catches a shutdown that cannot finish, seen twice in the suite's runs after a SIGHUP with the
 terminal gone. A signal must never leave the process running, nor its temporary files behind."""
 
 from __future__ import annotations

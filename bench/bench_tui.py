@@ -141,15 +141,17 @@ async def _measure(thread, steps: int = 25, edits: int = 9) -> dict[str, list[fl
             # Latency = key press (or edit) to the moment the app finished updating the panes
             # (`panes_updated_at`, stamped at the end of the pane update); Pilot's own waiting is excluded.
             step_times = []
+            tag = "big" if len(thread.messages) > 1_000 else "small"
+            right_painted = PAINTED.setdefault(f"{tag}:right", [])
             for _ in range(steps):
                 before = app.main_screen.request_index
                 t0 = time.monotonic()
                 await pilot.press("right")
                 await _settle(app, pilot)
                 step_times.append(app.main_screen.panes.updated_at - t0)
+                right_painted.append(_painted_after(app.main_screen.panes.updated_at) - t0)
                 assert app.main_screen.request_index == before + 1
             # Config edits with an early request selected (its blocks are few) ...
-            tag = "big" if len(thread.messages) > 1_000 else "small"
             edit_early = await _edits(app, pilot, _edit_values(baseline, 0.60, edits), PAINTED.setdefault(f"{tag}:edit", []),
                                       FULL.setdefault(f"{tag}:edit", []))
             # ... and with the last request selected, where the app opens (its blocks are the whole thread).
@@ -272,12 +274,18 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--profiles", help="comma-separated: only the profile edits of these profiles")
+    parser.add_argument("--parts", default="tui,profiles,memory",
+                        help="comma-separated, of: tui (start-up, right, edits), profiles, memory")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     if args.profiles:
         bench_tui_profiles(tuple(args.profiles.split(",")))
     else:
-        bench_tui()
-        bench_tui_profiles()
-        bench_tui_memory()
+        if "tui" in parts:
+            bench_tui()
+        if "profiles" in parts:
+            bench_tui_profiles()
+        if "memory" in parts:
+            bench_tui_memory()
     for row in RESULTS:
         print(row)

@@ -27,6 +27,7 @@ from inspector.screens.keys import APP_BINDINGS, binding_ids
 from inspector.screens.settings import read_tui_settings
 from inspector.screens.source import ThreadSource
 from inspector.screens.view import Simulator, default_simulator
+from inspector.tui.exit_watchdog import arm_exit_watchdog
 from inspector.tui.main_screen import MainScreen
 from widgets.palette import PALETTE_CLASSES, PALETTE_CSS, Palette, redraw
 from widgets.safe import safe_line, safe_text
@@ -130,6 +131,7 @@ class InspectorApp(App[None]):
     def end_on_signal(self, signum: int) -> None:
         self.signalled = signum
         self.exit(return_code=128 + signum)
+        arm_exit_watchdog(signum, self.sources.close)  # should that exit never finish
 
     def on_mount(self) -> None:
         if self.settings_problem:

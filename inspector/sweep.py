@@ -14,6 +14,11 @@ import contextlib
 import gc
 import itertools
 import math
+import os
+import pickle
+import selectors
+import signal
+import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -124,13 +129,16 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     """One row per combination, in order. `compactions`: `recorded` follows the thread's recorded
     compactions, `decide` lets the config decide every one (as `simulate --set` does).
 
-    `jobs` > 1: the messages' facts are extracted once, in `jobs` forked processes, while this one
-    counts the thread's tokens in a first replay (of the first combination); the other combinations
-    are replayed in `jobs` processes forked then, which inherit both, while this one judges the first
-    one's compactions; one process where the platform cannot fork.
+    `jobs` > 1: the messages' facts are extracted once, in `jobs - 1` forked children, while this
+    process counts the thread's tokens in a first replay (of the first combination); every
+    combination is then replayed in `jobs` children forked after it, which inherit the counts, the
+    facts and the first replay (its row reuses it); this process only reads their pipes and hands
+    the rows to `on_row` in order (`_Children`: plain forks, no pool, no lock shared with them). A
+    child that fails or dies is a `ChildError` naming its value. One process where the platform
+    cannot fork.
 
-    `own_process`: the process runs this sweep alone (the CLI), so the garbage collector may be
-    settled for it (`gcpolicy`): a long thread and what its first replay leaves for the others
+    `own_process` (`jobs` 1): the process runs this sweep alone (the CLI), so the garbage collector
+    may be settled for it (`gcpolicy`): a long thread and what its first replay leaves for the others
     (token counts, the summaries' features, the facts) are frozen out of the full collections, which
     otherwise walk them again every value or two (half of a value's time on the bench thread)."""
     if compactions not in COMPACTION_MODES:
@@ -158,51 +166,85 @@ def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], co
             if on_row is not None:
                 on_row(rows[-1])
         return rows
-    import multiprocessing
-
-    from inspector.pipeline.facts import remember
+    # Every module a child runs imported here, before any fork (an import in a child could wait on
+    # a lock another thread of this process held at the fork).
+    from inspector.pipeline.accounting import back_to_back  # noqa: F401
+    from inspector.pipeline.facts import keyed_facts, remember
+    from inspector.pipeline.survival import compaction_losses  # noqa: F401
     from inspector.service import run_replay
 
-    global _FORKED
-    context = multiprocessing.get_context("fork")
-    workers = min(jobs, len(combos) - 1)
-    _FORKED = (thread, base, tuple(combos), compactions, memo)
-    try:
-        # The facts of the thread's messages (what costs most the first time, the same for every
-        # value) in the workers while this process counts the thread's tokens in a first replay.
-        with _frozen(settle), context.Pool(workers, initializer=default_signals) as pool:
-            size = -(-len(thread.messages) // (2 * workers)) or 1
-            slices = [(i, min(i + size, len(thread.messages))) for i in range(0, len(thread.messages), size)]
-            found = pool.map_async(_forked_facts, slices)
+    messages = thread.messages
+    rows: list[SweepRow | None] = [None] * len(combos)
+    reported = [0]
+
+    def take_row(index: int, row: SweepRow) -> None:
+        rows[index] = row
+        while reported[0] < len(rows) and rows[reported[0]] is not None:  # in order, as one process gives them
+            if on_row is not None:
+                on_row(rows[reported[0]])
+            reported[0] += 1
+
+    with _frozen():
+        # The facts of the thread's messages (what costs most the first time, the same for every value)
+        # in `jobs - 1` children while this process counts the thread's tokens in a first replay (one
+        # process a core: a third would only slow the replay down).
+        facts_jobs = max(1, jobs - 1)
+        size = -(-len(messages) // facts_jobs) or 1
+        spans = [(lo, min(lo + size, len(messages))) for lo in range(0, len(messages), size)]
+        found: dict[int, tuple[int, int, list]] = {}
+
+        def facts_work(send: Callable[[tuple], None], span: tuple[int, int]) -> None:
+            send(("facts", span[0], span[1], keyed_facts(messages[span[0]:span[1]])))
+
+        with _Children() as children:
+            for span in spans:
+                children.start(facts_work, span, f"the facts of messages {span[0]:,}-{span[1]:,}")
             replay = run_replay(thread, base.updated(dict(combos[0])), compactions=compactions)
             replay.cost_totals()
-            for (lo, hi), facts in zip(slices, found.get(), strict=True):
-                remember(thread.messages[lo:hi], facts)
-        # The other values in workers forked now (they inherit the counts, the summaries' features and
-        # the facts), while this process judges the first value's compactions.
-        with _frozen(settle), context.Pool(workers, initializer=default_signals) as pool:
-            others = pool.imap(_forked_row, range(1, len(combos)))
-            rows = [sweep_row(thread, base, combos[0], compactions, loss_memo=memo, replay=replay)]
-            if on_row is not None:
-                on_row(rows[0])
-            for row in others:
-                rows.append(row)
-                if on_row is not None:
-                    on_row(row)
-    finally:
-        _FORKED = None
-    return rows
+            for message in children.results():
+                found[message[1]] = message
+        for lo, hi, facts in (found[lo][1:] for lo, _ in spans):
+            remember(messages[lo:hi], facts)
+        # Every value in `jobs` children forked now, each given its values before the fork (every
+        # `jobs`-th, so the rows come in about in order): they inherit the counts, the summaries'
+        # features, the facts and the first value's replay (which its row reuses).
+        gc.freeze()
+
+        def rows_work(send: Callable[[tuple], None], indexes: list[int]) -> None:
+            for index in indexes:
+                send(("row", index, _child_row(thread, base, combos[index], compactions, memo,
+                                               replay if index == 0 else None)))
+
+        with _Children() as children:
+            for k in range(min(jobs, len(combos))):
+                indexes = list(range(k, len(combos), jobs))
+                children.start(rows_work, indexes, lambda done, i=indexes: _value_name(combos[_first_missing(i, done)]),
+                               expect=len(indexes))
+            for _kind, index, row in children.results():
+                take_row(index, row)
+    assert reported[0] == len(rows)
+    return rows  # type: ignore[return-value]
+
+
+def _child_row(thread: Thread, base: Config, combo: Mapping[str, Any], compactions: str, memo: Any,
+               replay: Any) -> SweepRow:
+    """One value's row in a child (a seam for the tests)."""
+    return sweep_row(thread, base, combo, compactions, loss_memo=memo, replay=replay)
+
+
+def _value_name(combo: Mapping[str, Any]) -> str:
+    return "the value " + ", ".join(f"{k}={v}" for k, v in combo.items())
+
+
+def _first_missing(indexes: list[int], done: int) -> int:
+    return indexes[min(done, len(indexes) - 1)]
 
 
 @contextlib.contextmanager
-def _frozen(settle: Callable[[], bool]) -> Iterator[None]:
-    """What this process holds moved out of the collector's sight while forked workers run (their
-    full collections would otherwise walk, and so copy page by page, every object they inherited):
-    `settle()` where it applies (it stays settled after), else frozen for the workers' time only."""
-    if settle():
-        yield
-        return
-    gc.collect()
+def _frozen() -> Iterator[None]:
+    """What this process holds moved out of the collector's sight while forked children run: their full
+    collections would otherwise walk (and so copy, page by page) every object they inherited, and this
+    process's walk the loaded thread. A freeze, not a collection first: that alone is a walk of it."""
     gc.freeze()
     try:
         yield
@@ -210,33 +252,133 @@ def _frozen(settle: Callable[[], bool]) -> Iterator[None]:
         gc.unfreeze()
 
 
+_HEADER = struct.Struct("<Q")
+
+
+class ChildError(RuntimeError):
+    """A sweep child failed (an exception, reported through its pipe) or died (a signal, an exit)."""
+
+
+class _Children:
+    """Plain `os.fork()` children, each given its work before the fork and writing its pickled results
+    to its own pipe: no lock is shared with this process or between children, no queue, no thread, so
+    nothing a thread of this process held at the fork (an xdist worker's, a logging handler's) is ever
+    waited on. A child only computes, pickles and `os.write`s, and leaves by `os._exit` whatever
+    happens (an exception is sent as an error first). `results()` reads every pipe as it fills
+    (`selectors`), reaps each child (`os.waitpid`) and raises a one-line `ChildError` naming the work
+    of one that failed or died. On the way out (the results read, an error, SIGINT, SIGTERM) every
+    child still running is killed by its pid and reaped: nothing is left behind."""
+
+    def __init__(self) -> None:
+        self._children: dict[int, list] = {}  # read fd -> [pid, name, buffer, messages, expected]
+
+    def __enter__(self) -> _Children:
+        return self
+
+    def start(self, work: Callable[..., None], arg: Any, name: str | Callable[[int], str], *,
+              expect: int = 1) -> None:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: nothing but the work, pickle and os.write (no lock another thread holds)
+            code = 1
+            try:
+                os.close(read)
+                for fd in [fd for fd in self._children]:
+                    os.close(fd)
+                with contextlib.suppress(ValueError):  # forked from another thread than the main one
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent ends its children itself
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+                try:
+                    work(lambda message: _send(write, message), arg)
+                    code = 0
+                except BaseException as exc:  # noqa: BLE001  (reported, then the child leaves)
+                    _send(write, ("error", f"{type(exc).__name__}: {exc}"))
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._children[read] = [pid, name, bytearray(), 0, expect]
+
+    def results(self) -> Iterator[tuple]:
+        """Every child's messages as they come (each child's in its order); a `ChildError` at the
+        first child that fails or dies."""
+        with selectors.DefaultSelector() as selector:
+            for fd in self._children:
+                selector.register(fd, selectors.EVENT_READ)
+            while selector.get_map():
+                for key, _ in selector.select():
+                    fd = key.fd
+                    child = self._children[fd]
+                    chunk = os.read(fd, 1 << 20)
+                    if chunk:
+                        child[2] += chunk
+                        for message in _frames(child[2]):
+                            if message[0] == "error":
+                                raise ChildError(f"sweep: {self._name(child)} failed: {message[1]}")
+                            child[3] += 1
+                            yield message
+                        continue
+                    selector.unregister(fd)
+                    os.close(fd)
+                    del self._children[fd]
+                    _, status = os.waitpid(child[0], 0)
+                    if child[3] < child[4] or status != 0:
+                        raise ChildError(f"sweep: the process computing {self._name(child)} {_death(status)}")
+
+    @staticmethod
+    def _name(child: list) -> str:
+        name = child[1]
+        return name if isinstance(name, str) else name(child[3])
+
+    def __exit__(self, *_exc: object) -> None:
+        for fd, child in self._children.items():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child[0], signal.SIGKILL)
+            os.close(fd)
+        for child in self._children.values():
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child[0], 0)
+        self._children.clear()
+
+
+def _send(fd: int, message: tuple) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _frames(buffer: bytearray) -> Iterator[tuple]:
+    """The whole messages at the start of `buffer` (taken out of it)."""
+    while len(buffer) >= _HEADER.size:
+        (size,) = _HEADER.unpack_from(buffer)
+        if len(buffer) < _HEADER.size + size:
+            return
+        message = pickle.loads(buffer[_HEADER.size:_HEADER.size + size])
+        del buffer[:_HEADER.size + size]
+        yield message
+
+
+def _death(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        return f"was killed by {name}"
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status):
+        return f"exited with status {os.WEXITSTATUS(status)}"
+    return "ended before it sent its results"
+
+
 def default_signals() -> None:
     """A forked worker's SIGTERM and SIGHUP back to their default: the command's own handlers (which
     end it as an error would, `inspector.cli.root`) would turn the pool's terminate into a Python
     exit inside a copy of a threaded process, which can wait forever on a lock a thread held at the
     fork."""
-    import signal
-
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
-
-
-_FORKED: tuple | None = None
-"""What `sweep_thread`'s forked processes replay (set before the fork, so nothing is pickled but
-the combination's index and the row)."""
-
-
-def _forked_facts(span: tuple[int, int]) -> list:
-    from inspector.pipeline.facts import keyed_facts
-
-    assert _FORKED is not None
-    return keyed_facts(_FORKED[0].messages[span[0]:span[1]])
-
-
-def _forked_row(index: int) -> SweepRow:
-    assert _FORKED is not None
-    thread, base, combos, compactions, memo = _FORKED
-    return sweep_row(thread, base, combos[index], compactions, loss_memo=memo)
 
 
 def _can_fork() -> bool:

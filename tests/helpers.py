@@ -28,3 +28,14 @@ class CountingSummarizer:
             before_request_id=before_request_id,
             source="test",
         )
+
+
+def typed_value(value):
+    """A decoded JSON value with its types spelt out (floats by repr: NaN equals NaN, -0.0 is not 0.0)."""
+    if isinstance(value, dict):
+        return ("dict", [(k, typed_value(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [typed_value(v) for v in value])
+    if isinstance(value, float):
+        return ("float", repr(value))
+    return (type(value).__name__, value)

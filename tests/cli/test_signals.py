@@ -195,3 +195,18 @@ def test_ending_on_a_signal_with_the_terminal_gone_exits_128_plus_the_signal():
 
     assert status("sys.exit(129)") == 120
     assert status("from inspector.cli.root import _exit_after_signal; _exit_after_signal(1)") == 128 + signal.SIGHUP
+
+
+def test_an_exit_that_cannot_finish_after_a_signal_still_ends_the_process_and_its_files(tmp_path: Path):
+    """The watchdog `end_on_signal` arms: a shutdown stuck after SIGHUP (here a sleep that outlasts
+    the grace) still removes the temporary files and exits 128 + the signal."""
+    left = tmp_path / "snapshot-copy"
+    left.write_text("copy")
+    script = ("import sys, time; from pathlib import Path; from inspector.tui.exit_watchdog import arm_exit_watchdog; "
+              f"arm_exit_watchdog(1, Path({str(left)!r}).unlink, grace=0.2); time.sleep({LIMIT})")
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=LIMIT)
+    assert result.returncode == 128 + signal.SIGHUP, result.stderr
+    assert not left.exists()
+    broken = ("import time; from inspector.tui.exit_watchdog import arm_exit_watchdog; "
+              f"arm_exit_watchdog(15, lambda: 1 / 0, grace=0.2); time.sleep({LIMIT})")  # a cleanup that fails
+    assert subprocess.run([sys.executable, "-c", broken], cwd=ROOT, timeout=LIMIT).returncode == 128 + signal.SIGTERM

@@ -269,33 +269,109 @@ def test_a_thread_s_values_in_forked_processes_give_the_rows_of_one_process(real
     assert len({(r.compactions, r.prompt_tokens) for r in alone}) > 1  # the values change the rows
 
 
-def test_forked_workers_take_sigterm_and_sighup_by_default(real_db, monkeypatch):
-    """A command's own SIGTERM handler (`inspector.cli.root`: end as an error would) must not reach the
-    forked sweep workers: the pool terminates them with SIGTERM, and a Python exit inside a fork of a
-    threaded process can wait forever on a lock (it hung the suite once)."""
-    import signal
-
-    from inspector import sweep
+def _bench_like(real_db):
     from inspector.service import load_config
     from inspector.store import Store
 
     db, threads = real_db
     with Store.open(db) as store:
         thread = store.load_thread(threads[0]["id"])
-    base = load_config(None, {}, thread=thread)
+    return thread, load_config(None, {}, thread=thread)
+
+
+def test_forked_children_take_sigterm_and_sighup_by_default_and_leave_sigint_to_the_parent(real_db, monkeypatch):
+    """A command's own SIGTERM handler (`inspector.cli.root`: end as an error would) must not reach the
+    forked sweep children (a Python exit inside a fork of a threaded process can wait forever on a
+    lock); SIGINT (a terminal's Ctrl-C reaches the whole group) is the parent's, which kills them."""
+    import signal
+
+    from inspector import sweep
+
+    thread, base = _bench_like(real_db)
     combos = combinations([("claude_code.autocompact_pct_override", [0, 40, 60])])
-    monkeypatch.setattr(sweep, "_forked_row", _worker_signals)
+    monkeypatch.setattr(sweep, "_child_row", _child_signals)
     previous = [signal.signal(s, lambda *_a: None) for s in (signal.SIGTERM, signal.SIGHUP)]
     try:
         rows = sweep.sweep_thread(thread, base, combos, jobs=2)
     finally:
         for signum, handler in zip((signal.SIGTERM, signal.SIGHUP), previous, strict=True):
             signal.signal(signum, handler)
-    assert rows[1:] == [(signal.SIG_DFL, signal.SIG_DFL)] * 2
+    assert rows == [(signal.SIG_DFL, signal.SIG_DFL, signal.SIG_IGN)] * 3
 
 
-def _worker_signals(_index: int) -> tuple:
-    """What a forked sweep worker does with SIGTERM and SIGHUP (in place of its row)."""
+def _child_signals(*_args) -> tuple:
+    """What a forked sweep child does with SIGTERM, SIGHUP and SIGINT (in place of its row)."""
     import signal
 
-    return signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)
+    return signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP), signal.getsignal(signal.SIGINT)
+
+
+@pytest.mark.parametrize(("how", "message"), [
+    ("raise", "sweep: the value claude_code.autocompact_pct_override=40 failed: ValueError: no row for 40"),
+    ("kill", "sweep: the process computing the value claude_code.autocompact_pct_override=40 was killed by SIGKILL"),
+    ("exit", "sweep: the process computing the value claude_code.autocompact_pct_override=40 exited with status 3"),
+    ("vanish", "sweep: the process computing the value claude_code.autocompact_pct_override=40 ended before it "
+               "sent its results"),
+])
+def test_a_child_that_fails_or_dies_is_a_one_line_error_and_the_others_are_ended(real_db, monkeypatch, tmp_path,
+                                                                                  how, message):
+    """The child of the value 40 fails (an exception) or dies (a signal, an exit, an exit without its
+    row); the other child waits for a signal that never comes: the sweep ends anyway, with an error
+    naming the value, and no child is left (each one's pid is gone once the error is raised)."""
+    from inspector import sweep
+
+    thread, base = _bench_like(real_db)
+    combos = combinations([("claude_code.autocompact_pct_override", [0, 40])])
+    monkeypatch.setattr(sweep, "_child_row", _failing_row(how, tmp_path))
+    with pytest.raises(sweep.ChildError) as caught:
+        sweep.sweep_thread(thread, base, [*combos, {"claude_code.autocompact_pct_override": 60}], jobs=2)
+    assert str(caught.value) == message
+    _assert_gone(tmp_path)
+
+
+def test_an_interrupt_while_the_children_run_ends_them(real_db, monkeypatch, tmp_path):
+    """SIGINT in the parent (a KeyboardInterrupt out of the wait for the rows) kills the children by pid."""
+    from inspector import sweep
+
+    thread, base = _bench_like(real_db)
+    combos = combinations([("claude_code.autocompact_pct_override", [0, 40, 60])])
+    monkeypatch.setattr(sweep, "_child_row", _failing_row("none", tmp_path))
+
+    def interrupt(_row):
+        while len(list(tmp_path.glob("*.pid"))) < 2:  # both children are running (one paused for good)
+            pass
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep.sweep_thread(thread, base, combos, jobs=2, on_row=interrupt)
+    _assert_gone(tmp_path)
+
+
+def _failing_row(how: str, folder):
+    def row(thread, base, combo, *_args):
+        import os
+        import signal
+
+        value = combo["claude_code.autocompact_pct_override"]
+        fd = os.open(folder / f"{os.getpid()}.pid", os.O_WRONLY | os.O_CREAT, 0o600)
+        os.close(fd)
+        if value == 0:
+            return "row of 0"
+        if value != 40 or how == "none":
+            signal.pause()  # until killed by the parent
+        if how == "raise":
+            raise ValueError("no row for 40")
+        if how == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(3 if how == "exit" else 0)
+    return row
+
+
+def _assert_gone(folder) -> None:
+    import os
+
+    pids = [int(p.stem) for p in folder.glob("*.pid")]
+    assert len(pids) == 2
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):  # killed and reaped
+            os.kill(pid, 0)

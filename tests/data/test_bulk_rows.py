@@ -22,6 +22,7 @@ from inspector.model import Message, Role
 from inspector.store import Store, StoreError, bulk
 from inspector.store.schema import Base
 from tests.data.test_import_native import threads
+from tests.helpers import typed_value
 from tests.hypothesis_budget import examples
 from tests.pg import backends, fresh_pg_database
 from tests.reference import store_rows
@@ -49,14 +50,7 @@ def _threads(draw):
     return dataclasses.replace(thread, messages=tuple(messages), summaries=summaries)
 
 
-def _typed(value):
-    if isinstance(value, dict):
-        return ("dict", [(k, _typed(v)) for k, v in value.items()])
-    if isinstance(value, list):
-        return ("list", [_typed(v) for v in value])
-    if isinstance(value, float):
-        return ("float", repr(value))
-    return (type(value).__name__, value)
+_typed = typed_value
 
 
 _TABLES = [(t.name, [c.name for c in t.primary_key.columns], {c.name for c in t.columns if isinstance(c.type, JSON)})

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.store.json_text import json_text
+from tests.helpers import typed_value
 from tests.hypothesis_budget import examples
 from tests.reference.store_rows import json_text as reference_text
 
@@ -66,15 +67,7 @@ def _values(odd: bool):
         max_leaves=12)
 
 
-def _typed(value):
-    """A decoded value with its types spelt out (floats by repr: NaN equals NaN, -0.0 is not 0.0)."""
-    if isinstance(value, dict):
-        return ("dict", [(k, _typed(v)) for k, v in value.items()])
-    if isinstance(value, list):
-        return ("list", [_typed(v) for v in value])
-    if isinstance(value, float):
-        return ("float", repr(value))
-    return (type(value).__name__, value)
+_typed = typed_value
 
 
 def _outcome(encode, value):

@@ -295,7 +295,9 @@ def with_lead(prompt: Prompt, tokens: int) -> Prompt:
     lead = prompt.segments[0]
     if lead.tokens == tokens:
         return prompt
-    return Prompt((lead._replace(tokens=tokens), *prompt.segments[1:]), prompt.tokens - lead.tokens + tokens)
+    # positionally (once per request of every edit: `_replace` goes through a dict)
+    return Prompt((Block(lead[0], tokens, lead[2], lead[3], lead[4]), *prompt.segments[1:]),
+                  prompt.tokens - lead.tokens + tokens)
 
 
 def is_prefix(a: Prompt, b: Prompt, table: RunTable | None) -> bool:

@@ -60,6 +60,8 @@ class Replay:
         self._costs: tuple | None = None
         self._totals: tuple | None = None  # (cost_totals(),) once computed
         self._positions: dict[str, int] | None = None
+        self._bases: tuple[str, ...] | None = None
+        self._rules: tuple | None = None  # (rules(),) once computed
 
     # Beyond this many blocks in all prompts together, a profile without a fast prompt model
     # (every profile but iris) gets no cache model rather than a wait of many seconds.
@@ -196,7 +198,9 @@ class Replay:
         calibration = self.ctx.calibration
         if calibration is None:
             return None
-        return tuple(a.stats.get("calibration_basis") or calibration.basis(a.index) for a in self.timeline)
+        if self._bases is None:  # the timeline and the model are fixed: once (each edit reads the baseline's)
+            self._bases = tuple(a.stats.get("calibration_basis") or calibration.basis(a.index) for a in self.timeline)
+        return self._bases
 
     def basis(self, index: int) -> str | None:
         """How request `index`'s calibrated prompt was obtained (None: no model)."""
@@ -208,8 +212,10 @@ class Replay:
     def rules(self) -> tuple[str, ...] | None:
         """Per request: the name of the agent version's rules it was replayed under (Claude Code),
         None where the profile has one set of rules."""
-        names = tuple(a.stats.get("rules") for a in self.timeline)
-        return names if names and all(names) else None  # type: ignore[return-value]
+        if self._rules is None:  # once, as `bases`
+            names = tuple(a.stats.get("rules") for a in self.timeline)
+            self._rules = (names if names and all(names) else None,)
+        return self._rules[0]  # type: ignore[return-value]
 
     def _thread_cost_json(self) -> dict | None:
         totals = self.cost_totals()

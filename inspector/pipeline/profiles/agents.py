@@ -45,6 +45,7 @@ from inspector.tokens import TokenCounter, message_costs, text_cost, tools_cost
 if TYPE_CHECKING:
     from inspector.pipeline.profiles.base import Settings
 
+SUMMARIZED_RUNS = 4096  # runs of summarized blocks remembered per thread (`_summarized_run`)
 OVERHEAD = 0  # tokens the agents' profiles add per message: their framing is in the calibrated ratio
 
 SINCE_COMPACTION = Reason.SINCE_COMPACTION
@@ -257,7 +258,8 @@ class AgentReplayer(ReplayerBase):
         self.calibration: Calibration = calibration
         self.steps: StepRules | None = rules.per_request(self) if rules.per_request is not None else None
         self.prunes = rules.prune_enabled(config) if rules.prune_enabled is not None else True
-        self.recorded_prunes = self._recorded_prunes()
+        # the thread's alone (its messages' `pruned_at`): remembered with its tables, not rescanned per edit
+        self.recorded_prunes = remembered(counter, "agent_recorded_prunes", self.t, self._recorded_prunes)
         self.thinking_at, self.thinking_sum = (
             remembered(counter, "agent_thinking", self.t, self._thinking_tables) if rules.keeps_thinking else ([], [0]))
         self.chain: list[Summary] = []
@@ -726,6 +728,24 @@ class AgentReplayer(ReplayerBase):
                     mids[i] for i in range(start, stop + 1) if in_turn[i] and not self._is_kept(kept, i))
         return out
 
+    def _summarized_run(self, i: int, stop: int, covering: str | None, mids, roles, kinds) -> tuple[BlockAudit, ...]:
+        """The blocks of messages [i, stop) summarized by `covering`: they depend on the thread's tables
+        alone, so the same run (the last requests of every edit of a long thread summarize the same
+        thousands) is made once per thread and counter and shared (the blocks are frozen)."""
+        memo = remembered(self.ctx.counter, "agent_summarized_runs", self.t, dict)
+        key = (i, stop, covering)
+        hit = memo.get(key)
+        if hit is None:
+            t = self.t
+            n = stop - i
+            hit = tuple(map(BlockAudit, mids[i:stop], roles[i:stop], kinds[i:stop], t.turn_of[i:stop],
+                            repeat(BlockStatus.SUMMARIZED, n), repeat(False, n), repeat(Reason.SUMMARIZED, n),
+                            t.costs[i:stop], repeat(0, n), repeat(None, n), repeat(covering, n)))
+            if len(memo) >= SUMMARIZED_RUNS:
+                memo.clear()
+            memo[key] = hit
+        return hit
+
     def audit(self, k: int) -> RequestAudit:
         """Request `k` with every block, in thread order, positions in prompt order."""
         agg = self.timeline()[k]
@@ -773,11 +793,7 @@ class AgentReplayer(ReplayerBase):
                     stop = min(stop, kept_sorted[nxt])
                 if t.npre[stop] == t.npre[i]:  # no pre-turn block in the run (they come first)
                     covering = chain[link].id if link < len(ends) else (summary.id if summary else None)
-                    n = stop - i
-                    blocks.extend(map(BlockAudit, mids[i:stop], roles[i:stop], kinds[i:stop], t.turn_of[i:stop],
-                                      repeat(BlockStatus.SUMMARIZED, n), repeat(False, n),
-                                      repeat(Reason.SUMMARIZED, n), t.costs[i:stop], repeat(0, n), repeat(None, n),
-                                      repeat(covering, n)))
+                    blocks.extend(self._summarized_run(i, stop, covering, mids, roles, kinds))
                     i = stop
                     continue
             mid, role, kind = t.labels[i]

@@ -17,8 +17,8 @@ from inspector.service import load_prices
 from inspector.summarizers.extractive import ExtractiveSummarizer
 from inspector.tokens import Chars4Tokenizer, TokenCounter
 
-THREAD = generate_thread(1_200, seed=28)
-WINDOWS = (40_000, 14_000, 22_000, 14_000, 9_000)
+THREAD = generate_thread(600, seed=28)
+WINDOWS = (14_000, 9_000, 14_000)  # the last repeats the first: a replay on what an edit back remembers
 
 
 def _replay(config, counter, mode):
@@ -38,7 +38,7 @@ def test_edits_on_a_shared_counter_equal_fresh_replays(profile, mode):
         assert [a.timeline_json() for a in fast.timeline] == [a.timeline_json() for a in plain.timeline]
         assert fast.costs == plain.costs
         assert fast.cost_totals() == plain.cost_totals()
-        for k in range(len(plain.timeline)):  # every request's blocks, twice on the shared counter
+        for k in range(window % 3, len(plain.timeline), 3):  # a third of the requests' blocks, in turn
             got = fast._fast.audit(k)
             assert got == plain._fast.audit(k)
             assert fast.audit(k).to_json() == plain.audit(k).to_json()
@@ -46,7 +46,7 @@ def test_edits_on_a_shared_counter_equal_fresh_replays(profile, mode):
         last = len(plain.timeline) - 1
         assert fast._fast.audit(last) == plain._fast.audit(last)
     if mode == "decide":  # the remembered runs of summarized blocks were exercised
-        assert summarized > 1_000
+        assert summarized > 100
 
 
 def test_with_lead_equals_the_field_replace():

@@ -223,6 +223,7 @@ class BudgetView(Static):
 
     def _update_budget(self) -> None:
         # The tables rendered once per width: each layout pass measures the pane's height by rendering it.
+        same_width = self.size.width == self._drawn_width
         self._drawn_width = self.size.width
         rendered = self.render_budget(self.request_count)
         if not isinstance(rendered, Group):
@@ -232,7 +233,8 @@ class BudgetView(Static):
         once, previous = RenderedOnce(rendered), self._shown
         self._shown = once
         # as many lines as the request before (stepping through a thread, mostly): no layout of the screen
-        self.update(once, layout=not once.same_height_as(previous))
+        # (a new width, after a resize, lays the pane out again whatever its lines at the old one)
+        self.update(once, layout=not (same_width and once.same_height_as(previous)))
 
     def render_budget(self, request_count: int) -> Group | Text:
         request = self.request

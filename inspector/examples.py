@@ -6,6 +6,7 @@ Used by the demo database, the tests and the benchmarks. Pure: no I/O.
 from __future__ import annotations
 
 import random
+from functools import cache
 
 from inspector.model import Kind, Message, Request, Role, Thread, ToolCall, ToolDef
 
@@ -94,6 +95,7 @@ WALKTHROUGH_RECORDED: dict[str, int] = {
 }
 
 
+@cache  # frozen data, built once a process (the demo's code text takes ~0.1 s)
 def walkthrough_thread() -> Thread:
     """The Iris walkthrough: 200K window, ~10K system + tools, tool-heavy turns 6-20,
     the last request before turn 21 reporting 158K prompt tokens -> compaction before
@@ -147,6 +149,7 @@ def walkthrough_thread() -> Thread:
     )
 
 
+@cache  # frozen data, built once a process (the demo's code text takes ~0.1 s)
 def roleplay_thread() -> Thread:
     """A role-play chat for the shifting profile: a character card, lorebook entries of
     different relevance (one required), a memory, pinned and manually excluded messages,
@@ -215,6 +218,7 @@ def roleplay_thread() -> Thread:
     )
 
 
+@cache  # frozen data, built once a process (the demo's code text takes ~0.1 s)
 def harness_thread() -> Thread:
     """The harness chapter's conversation: a correction planted in the middle that a
     lossy compaction drops, then a protected tail."""
@@ -249,6 +253,7 @@ def harness_thread() -> Thread:
     )
 
 
+@cache  # frozen data, built once a process (the demo's code text takes ~0.1 s)
 def overflow_thread() -> Thread:
     """A session whose last turn carries one tool output larger than the whole budget:
     fallback N -> 1 -> 0 and then TOKEN_BUDGET_EXCEEDED."""

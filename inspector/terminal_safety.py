@@ -12,6 +12,8 @@ import json
 import math
 from typing import Any
 
+from inspector.indented_json import indented
+
 # C0 controls map to the Unicode "control pictures" block (U+2400 + code); DEL to U+2421.
 _TRANSLATION: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20) if code not in (0x09, 0x0A)}
 _TRANSLATION[0x7F] = "\u2421"
@@ -61,6 +63,9 @@ def _finite(value: Any) -> Any:
 def json_dumps(value: Any, *, indent: int | None = 2) -> str:
     """JSON any parser reads, safe in a terminal or an editor: a non-finite number (a price of 1e308
     times a count) is null, never `Infinity`; the characters of `JSON_UNSAFE` escaped."""
+    text = indented(value) if indent == 2 else None
+    if text is not None:
+        return text.translate(JSON_UNSAFE)
     try:
         text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
     except ValueError:

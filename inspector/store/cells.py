@@ -47,6 +47,11 @@ def raw_select(table: Table, raw: bool = True, columns: Any = None) -> Select:
     return select(*[type_coerce(c, NullType()).label(c.name) for c in cols])
 
 
+_PLAIN_TYPE: dict[str, type] = {"text": str, "int": int}
+"""A text cell holding a str and an integer cell an int are the schema's values (the bounded counts
+excepted); every other cell goes through `RowReader._cell`."""
+
+
 def _kind(column: Any) -> str:
     t = column.type
     if isinstance(t, JSON):
@@ -70,38 +75,49 @@ class RowReader:
         self.decoded = decoded
         """Whether the driver hands JSON columns over decoded (PostgreSQL): then a string is a JSON string."""
         self.columns = [(c.name, _kind(c)) for c in table.columns]
+        self._plan = [(name, kind, _PLAIN_TYPE.get(kind) if name not in BOUNDS else None)
+                      for name, kind in self.columns]
+        """(column, kind, the type a cell of it has when it needs no reading: kept as it is; None: read)."""
 
-    def read(self, row: Any, label: str) -> dict[str, Any]:
-        """The row as a dict of well-typed values; `label` names the row in warnings (e.g. `thread t, seq 3`)."""
+    def read(self, row: Any, label: str | Callable[[], str]) -> dict[str, Any]:
+        """The row as a dict of well-typed values; `label` names the row in warnings (e.g. `thread t,
+        seq 3`), or makes that name when a warning needs it (most rows need none)."""
         out: dict[str, Any] = {}
-        for name, kind in self.columns:
-            value = row.get(name)  # None where an older store has no such column
-            if value is None:
-                out[name] = None
+        get = row.get
+        for name, kind, plain_type in self._plan:
+            value = get(name)  # None where an older store has no such column
+            if value is None or type(value) is plain_type:  # a cell as the schema writes it: as it is
+                out[name] = value
                 continue
-            vtype = type(value)
-            if kind == "text":
-                out[name] = value if vtype is str else self._text(value, name, label)
-            elif kind == "int":
-                out[name] = value if vtype is int else self._int(value, name, label)
-            elif kind == "float":
-                out[name] = float(value) if vtype in (float, int) else self._float(value, name, label)
-            elif kind == "flag":
-                out[name] = bool(value) if vtype in (int, bool) else self._flag(value, name, label)
-            else:
-                out[name] = self._json(value, name, label)
-            if name in BOUNDS and out[name] is not None:
-                low, high = BOUNDS[name]
-                if not low <= out[name] <= high:
-                    self._say(name, label, f"{_short(out[name])} is not a token count; value dropped")
-                    out[name] = None
-            elif kind == "float" and out[name] is not None and not math.isfinite(out[name]):
-                self._say(name, label, f"{out[name]!r} is not a finite number; value dropped")
-                out[name] = None
+            out[name] = self._cell(name, kind, value, label)
         return out
 
-    def _say(self, column: str, label: str, problem: str) -> None:
-        self.warn(f"{self.where}: {self.table} row ({label}) column {column}: {problem}")
+    def _cell(self, name: str, kind: str, value: Any, label: str | Callable[[], str]) -> Any:
+        """One cell that is not already the schema's type (or is bounded): read, repaired or dropped."""
+        vtype = type(value)
+        if kind == "text":
+            cell = value if vtype is str else self._text(value, name, label)
+        elif kind == "int":
+            cell = value if vtype is int else self._int(value, name, label)
+        elif kind == "float":
+            cell = float(value) if vtype in (float, int) else self._float(value, name, label)
+        elif kind == "flag":
+            cell = bool(value) if vtype in (int, bool) else self._flag(value, name, label)
+        else:
+            cell = self._json(value, name, label)
+        if name in BOUNDS and cell is not None:
+            low, high = BOUNDS[name]
+            if not low <= cell <= high:
+                self._say(name, label, f"{_short(cell)} is not a token count; value dropped")
+                cell = None
+        elif kind == "float" and cell is not None and not math.isfinite(cell):
+            self._say(name, label, f"{cell!r} is not a finite number; value dropped")
+            cell = None
+        return cell
+
+    def _say(self, column: str, label: str | Callable[[], str], problem: str) -> None:
+        name = label if isinstance(label, str) else label()
+        self.warn(f"{self.where}: {self.table} row ({name}) column {column}: {problem}")
 
     def _text(self, value: Any, column: str, label: str) -> str:
         if isinstance(value, (bytes, bytearray, memoryview)):

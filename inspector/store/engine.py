@@ -19,6 +19,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
+from inspector.store import sqlite_open
 from inspector.store.sqlite_open import SqliteOpenError, SqliteSource, regular_file_problem
 
 ENV_VAR = "CONTEXT_INSPECTOR_DB"
@@ -121,7 +122,7 @@ def _sqlite_write_engine(path: Path, wal: bool) -> Engine:
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=5000")
+        cursor.execute(f"PRAGMA busy_timeout={int(sqlite_open.BUSY_TIMEOUT_S * 1000)}")
         if wal:
             cursor.execute("PRAGMA journal_mode=WAL")
         for pragma in SQLITE_PRAGMAS:

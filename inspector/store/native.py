@@ -19,6 +19,7 @@ import sqlite3
 import time
 import warnings
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, ClassVar
 
 from sqlalchemy import Engine, delete, func, insert, inspect, select, update
@@ -395,7 +396,7 @@ class Store:
                     out: dict[str, list[dict[str, Any]]] = {}
                     for r in conn.execute(query).mappings():
                         tid = r["thread_id"]
-                        out.setdefault(tid, []).append(reader.read(r, row_label(tid, r)))
+                        out.setdefault(tid, []).append(reader.read(r, partial(row_label, tid, r)))
                     return out
 
                 head_table = ThreadRow.__table__

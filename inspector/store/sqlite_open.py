@@ -31,6 +31,9 @@ from typing import Any
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.pool import QueuePool
 
+BUSY_TIMEOUT_S = 5.0
+"""How long a command waits for another process's lock on a SQLite file before its one-line error."""
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
 SNAPSHOT_TRIES = 5
@@ -84,7 +87,7 @@ def _uri(path: Path, params: str) -> str:
 
 def _engine(uri: str) -> Engine:
     def connect() -> sqlite3.Connection:
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=5.0)
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
         conn.execute("PRAGMA query_only=ON")
         return conn
 
@@ -226,7 +229,7 @@ class SqliteSource:
         # The copy is ours: open it writable once so SQLite recovers the WAL or rolls back the journal there
         # (no other connection is open on this slot: the WAL is checkpointed into the copy and removed).
         try:
-            conn = sqlite3.connect(target, timeout=5.0)
+            conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S)
             try:
                 conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             finally:

@@ -465,8 +465,10 @@ def test_a_database_with_extra_columns_and_tables_still_works(tmp_path: Path):
     assert again.exit_code == 0 and "imported 1 thread(s)" in again.stdout
 
 
-def test_a_locked_database_is_a_bounded_wait_then_a_one_line_error(tmp_path: Path):
+def test_a_locked_database_is_a_bounded_wait_then_a_one_line_error(tmp_path: Path, monkeypatch):
     db = imported_db(tmp_path)
+    # The wait is SQLite's busy timeout (5 s for users); a tenth of it here says the same in 1 s.
+    monkeypatch.setattr("inspector.store.sqlite_open.BUSY_TIMEOUT_S", 0.5)
     locker = sqlite3.connect(db, isolation_level=None)
     try:
         locker.execute("BEGIN EXCLUSIVE")

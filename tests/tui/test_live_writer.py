@@ -1,4 +1,4 @@
-"""Live tailing under a writer: another process appends 3,000 messages while the app follows the thread."""
+"""Live tailing under a writer: another process appends 2,000 messages while the app follows the thread."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.paths import ROOT
 from tests.tui.app_support import SIZE, plain
 
 THREAD = "tailed"
-PAIRS = 1_500  # 3,000 messages, one transaction per message plus one per recorded request
+PAIRS = 1_000  # 2,000 messages, one transaction per message plus one per recorded request
 # Bounded by progress, not wall time: the test fails only when neither the writer nor the app has moved
 # for this long (a loaded 2-core machine writes slowly, but it writes).
 STALL_S = 60.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from rich.text import Text
@@ -83,14 +84,44 @@ class ConfigForm(VerticalScroll):
             super().__init__()
             self.profile = profile
 
-    def __init__(self, config: Config, *, id: str | None = None) -> None:
+    def __init__(self, config: Config, *, id: str | None = None, deferred: bool = False) -> None:
+        """`deferred`: composed empty; its rows are made by `build` (the main screen builds them once
+        the first replay is painted, or when the Config tab is shown first: about half of the app's
+        widgets, which would otherwise be composed and styled beside the first replay)."""
         super().__init__(id=id)
         self.config = config
         self.baseline = config
         self.errors: dict[str, str] = {}
+        self.built = not deferred
+        self._building = False
+        self._built = asyncio.Event()
 
     def compose(self) -> ComposeResult:
-        yield from self._rows(self.config)
+        if self.built or self._building:
+            yield from self._rows(self.config)
+
+    async def build(self) -> None:
+        """Make a deferred form's rows (once), showing the config last loaded."""
+        if self.built:
+            return
+        if self._building:  # another caller builds it: wait for the rows
+            await self._built.wait()
+            return
+        self._building = True
+        try:
+            while True:
+                composed = self.config
+                await self.recompose()
+                if self.config.profile == composed.profile:
+                    break  # else loaded during the build with another key set: compose that
+        finally:
+            self._building = False
+        self.built = True
+        self._changed_shown = {}
+        if self.config is not composed:  # loaded during the build: show its values
+            self._show_values(self.config)
+        self.mark_changed()
+        self._built.set()
 
     def _rows(self, config: Config) -> ComposeResult:
         with Horizontal(classes="cfg-line", id="cfg-row-profile"):
@@ -121,25 +152,32 @@ class ConfigForm(VerticalScroll):
         self.config = config
         self.baseline = baseline
         self.errors.clear()
+        if not self.built:
+            return  # `build` shows it
         if rebuild:
             self._changed_shown = {}
             await self.recompose()
         else:
-            with self.prevent(Input.Changed, Select.Changed):
-                for key in PROFILE_KEYS[config.profile]:
-                    widget = self.query_one("#" + widget_id(key))
-                    if isinstance(widget, Select):
-                        widget.value = config[key]
-                    elif isinstance(widget, Input) and widget.value != format_value(config[key]):
-                        widget.value = format_value(config[key])
-                    error = self.query_one("#" + error_id(key), Static)
-                    if error.has_class("-shown"):  # a hidden error is empty: leave it (no layout pass)
-                        error.update("")
-                        error.remove_class("-shown")
+            self._show_values(config)
         self.mark_changed()
+
+    def _show_values(self, config: Config) -> None:
+        with self.prevent(Input.Changed, Select.Changed):
+            for key in PROFILE_KEYS[config.profile]:
+                widget = self.query_one("#" + widget_id(key))
+                if isinstance(widget, Select):
+                    widget.value = config[key]
+                elif isinstance(widget, Input) and widget.value != format_value(config[key]):
+                    widget.value = format_value(config[key])
+                error = self.query_one("#" + error_id(key), Static)
+                if error.has_class("-shown"):  # a hidden error is empty: leave it (no layout pass)
+                    error.update("")
+                    error.remove_class("-shown")
 
     def mark_changed(self) -> None:
         """Highlight the rows whose value differs from the baseline (touching only rows that flip)."""
+        if not self.built:
+            return
         shown = getattr(self, "_changed_shown", {})
         for key in PROFILE_KEYS[self.config.profile]:
             changed = self.config.values.get(key) != self.baseline.values.get(key)
@@ -159,7 +197,7 @@ class ConfigForm(VerticalScroll):
         return None
 
     def has_field(self, key: str) -> bool:
-        return key in PROFILE_KEYS[self.config.profile] and self.is_mounted
+        return key in PROFILE_KEYS[self.config.profile] and self.is_mounted and self.built
 
     def show_error(self, key: str, message: str) -> None:
         """A one-line message under the field of `key` (cleared by the next load or valid value)."""

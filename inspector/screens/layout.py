@@ -35,7 +35,7 @@ def main_layout() -> ComposeResult:
                 with TabPane("Summaries", id="summaries"):
                     yield SummariesView(id="summaries-view")
                 with TabPane("Config", id="config"), Horizontal(id="config-body"):
-                    yield ConfigForm(Config(), id="config-form")
+                    yield ConfigForm(Config(), id="config-form", deferred=True)  # built by the main screen
                     with Vertical(id="diff-panel"):
                         yield Static(Text("Diff against the baseline", style="bold"), markup=False)
                         yield DiffPanel(Text("No edits: this is the baseline replay.", style="dim"),

@@ -189,6 +189,7 @@ class MainScreen(Screen[None]):
             return
         form = self.query_one(ConfigForm)
         await form.load(self.view.config, self.view.baseline_config)
+        await form.build()  # the reason goes under the fields (an edit before the form was built: set_config_value)
         keys = [k for k in message.config.changed_keys(self.view.config) if form.has_field(k)]
         for key in keys:
             form.show_error(key, f"not applied: {message.text}")
@@ -269,7 +270,14 @@ class MainScreen(Screen[None]):
             self.first_view_at = time.monotonic()
             self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
             self.replayer.prepare_summaries(view.thread, view.config)
+            self.run_worker(self._build_config_form(), group="config-form")
         self.replayer.reproduce_later(view)
+
+    async def _build_config_form(self) -> None:
+        """The Config tab's form, once the first replay is painted (its rows are about half of the app's
+        widgets: composed at the start, they competed with the first replay for the interpreter)."""
+        await self.wait_for_refresh()
+        await self.query_one(ConfigForm).build()
 
     # the selected request -----------------------------------------------------------------------------
 
@@ -301,7 +309,9 @@ class MainScreen(Screen[None]):
             self.panes.update_timeline_label()  # the part of the thread shown follows the chart's width
 
     @on(TabbedContent.TabActivated)
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    async def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "config":
+            await self.query_one(ConfigForm).build()  # shown before the first replay was painted
         if event.pane.id:
             self.panes.refresh_tab(event.pane.id)
 
@@ -422,7 +432,7 @@ class MainScreen(Screen[None]):
 
     # tabs and focus -----------------------------------------------------------------------------------
 
-    def action_show_tab(self, tab: str) -> None:
+    async def action_show_tab(self, tab: str) -> None:
         """Open a tab and put the focus where its keys work (tables for up/down, the first config field)."""
         self.query_one(TabbedContent).active = tab
         if tab == "blocks":
@@ -430,6 +440,7 @@ class MainScreen(Screen[None]):
         elif tab == "summaries":
             self.query_one("#summaries-table").focus()
         elif tab == "config":
+            await self.query_one(ConfigForm).build()
             fields = self.query("ConfigForm Input")
             if fields:
                 fields.first().focus()

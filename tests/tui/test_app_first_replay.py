@@ -134,3 +134,34 @@ def test_recorded_points_are_the_recorded_counts_or_nothing():
     assert not any(p.compaction or p.failed for p in points)
     derived = type(thread)(id="derived", title="derived", messages=thread.messages, window=20_000)
     assert recorded_points(derived) == []  # nothing recorded: no chart of zeros
+
+
+async def test_the_config_form_is_not_composed_beside_the_first_replay(tmp_path):
+    """Its rows (about half of the app's widgets) are made after the first replay is painted, or when
+    the Config tab is shown before: then with the keys the form had (the default profile's), the
+    focus on its first field, and the thread's own once its first view arrives."""
+    from textual.widgets import Input
+
+    from inspector.config import PROFILE_KEYS, Config
+    from widgets.config_form import ConfigForm, format_value, widget_id
+
+    thread = _session()
+    gate = Gate(lambda mode: True)
+    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id, simulator=gate)
+    async with app.run_test(size=SIZE) as pilot:
+        await gate.reached(pilot)
+        form = app.query_one(ConfigForm)
+        assert app.main_screen.view is None and not form.built and not form.query("*")
+        await pilot.press("4")
+        await pilot.pause()
+        default = Config()
+        assert form.built and app.focused.id == widget_id(PROFILE_KEYS[default.profile][0])
+        gate.opened.set()
+        await settle(app, pilot)
+        view = app.main_screen.view
+        assert view is not None and view.config.profile == "claude-code" != default.profile
+        for key in PROFILE_KEYS["claude-code"]:
+            field = form.query_one("#" + widget_id(key))
+            shown = format_value(view.config[key]) if isinstance(field, Input) else view.config[key]
+            assert field.value == shown, key
+        assert app.query_one("#cfg-profile").value == "claude-code"

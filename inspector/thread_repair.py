@@ -224,7 +224,11 @@ def _unchanged(obj: Any) -> bool:
     texts: list[Any] = []
     stack: list[Any] = []
     objects = [obj]
+    budget = 1 << 16  # dataclasses looked at (more, or one that holds itself: the field by field code)
     while objects:
+        budget -= 1
+        if budget <= 0:
+            return False
         item = objects.pop()
         required, optional, sequences, others = _look(type(item))
         texts.extend(required(item))  # a value that is not text makes the join below fail

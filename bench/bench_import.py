@@ -83,9 +83,11 @@ def bench_import(folder: Path = REAL, stages: bool = False) -> None:
 
 
 def _stages(full, base: float) -> None:
-    """Each stage of an import timed around its call (nested stages are inside their callers' time)."""
+    """Each stage of an import timed around its call (nested stages are inside their callers' time; the
+    decoding's count includes the detection's sample)."""
     import inspector.importers as importers
-    from inspector.store import bulk, native
+    from inspector.importers import _common
+    from inspector.store import Store, bulk, native
 
     spent: dict[str, float] = {}
 
@@ -100,21 +102,27 @@ def _stages(full, base: float) -> None:
                 spent[label] = spent.get(label, 0.0) + time.perf_counter() - start
         return mock.patch.object(owner, name, wrapper)
 
+    built = "    of which built (JSON text, tuples)"
+
     def rows(self, items, ascii):  # the rows' values (JSON text, tuples), apart from the database's insert
         start = time.perf_counter()
         try:
             return build(self, items, ascii)
         finally:
-            spent["store: rows built (JSON text, tuples)"] = (spent.get("store: rows built (JSON text, tuples)", 0.0)
-                                                              + time.perf_counter() - start)
+            spent[built] = spent.get(built, 0.0) + time.perf_counter() - start
 
     build = bulk._Table._build_all
-    patches = [timed(importers, "read_text_hashed", "read + hash"),
+    patches = [timed(Store, "open", "store: open (the schema)"),
+               timed(importers, "read_text_hashed", "read + hash"),
                timed(importers, "detect_format_text", "detection"),
+               timed(importers, "find_companions", "sub-agent files looked for"),
                timed(importers, "parse_text", "parse + repair"),
+               timed(_common, "loads", "  of which decoding the lines (msgspec)"),
                timed(importers, "sanitize_thread", "  of which the repair"),
                timed(native.ImportBatch, "save_file", "store: save_file"),
+               timed(bulk._Table, "write", "  of which the rows (built + executemany)"),
                timed(native.ImportBatch, "commit", "store: commit"),
+               timed(tempfile.TemporaryDirectory, "cleanup", "the bench's database deleted"),
                mock.patch.object(bulk._Table, "_build_all", rows)]
     runs = []
     for _ in range(3):
@@ -127,7 +135,11 @@ def _stages(full, base: float) -> None:
             spent["whole import"] = time.perf_counter() - start
         runs.append(dict(spent))
     print(f"stages (median of 3 imports; floor {base:.2f} s, load {os.getloadavg()[0]:.1f}):")
-    for label in runs[0]:
+    order = ["store: open (the schema)", "read + hash", "detection", "sub-agent files looked for", "parse + repair",
+             "  of which decoding the lines (msgspec)", "  of which the repair", "store: save_file",
+             "  of which the rows (built + executemany)", built, "store: commit", "the bench's database deleted",
+             "whole import"]
+    for label in [*order, *(label for label in runs[0] if label not in order)]:
         value = statistics.median(r.get(label, 0.0) for r in runs)
         print(f"  {label:42s} {value:6.3f} s  {value / base:4.2f}x the floor", flush=True)
 

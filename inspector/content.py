@@ -15,6 +15,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+_MAPPING = (dict, Mapping)
+"""`isinstance(x, _MAPPING)` is `isinstance(x, Mapping)`, told without the ABC's check for a dict."""
+
 
 def flatten_blocks(content: Any, meta: dict[str, Any]) -> str:
     """Text of a string or a list of content blocks; non-text blocks recorded in `meta` (see module doc)."""
@@ -22,7 +25,7 @@ def flatten_blocks(content: Any, meta: dict[str, Any]) -> str:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, Mapping):
+    if isinstance(content, _MAPPING):
         content = [content]
     if not isinstance(content, list):
         return json.dumps(content, ensure_ascii=False)
@@ -31,7 +34,7 @@ def flatten_blocks(content: Any, meta: dict[str, Any]) -> str:
         if isinstance(block, str):
             parts.append(block)
             continue
-        if not isinstance(block, Mapping):
+        if not isinstance(block, _MAPPING):
             meta.setdefault("other_blocks", []).append(block)
             continue
         kind = block.get("type")

@@ -1,4 +1,5 @@
-"""`json.dumps(value, indent=2, ensure_ascii=False)`'s exact text, written by msgspec where it is the same.
+"""`json.dumps(value, indent=2, ensure_ascii=False)`'s exact text (and `sort_keys=True` on one line:
+`sorted_line`), written by msgspec where it is the same.
 
 Python's json writes indented JSON with its pure-Python encoder (its C encoder is used only without
 an indent): a 50,000-request timeline took 12 s of a 13 s `simulate --timeline --json`. msgspec's
@@ -16,6 +17,7 @@ from typing import Any
 from msgspec.json import Encoder, format
 
 _encode = Encoder().encode
+_encode_sorted = Encoder(order="sorted").encode
 
 _WALK_LIMIT = 1 << 24
 """Containers and items walked at most (a value that holds itself goes to json, which says so)."""
@@ -29,6 +31,20 @@ def indented(value: Any) -> str | None:
         return None
     try:
         return format(_encode(value), indent=2).decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError, ValueError, TypeError, OverflowError):
+        return None  # a lone surrogate, an integer msgspec cannot write: json decides
+
+
+def sorted_line(value: Any) -> str | None:
+    """The text of `json.dumps(value, ensure_ascii=False, sort_keys=True)` (one line, `", "` and `": "`
+    between items: a tool call's arguments as the model counts them), or None where only json can say.
+    msgspec sorts text keys by their UTF-8 bytes, which is code point order, json's."""
+    if type(value) is dict and not value:
+        return "{}"
+    if not _plain(value):
+        return None
+    try:
+        return format(_encode_sorted(value), indent=0).decode("utf-8")
     except (UnicodeEncodeError, UnicodeDecodeError, ValueError, TypeError, OverflowError):
         return None  # a lone surrogate, an integer msgspec cannot write: json decides
 

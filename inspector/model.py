@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from inspector.indented_json import sorted_line
+
 
 class Role(StrEnum):
     SYSTEM = "system"
@@ -36,8 +38,9 @@ class ToolCall:
 
     def __post_init__(self) -> None:
         # Computed once: replays count (and summarizers scan) the JSON many times.
-        text = self.arguments if isinstance(self.arguments, str) else json.dumps(
-            self.arguments, ensure_ascii=False, sort_keys=True)
+        arguments = self.arguments
+        text = arguments if isinstance(arguments, str) else (
+            sorted_line(arguments) or json.dumps(arguments, ensure_ascii=False, sort_keys=True))
         object.__setattr__(self, "_json", text)
 
     def arguments_json(self) -> str:

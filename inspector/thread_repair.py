@@ -22,7 +22,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from inspector.model import Kind, Message, Request, Role, Summary, Thread
@@ -186,10 +187,130 @@ def _plan(cls: type) -> tuple[tuple[str, int], ...]:
     return plan
 
 
+_Getter = Callable[[Any], tuple[Any, ...]]
+_LOOKS: dict[type, tuple[_Getter, _Getter, _Getter, _Getter]] = {}
+
+
+def _getter(names: list[str]) -> _Getter:
+    """The values of the attributes `names` of an object, as a tuple (one C-level call)."""
+    if not names:
+        return lambda obj: ()
+    if len(names) == 1:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return attrgetter(*names)
+
+
+def _look(cls: type) -> tuple[_Getter, _Getter, _Getter, _Getter]:
+    """(the text fields, the optional text fields, the text-tuple fields, the other non-number fields)
+    of a dataclass, each as one getter (`_plan`'s fields, once per class)."""
+    look = _LOOKS.get(cls)
+    if look is None:
+        groups: dict[int, list[str]] = {_TEXT: [], _OPTIONAL_TEXT: [], _TEXTS: [], _VALUE: []}
+        for name, step in _plan(cls):
+            if step != _NUMBER:
+                groups[step].append(name)
+        look = _LOOKS[cls] = (_getter(groups[_TEXT]), _getter(groups[_OPTIONAL_TEXT]), _getter(groups[_TEXTS]),
+                              _getter(groups[_VALUE]))
+    return look
+
+
+def _unchanged(obj: Any) -> bool:
+    """True where `_clean_fields(obj)` can change nothing: every text field a text (or None where
+    optional), every text-tuple a tuple, every other field a clean type, a dataclass (looked at the same
+    way) or a value of dict, list, tuple, str, int, bool, None and finite floats with text keys, and all
+    their texts joined free of NUL and lone surrogates (two C-level tests for the whole object).
+    False for anything else (the field by field code then decides)."""
+    texts: list[Any] = []
+    stack: list[Any] = []
+    objects = [obj]
+    budget = 1 << 16  # dataclasses looked at (more, or one that holds itself: the field by field code)
+    while objects:
+        budget -= 1
+        if budget <= 0:
+            return False
+        item = objects.pop()
+        required, optional, sequences, others = _look(type(item))
+        texts.extend(required(item))  # a value that is not text makes the join below fail
+        maybe = optional(item)
+        texts.extend([v for v in maybe if v is not None] if None in maybe else maybe)
+        for sequence in sequences(item):
+            if type(sequence) is not tuple:
+                return False
+            texts.extend(sequence)
+        for value in others(item):
+            kind = type(value)
+            if kind in _CLEAN_TYPES:
+                continue
+            if kind is dict or kind is list or kind is str:
+                stack.append(value)
+            elif kind is tuple:
+                if value and all(_is_dataclass_type(type(v)) for v in value):
+                    objects.extend(value)
+                else:
+                    stack.append(value)
+            elif _is_dataclass_type(kind):
+                objects.append(value)
+            else:
+                stack.append(value)
+    if stack and not _json_texts(stack, texts):
+        return False
+    try:
+        joined = "".join(texts)
+    except TypeError:
+        return False
+    return "\x00" not in joined and not has_surrogate(joined)
+
+
+_DATACLASS_TYPES: dict[type, bool] = {}
+
+
+def _is_dataclass_type(kind: type) -> bool:
+    """Whether an instance of `kind` is a dataclass instance (`dataclasses.is_dataclass`, once per type)."""
+    known = _DATACLASS_TYPES.get(kind)
+    if known is None:
+        known = _DATACLASS_TYPES[kind] = hasattr(kind, "__dataclass_fields__")
+    return known
+
+
+def _json_texts(stack: list[Any], texts: list[Any]) -> bool:
+    """`_needs_cleaning`'s walk of the values on `stack`, their texts and keys added to `texts`: False for
+    a value it does not know (a type other than dict, list, tuple, str, int, bool, float and None, a
+    non-finite float, too many items)."""
+    pop, push, keep = stack.pop, stack.extend, texts.append
+    budget = _WALK_LIMIT
+    while stack:
+        budget -= 1
+        if not budget:
+            return False
+        item = pop()
+        kind = type(item)
+        if kind is str:
+            keep(item)
+        elif kind is dict:
+            texts.extend(item)
+            push(item.values())
+        elif kind is list or kind is tuple:
+            push(item)
+        elif kind is float:
+            if item - item != 0.0:
+                return False
+        elif not (item is None or kind is int or kind is bool):
+            return False
+    return True
+
+
 def _clean_fields(obj: Any, found: set[str]) -> tuple[Any, bool]:
     """A dataclass with every text field made text and cleaned, JSON fields cleaned (nested dataclasses
-    too). Number fields are left to the caller (their repair depends on the field). A clean text is
-    told by two C-level tests, a clean JSON value by one encoding (`clean_json`)."""
+    too). Number fields are left to the caller (their repair depends on the field). What cannot change
+    is told by one look at the whole object (`_unchanged`); anything else field by field: a clean text
+    by two C-level tests, a clean JSON value by one walk (`clean_json`)."""
+    try:
+        unchanged = _unchanged(obj)
+    except Exception:  # noqa: BLE001 - a value the look cannot handle (an odd __eq__): the code below decides
+        unchanged = False
+    if unchanged:
+        return obj, False
     updates: dict[str, Any] = {}
     for name, step in _plan(type(obj)):
         value = getattr(obj, name)

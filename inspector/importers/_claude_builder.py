@@ -28,6 +28,9 @@ from inspector.content import flatten_blocks
 from inspector.model import Message, Request, Role, Summary, ToolCall
 from inspector.thread_repair import MAX_TOKENS
 
+_MAPPING = (dict, Mapping)
+"""`isinstance(x, _MAPPING)` is `isinstance(x, Mapping)`, told without the ABC's check for a dict."""
+
 COMMAND_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>")
 SYNTHETIC_MODEL = "<synthetic>"
 
@@ -42,7 +45,7 @@ def _int(value: Any) -> int | None:
 
 def usage_problem(usage: Any, keys: tuple[str, ...] = PROMPT_KEYS) -> str | None:
     """`usage KEY VALUE` for the first of `keys` present that is not a token count, else None."""
-    if not isinstance(usage, Mapping):
+    if not isinstance(usage, _MAPPING):
         return None
     for key in keys:
         value = usage.get(key)
@@ -56,7 +59,7 @@ def prompt_tokens(usage: Any) -> int | None:
     """The prompt size billed for one call: input + cache_creation + cache_read tokens; None when a
     count present is not a token count (NaN, a float, a boolean, negative): a prompt of unknown size,
     never the sum of the others."""
-    if not isinstance(usage, Mapping) or usage_problem(usage) is not None:
+    if not isinstance(usage, _MAPPING) or usage_problem(usage) is not None:
         return None
     counts = [c for c in (_int(usage.get(k)) for k in PROMPT_KEYS) if c is not None]
     return sum(counts) if counts else None
@@ -66,11 +69,11 @@ def preserved_uuids(compact: Mapping[str, Any]) -> list[str]:
     """The uuids a compaction kept verbatim: `preservedMessages.uuids` (CLI 2.1.141+), else the
     head and tail of `preservedSegment` (the loader splices head..tail after the summary)."""
     kept = compact.get("preservedMessages")
-    uuids = kept.get("uuids") if isinstance(kept, Mapping) else None
+    uuids = kept.get("uuids") if isinstance(kept, _MAPPING) else None
     if isinstance(uuids, list) and uuids:
         return [u for u in uuids if isinstance(u, str)]
     segment = compact.get("preservedSegment")
-    if isinstance(segment, Mapping):
+    if isinstance(segment, _MAPPING):
         return [u for u in (segment.get("headUuid"), segment.get("tailUuid")) if isinstance(u, str)]
     return []
 
@@ -106,7 +109,7 @@ class Builder:
                 self.system_lines.append(entry)
             return
         message = rec.get("message")
-        if not isinstance(message, Mapping):
+        if not isinstance(message, _MAPPING):
             self.skipped.append(f"{self.name}:{number}: {kind} line without a message object")
             return
         if kind == "user" and rec.get("isCompactSummary"):
@@ -128,7 +131,7 @@ class Builder:
 
     def _final_output_tokens(self, msg_id: str, usage: Any) -> None:
         """A call's later lines repeat its usage with the output count so far: the last one is final."""
-        count = _int(usage.get("output_tokens")) if isinstance(usage, Mapping) else None
+        count = _int(usage.get("output_tokens")) if isinstance(usage, _MAPPING) else None
         if count is None or not self.requests or self.requests[-1].id != str(msg_id):
             return
         request = self.requests[-1]
@@ -138,7 +141,7 @@ class Builder:
     def _user(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
         uuid = str(rec.get("uuid"))
         content = message.get("content")
-        if isinstance(content, Mapping):  # one block object, not a list of them
+        if isinstance(content, _MAPPING):  # one block object, not a list of them
             content = [content]
         if isinstance(content, str) or content is None:
             self._append_user(uuid, content or "", number, rec, {})
@@ -146,8 +149,8 @@ class Builder:
         if not isinstance(content, list):
             self.skipped.append(f"{self.name}:{number}: user content is neither text nor a list")
             return
-        results = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_result"]
-        others = [b for b in content if not (isinstance(b, Mapping) and b.get("type") == "tool_result")]
+        results = [b for b in content if isinstance(b, _MAPPING) and b.get("type") == "tool_result"]
+        others = [b for b in content if not (isinstance(b, _MAPPING) and b.get("type") == "tool_result")]
         several = len(results) + (1 if others else 0) > 1
         for i, block in enumerate(results):
             meta = self._meta(number, rec)
@@ -184,9 +187,9 @@ class Builder:
         blocks = message.get("content")
         if isinstance(blocks, str):
             blocks = [{"type": "text", "text": blocks}]
-        elif isinstance(blocks, Mapping):  # one block object, not a list of them
+        elif isinstance(blocks, _MAPPING):  # one block object, not a list of them
             blocks = [blocks]
-        blocks = [b for b in blocks if isinstance(b, Mapping)] if isinstance(blocks, list) else []
+        blocks = [b for b in blocks if isinstance(b, _MAPPING)] if isinstance(blocks, list) else []
         calls = [
             ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {}))
             for b in blocks if b.get("type") == "tool_use"
@@ -267,7 +270,7 @@ class Builder:
     def _microcompact(self, number: int, rec: dict) -> None:
         """Claude Code cleared old tool results in place: an event on the timeline, not a summary."""
         data = rec.get("microcompactMetadata")
-        data = dict(data) if isinstance(data, Mapping) else {}
+        data = dict(data) if isinstance(data, _MAPPING) else {}
         event: dict[str, Any] = {"kind": "microcompact", "line": number, "uuid": rec.get("uuid"),
                                  "after_message_id": self.messages[-1].id if self.messages else None,
                                  "created_at": rec.get("timestamp")}

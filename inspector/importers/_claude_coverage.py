@@ -10,23 +10,26 @@ from inspector.importers._claude_builder import SYNTHETIC_MODEL, usage_problem
 from inspector.importers._common import Coverage
 from inspector.model import Role, Thread
 
+_MAPPING = (dict, Mapping)
+"""`isinstance(x, _MAPPING)` is `isinstance(x, Mapping)`, told without the ABC's check for a dict."""
+
 Record = tuple[int, dict]
 
 
 def blocks_of(rec: Mapping[str, Any], kind: str, key: str) -> list[str]:
     message = rec.get("message")
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if isinstance(content, Mapping):  # one block object, not a list of them
+    content = message.get("content") if isinstance(message, _MAPPING) else None
+    if isinstance(content, _MAPPING):  # one block object, not a list of them
         content = [content]
     if not isinstance(content, list):
         return []
-    return [str(b.get(key)) for b in content if isinstance(b, Mapping) and b.get("type") == kind and b.get(key)]
+    return [str(b.get(key)) for b in content if isinstance(b, _MAPPING) and b.get("type") == kind and b.get(key)]
 
 
 def _call_id(rec: Mapping[str, Any]) -> str | None:
     """The message.id of an assistant record that is a model call (not `<synthetic>`), or None."""
     message = rec.get("message")
-    if rec.get("type") == "assistant" and isinstance(message, Mapping) and isinstance(message.get("id"), str) \
+    if rec.get("type") == "assistant" and isinstance(message, _MAPPING) and isinstance(message.get("id"), str) \
             and message.get("model") != SYNTHETIC_MODEL:
         return message["id"]
     return None

@@ -10,6 +10,9 @@ from typing import Any
 from inspector.importers._common import Coverage
 from inspector.model import Message, Request, Role, Thread
 
+_MAPPING = (dict, Mapping)
+"""`isinstance(x, _MAPPING)` is `isinstance(x, Mapping)`, told without the ABC's check for a dict."""
+
 TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
 
 
@@ -35,7 +38,7 @@ class Call:
 
 
 def _count(usage: Mapping[str, Any], key: str) -> int | None:
-    value = usage.get(key) if isinstance(usage, Mapping) else None
+    value = usage.get(key) if isinstance(usage, _MAPPING) else None
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
@@ -121,7 +124,7 @@ def count_results(thread: Thread, records: list[tuple[int, dict]], name: str, sk
     summaries = {s.meta.get("line") for s in thread.summaries}
     for number, rec in records:
         payload = rec.get("payload")
-        if not isinstance(payload, Mapping):
+        if not isinstance(payload, _MAPPING):
             continue
         if rec.get("type") == "response_item" and payload.get("type") in TOOL_OUTPUTS:
             coverage.results += 1

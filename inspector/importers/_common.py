@@ -115,15 +115,15 @@ def decode_json(text: str) -> Any:
 
 
 def first_lines(text: str, count: int) -> list[str]:
-    """`text.splitlines()[:count]` without splitting the whole text: a prefix holding more than `count`
-    lines has the same first `count` (a line cut at the prefix's end is the one after them)."""
-    size = 65_536
-    while size < len(text):
-        lines = text[:size].splitlines()
-        if len(lines) > count:
-            return lines[:count]
-        size *= 4
-    return text.splitlines()[:count]
+    """`text.splitlines()[:count]` without splitting the whole text: the prefix up to the `count`-th
+    newline holds at least `count` lines, every one ended inside it, so its first `count` are the
+    text's (a newline ends a line wherever it is; the other line breaks only add lines before it)."""
+    end = -1
+    for _ in range(count):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text.splitlines()[:count]
+    return text[: end + 1].splitlines()[:count]
 
 
 MAX_WARNINGS_PER_FILE = 200

@@ -235,12 +235,15 @@ def companions(path: Path, text: str, warnings: list[str], cache: dict[Path, str
                listings: dict[Path, list[Path]] | None = None) -> list[tuple[Path, str]]:
     """The sub-agent files of Claude Code session `path` (text `text`), read: those in its own folder
     unless they name another session, those beside it only where they name one of its session ids."""
-    sessions = set(_SESSION_ID.findall(text))
+    sessions: set[str] | None = None  # the file's session ids: searched for only when a sub-agent file is there
     out: list[tuple[Path, str]] = []
     for agent, own in subagent_files(path, listings):
         named = _head_session(agent, cache)
-        if not (named in sessions or (own and named is None)):
-            continue
+        if not (own and named is None):  # kept only where it names one of the file's sessions
+            if sessions is None:
+                sessions = set(_SESSION_ID.findall(text))
+            if named not in sessions:
+                continue
         try:
             agent_text = read_text(agent, warnings)
         except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:

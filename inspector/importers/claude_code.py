@@ -48,6 +48,9 @@ from inspector.importers._task_notifications import link_notifications
 from inspector.importers.base import Importer, Sample
 from inspector.model import Role, Thread
 
+_MAPPING = (dict, Mapping)
+"""`isinstance(x, _MAPPING)` is `isinstance(x, Mapping)`, told without the ABC's check for a dict."""
+
 CONVERSATION_TYPES = ("user", "assistant", "system")
 Record = tuple[int, dict]
 """(line number, decoded record)."""
@@ -284,8 +287,8 @@ def _preserved_links(records: Sequence[Record], pos: Mapping[str, int]) -> dict[
     out: dict[str, str] = {}
     for _, rec in records:
         compact = rec.get("compactMetadata")
-        segment = compact.get("preservedSegment") if isinstance(compact, Mapping) else None
-        if rec.get("subtype") != "compact_boundary" or not isinstance(segment, Mapping):
+        segment = compact.get("preservedSegment") if isinstance(compact, _MAPPING) else None
+        if rec.get("subtype") != "compact_boundary" or not isinstance(segment, _MAPPING):
             continue
         head, anchor, boundary = segment.get("headUuid"), segment.get("anchorUuid"), rec.get("uuid")
         if not (isinstance(head, str) and isinstance(anchor, str) and isinstance(boundary, str)) or head not in pos:
@@ -301,7 +304,7 @@ def _message_id(rec: Mapping[str, Any]) -> str | None:
     if rec.get("type") != "assistant":
         return None
     message = rec.get("message")
-    mid = message.get("id") if isinstance(message, Mapping) else None
+    mid = message.get("id") if isinstance(message, _MAPPING) else None
     return mid if isinstance(mid, str) else None
 
 
@@ -311,10 +314,10 @@ def _agent_progress_records(records: Sequence[Record]) -> dict[str, list[Record]
     seen: set[str] = set()
     for number, rec in records:
         data = rec.get("data")
-        if rec.get("type") != "progress" or not isinstance(data, Mapping) or data.get("type") != "agent_progress":
+        if rec.get("type") != "progress" or not isinstance(data, _MAPPING) or data.get("type") != "agent_progress":
             continue
         inner = data.get("message")
-        if not isinstance(inner, Mapping) or inner.get("type") not in ("user", "assistant"):
+        if not isinstance(inner, _MAPPING) or inner.get("type") not in ("user", "assistant"):
             continue
         agent = str(data.get("agentId") or rec.get("parentToolUseID") or "")
         uuid = inner.get("uuid") if isinstance(inner.get("uuid"), str) else f"L{number}"
@@ -377,12 +380,12 @@ def parse(text: str, name: str, progress: Progress | None = None,
         result.threads.append(thread)
         for m in thread.messages:
             for call in m.tool_calls:
-                if isinstance(call.arguments, Mapping) and isinstance(call.arguments.get("prompt"), str):
+                if isinstance(call.arguments, _MAPPING) and isinstance(call.arguments.get("prompt"), str):
                     task_prompts.setdefault(call.arguments["prompt"].strip(), call.id)
-                if isinstance(call.arguments, Mapping) and isinstance(call.arguments.get("description"), str):
+                if isinstance(call.arguments, _MAPPING) and isinstance(call.arguments.get("description"), str):
                     task_descriptions.setdefault(call.id, call.arguments["description"])
             tur = m.meta.get("toolUseResult")
-            if m.role is Role.TOOL and isinstance(tur, Mapping) and isinstance(tur.get("agentId"), str):
+            if m.role is Role.TOOL and isinstance(tur, _MAPPING) and isinstance(tur.get("agentId"), str):
                 agent_results[tur["agentId"]] = str(m.tool_call_id)
     _count(coverage, name, main_records, mains, left, result.skipped)
     result.coverage.append(coverage)
@@ -432,9 +435,9 @@ def _side_thread(members: list[Record], thread_id: str, name: str, result: Parse
                         None)
     if tool_use is None and records:
         message = records[0][1].get("message")
-        prompt = message.get("content") if isinstance(message, Mapping) else None
+        prompt = message.get("content") if isinstance(message, _MAPPING) else None
         if isinstance(prompt, list):
-            prompt = "\n".join(str(b.get("text")) for b in prompt if isinstance(b, Mapping) and b.get("text"))
+            prompt = "\n".join(str(b.get("text")) for b in prompt if isinstance(b, _MAPPING) and b.get("text"))
         if isinstance(prompt, str):
             tool_use = links["task_prompts"].get(prompt.strip())
     if tool_use is not None:

@@ -50,6 +50,9 @@ from inspector.importers._common import Coverage, ParseResult, Progress, first_l
 from inspector.importers.base import Importer, Sample
 from inspector.model import Message, Request, Role, Summary, Thread, ToolCall
 
+_MAPPING = (dict, Mapping)
+"""`isinstance(x, _MAPPING)` is `isinstance(x, Mapping)`, told without the ABC's check for a dict."""
+
 ASSISTANT_ITEMS = ("reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
                    "tool_search_call")
 NON_CONVERSATION_ITEMS = ("ghost_snapshot", "compaction", "compaction_summary", "other")
@@ -120,7 +123,7 @@ def _text(payload: Mapping[str, Any]) -> str:
 
 def _user_item(rec: Mapping[str, Any]) -> bool:
     payload = rec.get("payload")
-    return rec.get("type") == "response_item" and isinstance(payload, Mapping) and \
+    return rec.get("type") == "response_item" and isinstance(payload, _MAPPING) and \
         payload.get("type") == "message" and payload.get("role") == "user"
 
 
@@ -133,7 +136,7 @@ def _echoed_events(records: list[tuple[int, dict]], prompts: Counter[str]) -> se
     items = [i for i, (_, r) in enumerate(records) if r.get("type") != "event_msg"]
     for i, (number, rec) in enumerate(records):
         payload = rec.get("payload")
-        if rec.get("type") != "event_msg" or not isinstance(payload, Mapping) or payload.get("type") != "user_message":
+        if rec.get("type") != "event_msg" or not isinstance(payload, _MAPPING) or payload.get("type") != "user_message":
             continue
         said = str(payload.get("message") or "").strip()
         if left[said] > 0:
@@ -165,7 +168,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
     for number, rec in records:
         kind = rec.get("type")
         payload = rec.get("payload")
-        if not isinstance(payload, Mapping):
+        if not isinstance(payload, _MAPPING):
             if kind is not None:
                 result.skipped.append(f"{name}:{number}: {kind} line without a payload object")
             else:
@@ -176,7 +179,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
         if kind == "session_meta":
             thread_id = str(payload.get("id") or thread_id or "")
             instructions = payload.get("base_instructions")
-            if isinstance(instructions, Mapping):
+            if isinstance(instructions, _MAPPING):
                 system_prompt = str(instructions.get("text") or "")
             elif isinstance(instructions, str):
                 system_prompt = instructions
@@ -205,7 +208,7 @@ def parse(text: str, name: str, progress: Progress | None = None) -> ParseResult
                               meta={"line": number, "from_event": "user_message"}))
         elif kind == "event_msg" and ptype == "token_count":
             info = payload.get("info")
-            if not isinstance(info, Mapping):
+            if not isinstance(info, _MAPPING):
                 other["event_msg/token_count without info"] = other.get("event_msg/token_count without info", 0) + 1
                 continue
             if isinstance(info.get("model_context_window"), int):
@@ -278,7 +281,7 @@ def _compacted(st: _State, number: int, payload: Mapping[str, Any], timestamp: A
     kept: list[dict[str, Any]] = []
     encrypted = False
     for item in history if isinstance(history, list) else []:
-        if isinstance(item, Mapping):
+        if isinstance(item, _MAPPING):
             kept.append({"type": item.get("type"), "role": item.get("role"), "content": _text(item)})
             encrypted |= item.get("type") in ("compaction", "compaction_summary") and bool(item.get("encrypted_content"))
     texts = [k["content"] for k in kept if k["content"] and k["type"] == "message"]
@@ -360,20 +363,20 @@ def _response_item(
         group = st.open_group(number, timestamp)
         if ptype == "reasoning":
             for part in _list(payload.get("summary")):
-                if isinstance(part, Mapping) and part.get("text"):
+                if isinstance(part, _MAPPING) and part.get("text"):
                     group["meta"].setdefault("reasoning", []).append(str(part["text"]))
             for part in _list(payload.get("content")):
-                if isinstance(part, Mapping) and part.get("text"):
+                if isinstance(part, _MAPPING) and part.get("text"):
                     group["meta"].setdefault("reasoning", []).append(str(part["text"]))
             if payload.get("encrypted_content"):
                 group["meta"]["encrypted_reasoning"] = group["meta"].get("encrypted_reasoning", 0) + 1
         elif ptype == "web_search_call":
             action = payload.get("action")
-            group["meta"].setdefault("web_search_calls", []).append(dict(action) if isinstance(action, Mapping) else {})
+            group["meta"].setdefault("web_search_calls", []).append(dict(action) if isinstance(action, _MAPPING) else {})
         elif ptype == "local_shell_call":
             action = payload.get("action")
             group["calls"].append(ToolCall(id=str(payload.get("call_id") or payload.get("id") or f"L{number}"),
-                                           name="local_shell", arguments=dict(action) if isinstance(action, Mapping)
+                                           name="local_shell", arguments=dict(action) if isinstance(action, _MAPPING)
                                            else {}))
         else:
             raw = payload.get("arguments") if ptype in ("function_call", "tool_search_call") else payload.get("input")
@@ -388,7 +391,7 @@ def _response_item(
         meta = {"line": number}
         output = payload.get("output") if ptype != "tool_search_output" else json.dumps(
             payload.get("tools"), ensure_ascii=False)  # the tool definitions it found, sent to the model
-        if isinstance(output, Mapping):
+        if isinstance(output, _MAPPING):
             if "success" in output:
                 meta["success"] = output["success"]
             output = output.get("content", output.get("output", ""))

@@ -60,3 +60,12 @@ def test_both_decoders_are_used():
         except ValueError:
             continue
         raise AssertionError(f"msgspec now decodes {refused!r}: the fallback is no longer exercised by it")
+
+
+@settings(max_examples=examples(1500), deadline=None)
+@given(st.lists(st.sampled_from(["a", "bc", " ", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
+                                 "\u2028", "\u2029", "{}"]), max_size=40).map("".join), st.integers(0, 12))
+def test_detection_s_first_lines_are_the_texts_first_lines(text, count):
+    """`first_lines` (detection's sample, cut at the newline after them) against `splitlines` of the whole
+    text, with every line break `splitlines` knows."""
+    assert _common.first_lines(text, count) == text.splitlines()[:count]

@@ -375,3 +375,46 @@ def _assert_gone(folder) -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):  # killed and reaped
             os.kill(pid, 0)
+
+
+def test_a_thread_s_sweep_on_a_terminal_redraws_one_bar_to_the_last_value(real_db):
+    """Issue 28 item 3: on a terminal `sweep --thread` draws its progress as one bar redrawn in place
+    (a carriage return before each drawing, no line per value), ending at every value done and then a
+    line end (stdout keeps only the rows). The non-terminal case (a line per tenth) is
+    `tests/cli/test_fleet.py`'s."""
+    import os
+    import pty
+    import re
+    import subprocess
+    import sys
+
+    db, threads = real_db
+    values = ",".join(str(v) for v in range(0, 100, 10))
+    leader, follower = pty.openpty()
+    try:
+        run = subprocess.run([sys.executable, "-m", "inspector", "sweep", "--thread", threads[0]["id"], "--db", db,
+                              "--jobs", "2", "--json", "--key", f"claude_code.autocompact_pct_override={values}"],
+                             stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL, timeout=300, check=True)
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # the terminal's other side is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    text = shown.decode()
+    drawings = [d for d in text.split("\r") if d.strip()]
+    assert drawings and all(d.startswith("sweeping [") for d in drawings), text
+    done = [int(m.group(1)) for m in re.finditer(r"(\d+)/10 values", text)]
+    assert done == sorted(done) and done[0] == 0 and done[-1] == 10
+    assert re.search(r"\[#{30}\] 100%  10/10 values", drawings[-1]) and text.rstrip("\x1b[K").endswith("\n")
+    assert text.count("\n") == 1  # the bar's line, ended once
+    assert len(json.loads(run.stdout)["rows"]) == 10

@@ -63,8 +63,10 @@ class InspectorApp(App[None]):
         export_dir: Path | None = None,
         screenshot_dir: Path | None = None,
         pane_throttle: float | None = None,
+        prebuild_config_form: bool = True,
     ) -> None:
-        """The arguments given win over the config file's `[tui]` table (`inspector/screens/settings.py`)."""
+        """The arguments given win over the config file's `[tui]` table (`inspector/screens/settings.py`).
+        `prebuild_config_form=False`: the Config tab's form is built when first opened (tests)."""
         super().__init__()
         settings, self.settings_problem = read_tui_settings(config_file or config_path(), binding_ids(),
                                                             self.available_themes)
@@ -85,6 +87,7 @@ class InspectorApp(App[None]):
             "thread_id": thread_id, "config": config, "profile": profile, "overrides": overrides or {},
             "config_file": config_file, "simulator": simulator or default_simulator, "live": live,
             "export_dir": export_dir or Path.cwd(), "screenshot_dir": screenshot_dir or Path.cwd(),
+            "prebuild_config_form": prebuild_config_form,
         }
 
     def get_default_screen(self) -> Screen:

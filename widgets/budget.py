@@ -9,13 +9,13 @@ from operator import attrgetter, truth
 
 from rich.console import Group, RenderableType
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
 from widgets.cost import bill_line, cost_rows
+from widgets.line_table import LineColumn, LineTable
 from widgets.names import MessageNames
 from widgets.palette import ensure_names
 from widgets.rendered import RenderedOnce, SideBySide
@@ -114,14 +114,11 @@ def largest_block_indexes(request: RequestAudit, count: int = 6) -> list[int]:
                           key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
 
 
-def largest_blocks(request: RequestAudit, count: int = 6, names: MessageNames | None = None) -> Table:
+def largest_blocks(request: RequestAudit, count: int = 6, names: MessageNames | None = None) -> LineTable:
     """The blocks that cost the most in this request, as sent (what to look at first), named by their
     tool or words (`names`); a click on one opens it in the Blocks pane (`screen.open_block`)."""
-    table = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim", title_justify="left")
-    table.add_column("Largest blocks")
-    table.add_column("Sent", justify="right")
-    table.add_column("Full", justify="right")
-    table.add_column("Status")
+    table = LineTable(LineColumn("Largest blocks"), LineColumn("Sent", "right"), LineColumn("Full", "right"),
+                      LineColumn("Status"), show_header=True, header_style="bold dim")
     blocks = request.blocks
     for index in largest_block_indexes(request, count):
         block = blocks[index]
@@ -262,11 +259,9 @@ class BudgetView(Static):
         bill = bill_line(request)
         if bill is not None:  # the bill at a glance, at every size (its parts are in the facts below)
             grid.append(bill)
-        legend = Table(box=None, padding=(0, 1), show_header=True, header_style="bold dim")
-        legend.add_column("")
-        legend.add_column("Category")
-        legend.add_column("Tokens", justify="right")
-        legend.add_column("of window", justify="right")
+        # tables of one-line cells, written as Rich writes them without its per-cell work (`LineTable`)
+        legend = LineTable(LineColumn(""), LineColumn("Category"), LineColumn("Tokens", "right"),
+                           LineColumn("of window", "right"), show_header=True, header_style="bold dim")
         for key, label, colour, char in SEGMENTS:
             value = parts.values[key]
             if key in ("unaccounted", "tokenizer") and not value:
@@ -285,9 +280,7 @@ class BudgetView(Static):
         if parts.over:
             legend.add_row(Text("!!", style="ci.error.strong"), "Over the window", f"{parts.over:,}", "")
         legend.add_row("", Text("Window", style="bold"), f"{b.window:,}", "100.0%")
-        facts = Table(box=None, padding=(0, 1), show_header=False)
-        facts.add_column(style="dim")
-        facts.add_column()
+        facts = LineTable(LineColumn(style="dim"), LineColumn())
         if request.failed and b.needed_tokens is not None:  # not sent: what it needed, not "0"
             facts.add_row("Prompt (replayed)", Text(f"not sent (needs {b.needed_tokens:,})", style="ci.error"))
         else:

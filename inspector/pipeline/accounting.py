@@ -351,17 +351,17 @@ class SummarizationPricing:
     summaries: dict[str, Summary]
 
 
-def _summarization(k: int, timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
+def _summarization(k: int, j: int | None, timeline: Sequence[RequestAudit], prompts: Sequence[Prompt | None],
                    billed: Sequence[int], times: Sequence[float | None], requests: Sequence[Request],
                    pricing: SummarizationPricing, rules: CacheRules, prices: PriceTable | None, thread: Thread,
                    counter, position: dict[str, int]) -> SummarizationCost:
     """The summarization call of request k's compaction, in billed tokens: the replayed tokens it
-    sends beyond the last request's prompt, and the summary, are scaled as that request's messages
-    are billed (its billed prompt beyond the leading block per replayed token)."""
+    sends beyond the last request's prompt (`j`: the last request before k with a prompt, None:
+    none), and the summary, are scaled as that request's messages are billed (its billed prompt
+    beyond the leading block per replayed token)."""
     audit = timeline[k]
     comp = audit.compaction
     call = pricing.call
-    j = next((i for i in range(k - 1, -1, -1) if prompts[i] is not None), None)
     ratio = 1.0
     if j is not None:
         lead = lead_tokens(prompts[j])
@@ -446,14 +446,16 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
                                recorded))
     if summarization is not None:
         recorded_calls = {r.id for r in thread.requests}
+        last_prompt: int | None = None  # the last request before k with a prompt (one pass, not a scan back per call)
         for k, audit in enumerate(timeline):
+            j, last_prompt = last_prompt, (k if prompts[k] is not None else last_prompt)
             if audit.compaction is not None:
                 summary = summarization.summaries.get(audit.compaction.summary_id)
                 if summary is not None and isinstance(summary.meta, Mapping) and \
                         summary.meta.get("summarization_request") in recorded_calls:
                     continue  # the agent's own summarization call is a request of the thread (opencode)
-                call = _summarization(k, timeline, prompts, billed, times, requests, summarization, rules, prices,
-                                      thread, counter, order)
+                call = _summarization(k, j, timeline, prompts, billed, times, requests, summarization, rules,
+                                      prices, thread, counter, order)
                 out[k] = replace(out[k], summarization=call)
     return out
 

@@ -87,9 +87,13 @@ class MainScreen(Screen[None]):
         pane_throttle: float,
         export_dir: Path,
         screenshot_dir: Path,
+        prebuild_config_form: bool = True,
     ) -> None:
+        """`prebuild_config_form`: the Config tab's form is built once the first replay is painted (False:
+        when the tab is first opened, or an edit needs it; what a test that never opens it saves)."""
         super().__init__()
         self.initial_thread_id = thread_id
+        self.prebuild_config_form = prebuild_config_form
         self.replayer = ReplayController(self, sources=sources, fixed_config=config, profile=profile,
                                          overrides=overrides, config_file=config_file, simulator=simulator)
         self.live_tail = LiveTail(self, self.replayer, enabled=live, interval=poll_interval)
@@ -270,7 +274,8 @@ class MainScreen(Screen[None]):
             self.first_view_at = time.monotonic()
             self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
             self.replayer.prepare_summaries(view.thread, view.config)
-            self.run_worker(self._build_config_form(), group="config-form")
+            if self.prebuild_config_form:
+                self.run_worker(self._build_config_form(), group="config-form")
         self.replayer.reproduce_later(view)
 
     async def _build_config_form(self) -> None:

@@ -24,6 +24,9 @@ def make_app(tmp_path: Path, source: MemorySource | None = None, **kwargs) -> In
     """An app on in-memory threads whose config, exports and screenshots stay inside tmp_path."""
     kwargs.setdefault("live", False)
     kwargs.setdefault("pane_throttle", 0)  # panes update on every step, so assertions need no timer
+    # The Config tab's form (half of the app's widgets) is built when a test opens the tab or edits,
+    # not after every start: tests/tui/test_app_first_replay.py pins the prebuilt form.
+    kwargs.setdefault("prebuild_config_form", False)
     return create_app(
         source=source or demo_source(),
         config_file=tmp_path / "config.toml",

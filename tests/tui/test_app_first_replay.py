@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
 from textual.widgets import Static
 
 from inspector.importers import parse_text
@@ -165,3 +166,21 @@ async def test_the_config_form_is_not_composed_beside_the_first_replay(tmp_path)
             shown = format_value(view.config[key]) if isinstance(field, Input) else view.config[key]
             assert field.value == shown, key
         assert app.query_one("#cfg-profile").value == "claude-code"
+
+
+@pytest.mark.parametrize("prebuild", [True, False])
+async def test_the_config_form_is_built_after_the_first_replay_unless_told_to_wait_for_its_tab(tmp_path, prebuild):
+    """The app's default: the form's rows are made once the first replay is painted, so the Config tab
+    opens at once. `prebuild_config_form=False` (what the other app tests use): made when the tab opens."""
+    from widgets.config_form import ConfigForm
+
+    thread = _session()
+    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id, prebuild_config_form=prebuild)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        form = app.query_one(ConfigForm)
+        assert app.main_screen.view is not None
+        assert form.built is prebuild and bool(form.query("*")) is prebuild
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert form.built and form.query("*")

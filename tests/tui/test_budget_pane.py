@@ -30,7 +30,7 @@ def _request(sizes) -> RequestAudit:
 def test_largest_blocks_are_the_first_of_a_stable_sort_by_sent_then_full(sizes, count):
     request = _request(sizes)
     expected = sorted(request.blocks, key=lambda b: (b.tokens_sent, b.tokens), reverse=True)[:count]
-    names = [str(cell) for cell in largest_blocks(request, count).columns[0].cells]
+    names = [str(row[0]) for row in largest_blocks(request, count).rows]
     assert names == [f"tool {b.message_id}" for b in expected]
 
 

@@ -156,6 +156,8 @@ _PLACEHOLDER_RE = re.compile(r"YYYY|(?<![A-Za-z])(?:MM-DD|X{3,}|N{3,})(?![A-Za-z
 def _path_of_run(run: str) -> str | None:
     """`run` (or the part of it left after trimming) when it reads as a path, else None."""
     run = run.rstrip(".-")
+    if "/" not in run and "." not in run:  # no directory, no extension (nor a grep line's): a sentence's end
+        return None
     if run.startswith("@"):
         run = run[1:]
     grep = _GREP_CONTEXT_RE.match(run)
@@ -213,6 +215,8 @@ def find_paths(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for match in path_runs(text):
         run = match.group(0)
+        if "/" not in run and "." not in run.rstrip(".-"):
+            continue  # a sentence's end (`done.`): `_path_of_run` would find no path in it
         before, after = text[match.start() - 1:match.start()], text[match.end():match.end() + 1]
         if before == "<":
             continue  # "</tag>" closes markup

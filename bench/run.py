@@ -212,6 +212,12 @@ def bench_cache() -> None:
         report_accuracy(accuracy(DEFAULT_FIXTURES))
 
 
+def bench_budget_pane() -> None:
+    from bench.bench_budget_pane import bench_budget_pane as run
+
+    run()
+
+
 BENCHES: dict[str, Callable[[], None]] = {
     "tokens": bench_tokens,
     "replay": bench_replay,
@@ -224,6 +230,7 @@ BENCHES: dict[str, Callable[[], None]] = {
     "agents": bench_agents,
     "calibration": bench_calibration,
     "cache": bench_cache,
+    "budget-pane": bench_budget_pane,
 }
 
 

@@ -130,7 +130,8 @@ def sweep_thread(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any
     compactions, `decide` lets the config decide every one (as `simulate --set` does).
 
     `jobs` > 1: the messages' facts are extracted once, in `jobs - 1` forked children, while this
-    process counts the thread's tokens in a first replay (of the first combination); every
+    process counts the thread's tokens in a first replay (of the first combination), after which it
+    extracts, from the end, what the children have not sent yet, until they meet; every
     combination is then replayed in `jobs` children forked after it, which inherit the counts, the
     facts and the first replay (its row reuses it); this process only reads their pipes and hands
     the rows to `on_row` in order (`_Children`: plain forks, no pool, no lock shared with them). A
@@ -187,24 +188,24 @@ def _sweep(thread: Thread, base: Config, combos: Sequence[Mapping[str, Any]], co
     with _frozen():
         # The facts of the thread's messages (what costs most the first time, the same for every value)
         # in `jobs - 1` children while this process counts the thread's tokens in a first replay (one
-        # process a core: a third would only slow the replay down).
+        # process a core: a third would only slow the replay down); then this process takes its share
+        # of what is left (`_share_facts`).
         facts_jobs = max(1, jobs - 1)
         size = -(-len(messages) // facts_jobs) or 1
         spans = [(lo, min(lo + size, len(messages))) for lo in range(0, len(messages), size)]
-        found: dict[int, tuple[int, int, list]] = {}
 
         def facts_work(send: Callable[[tuple], None], span: tuple[int, int]) -> None:
-            send(("facts", span[0], span[1], keyed_facts(messages[span[0]:span[1]])))
+            for lo in range(span[0], span[1], FACTS_CHUNK):
+                hi = min(lo + FACTS_CHUNK, span[1])
+                send(("facts", lo, hi, keyed_facts(messages[lo:hi])))
 
         with _Children() as children:
             for span in spans:
-                children.start(facts_work, span, f"the facts of messages {span[0]:,}-{span[1]:,}")
+                children.start(facts_work, span, f"the facts of messages {span[0]:,}-{span[1]:,}",
+                               expect=0, pipe_size=FACTS_PIPE_SIZE)
             replay = run_replay(thread, base.updated(dict(combos[0])), compactions=compactions)
             replay.cost_totals()
-            for message in children.results():
-                found[message[1]] = message
-        for lo, hi, facts in (found[lo][1:] for lo, _ in spans):
-            remember(messages[lo:hi], facts)
+            _share_facts(messages, spans, children, keyed_facts, remember)
         # Every value in `jobs` children forked now, each given its values before the fork (every
         # `jobs`-th, so the rows come in about in order): they inherit the counts, the summaries'
         # features, the facts and the first value's replay (which its row reuses).
@@ -238,6 +239,41 @@ def _value_name(combo: Mapping[str, Any]) -> str:
 
 def _first_missing(indexes: list[int], done: int) -> int:
     return indexes[min(done, len(indexes) - 1)]
+
+
+FACTS_CHUNK = 250
+"""Messages per message of a facts child, and per step of this process's share."""
+
+FACTS_PIPE_SIZE = 1 << 20
+"""A facts child's pipe (Linux's default most an unprivileged process may ask): the facts it sends
+during the first replay, which this process reads only after it, fill it before the child waits."""
+
+
+def _share_facts(messages: Sequence[Any], spans: list[tuple[int, int]], children: _Children,
+                 keyed_facts: Callable, remember: Callable) -> None:
+    """Every message's facts known in this process: each span's from its child, which goes from the
+    span's start, and from this process, which goes from the span's end (the span with most left
+    first) until the two meet. The children's messages are read as they come, never waited for: a
+    child slowed down (or one that had not started) leaves more to this process, one done first
+    leaves it nothing. The children still running are ended by the caller's `with`."""
+    if not spans:
+        return
+    start = {span: span[0] for span in spans}  # what the child has sent: [span start, start)
+    end = {span: span[1] for span in spans}  # what this process has done: [end, span end)
+    pieces: dict[int, tuple[int, list]] = {}
+    while True:
+        for _kind, lo, hi, facts in children.ready():
+            pieces[lo] = (hi, facts)
+            remember(messages[lo:hi], facts)
+        for span in spans:
+            while start[span] in pieces and start[span] < span[1]:
+                start[span] = pieces.pop(start[span])[0]
+        left = max(spans, key=lambda sp: end[sp] - start[sp])
+        if end[left] <= start[left]:
+            return
+        lo = max(start[left], end[left] - FACTS_CHUNK)
+        keyed_facts(messages[lo:end[left]])  # remembered as they are found
+        end[left] = lo
 
 
 @contextlib.contextmanager
@@ -276,8 +312,13 @@ class _Children:
         return self
 
     def start(self, work: Callable[..., None], arg: Any, name: str | Callable[[int], str], *,
-              expect: int = 1) -> None:
+              expect: int = 1, pipe_size: int | None = None) -> None:
         read, write = os.pipe()
+        if pipe_size is not None:  # Linux: a pipe that holds more before the child's write waits
+            with contextlib.suppress(ImportError, OSError, AttributeError):
+                import fcntl
+
+                fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, pipe_size)
         pid = os.fork()
         if pid == 0:  # the child: nothing but the work, pickle and os.write (no lock another thread holds)
             code = 1
@@ -307,23 +348,42 @@ class _Children:
                 selector.register(fd, selectors.EVENT_READ)
             while selector.get_map():
                 for key, _ in selector.select():
-                    fd = key.fd
-                    child = self._children[fd]
-                    chunk = os.read(fd, 1 << 20)
-                    if chunk:
-                        child[2] += chunk
-                        for message in _frames(child[2]):
-                            if message[0] == "error":
-                                raise ChildError(f"sweep: {self._name(child)} failed: {message[1]}")
-                            child[3] += 1
-                            yield message
-                        continue
-                    selector.unregister(fd)
-                    os.close(fd)
-                    del self._children[fd]
-                    _, status = os.waitpid(child[0], 0)
-                    if child[3] < child[4] or status != 0:
-                        raise ChildError(f"sweep: the process computing {self._name(child)} {_death(status)}")
+                    yield from self._take(key.fd, selector)
+
+    def ready(self) -> list[tuple]:
+        """The messages the children have sent so far, without waiting for more (what their pipes hold
+        now, each child's in its order); a `ChildError` as in `results()`."""
+        out: list[tuple] = []
+        with selectors.DefaultSelector() as selector:
+            for fd in self._children:
+                selector.register(fd, selectors.EVENT_READ)
+            while selector.get_map():
+                events = selector.select(0)
+                if not events:
+                    break
+                for key, _ in events:
+                    out.extend(self._take(key.fd, selector))
+        return out
+
+    def _take(self, fd: int, selector: selectors.BaseSelector) -> Iterator[tuple]:
+        """What one read of a readable pipe completes; at its end, the child reaped (a `ChildError`
+        where it failed, died or sent fewer messages than expected)."""
+        child = self._children[fd]
+        chunk = os.read(fd, 1 << 20)
+        if chunk:
+            child[2] += chunk
+            for message in _frames(child[2]):
+                if message[0] == "error":
+                    raise ChildError(f"sweep: {self._name(child)} failed: {message[1]}")
+                child[3] += 1
+                yield message
+            return
+        selector.unregister(fd)
+        os.close(fd)
+        del self._children[fd]
+        _, status = os.waitpid(child[0], 0)
+        if child[3] < child[4] or status != 0:
+            raise ChildError(f"sweep: the process computing {self._name(child)} {_death(status)}")
 
     @staticmethod
     def _name(child: list) -> str:

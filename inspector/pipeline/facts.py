@@ -156,6 +156,8 @@ _PLACEHOLDER_RE = re.compile(r"YYYY|(?<![A-Za-z])(?:MM-DD|X{3,}|N{3,})(?![A-Za-z
 def _path_of_run(run: str) -> str | None:
     """`run` (or the part of it left after trimming) when it reads as a path, else None."""
     run = run.rstrip(".-")
+    if "/" not in run and "." not in run:  # no directory, no extension (nor a grep line's): a sentence's end
+        return None
     if run.startswith("@"):
         run = run[1:]
     grep = _GREP_CONTEXT_RE.match(run)
@@ -182,17 +184,23 @@ def _path_of_run(run: str) -> str | None:
     return None
 
 
-_DOT_OR_SLASH_RE = re.compile(r"[./]")
-
-
 def path_runs(text: str) -> Iterator[re.Match[str]]:
     """`_PATH_RUN_RE.finditer(text)`, found from the `.` and `/` the runs must hold: the regex is tried
     only from the whitespace before the next of them (the run holding it starts there or after: a run
-    holds no whitespace, and none ended between), not at every position of every word."""
+    holds no whitespace, and none ended between), not at every position of every word. The next `.`
+    and the next `/` are found by `str.find` (a memchr) and kept until the scan has passed them, so
+    each is looked for once over the text."""
     pos = 0
-    anchor, run, rfind = _DOT_OR_SLASH_RE.search, _PATH_RUN_RE.search, text.rfind
-    while (hit := anchor(text, pos)) is not None:
-        at = hit.start()
+    find, rfind, run = text.find, text.rfind, _PATH_RUN_RE.search
+    dot, slash = find("."), find("/")
+    while True:
+        if 0 <= dot < pos:
+            dot = find(".", pos)
+        if 0 <= slash < pos:
+            slash = find("/", pos)
+        at = slash if dot < 0 else dot if slash < 0 else min(dot, slash)
+        if at < 0:
+            return
         match = run(text, max(pos, rfind(" ", pos, at) + 1, rfind("\n", pos, at) + 1))
         if match is None:  # cannot be: the run holding `at` matches
             return
@@ -207,6 +215,8 @@ def find_paths(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for match in path_runs(text):
         run = match.group(0)
+        if "/" not in run and "." not in run.rstrip(".-"):
+            continue  # a sentence's end (`done.`): `_path_of_run` would find no path in it
         before, after = text[match.start() - 1:match.start()], text[match.end():match.end() + 1]
         if before == "<":
             continue  # "</tag>" closes markup
@@ -242,20 +252,32 @@ _FAILURE_RE = re.compile(r"fail|error", re.IGNORECASE)
 MAX_ERROR_CHARS = 300
 
 
-# `_ERROR_ANYWHERE_RE` split for speed: its lower-case markers as plain substrings, the rest as one
-# regex whose every branch starts with a capital or a digit (so the regex engine skips to those).
-_ERROR_MARKERS = ("error:", "fatal:", "panic:", "command not found")
+# `_ERROR_ANYWHERE_RE` split for speed: each branch looked for as a plain substring (a fast scan) where
+# it is one, else the substring every match of it holds first, then its own regex; the branches
+# holding a capital letter only where the text has one (`text.lower() != text`).
+_ERROR_MARKERS = ("error:", "fatal:", "panic:")  # all hold a ":"
 _ERROR_BRACKET_RE = re.compile(r"error\[\w+\]:")
-_ERROR_CAPITAL_RE = re.compile(
-    r"FAILED|ERROR|E {2,}|Traceback \(most recent call last\)|Error:\s|Exception:\s|No such file or directory"
-    r"|Permission denied|" + "|".join(f"{digit}\\d* failed" for digit in range(1, 10)))
+_ERROR_COUNT_RE = re.compile(r"[1-9]\d* failed")
+_ERROR_CAPITALS = ("FAILED", "ERROR", "E  ", "Traceback (most recent call last)", "No such file or directory",
+                   "Permission denied")
+_ERROR_CAPITAL_COLONS = (("Error:", re.compile(r"Error:\s")), ("Exception:", re.compile(r"Exception:\s")))
 
 
 def may_hold_error_line(text: str) -> bool:
     """`_ERROR_ANYWHERE_RE.search(text) is not None`, several times faster on long outputs."""
-    return (any(marker in text for marker in _ERROR_MARKERS)
-            or ("error[" in text and _ERROR_BRACKET_RE.search(text) is not None)
-            or _ERROR_CAPITAL_RE.search(text) is not None)
+    if ":" in text and any(marker in text for marker in _ERROR_MARKERS):
+        return True
+    if "command not found" in text:
+        return True
+    if "error[" in text and _ERROR_BRACKET_RE.search(text) is not None:
+        return True
+    if " failed" in text and _ERROR_COUNT_RE.search(text) is not None:
+        return True
+    if text.lower() == text:  # no capital letter: none of the branches below can match
+        return False
+    if any(literal in text for literal in _ERROR_CAPITALS):
+        return True
+    return any(literal in text and regex.search(text) is not None for literal, regex in _ERROR_CAPITAL_COLONS)
 
 
 def find_errors(text: str, *, output: bool) -> list[tuple[int, str]]:
@@ -301,8 +323,9 @@ def command_of_argument(value: Any) -> str | None:
 
 
 def find_text_commands(text: str) -> list[tuple[int, str]]:
-    out = [(m.start(1), m.group(1).strip()) for m in _PROMPT_RE.finditer(text)]
-    for fence in _FENCE_RE.finditer(text):
+    # each regex only where its literal occurs (a prompt's "$ ", a fence's backticks)
+    out = [(m.start(1), m.group(1).strip()) for m in _PROMPT_RE.finditer(text)] if "$ " in text else []
+    for fence in _FENCE_RE.finditer(text) if "```" in text else ():
         offset = fence.start(1)
         for line in fence.group(1).splitlines(keepends=True):
             stripped = line.strip()
@@ -353,14 +376,24 @@ _UNITS = (
     r"[kmgt]i?b|bytes?|k?tokens?|k|x|px|em|rem|lines?|files?|tests?|requests?|messages?|chars?|characters?|"
     r"turns?|calls?|steps?|items?|rows?|columns?|percent|usd|eur"
 )
+# A number: `$12`, `155,979 tokens`, `1.5 GB`, `80%`, not inside a word or another number. Written
+# as its first character (`[\d$]`, which lets the regex engine skip to the candidates) followed by
+# the lookbehind that the number's start is not inside a word (the two-character lookbehind covers
+# that first character and the one before it), then each form's rest after that character: the
+# same matches as `(?<![\w.,$])(?:\$\d[\d,]*(?:\.\d+)?(?![\w%])|\d{1,3}(?:,\d{3})+(?:\.\d+)?UNIT|\d+(?:\.\d+)?UNIT)`
+# (`tests/reference/facts.py` keeps it so).
 _NUMBER_RE = re.compile(
-    rf"(?<![\w.,$])(?:\$\d[\d,]*(?:\.\d+)?(?![\w%])|\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?:\s?(?:{_UNITS})\b|%)"
-    rf"|\d+(?:\.\d+)?(?:\s?(?:{_UNITS})\b|%))",
+    rf"[\d$](?<![\w.,$].)(?:(?<=\$)\d[\d,]*(?:\.\d+)?(?![\w%])"
+    rf"|(?<=\d)\d{{0,2}}(?:,\d{{3}})+(?:\.\d+)?(?:\s?(?:{_UNITS})\b|%)"
+    rf"|(?<=\d)\d*(?:\.\d+)?(?:\s?(?:{_UNITS})\b|%))",
     re.IGNORECASE,
 )
+_NUMBER_STARTS = tuple("0123456789$")
 
 
 def find_numbers(text: str) -> list[tuple[int, str]]:
+    if text.isascii() and not any(ch in text for ch in _NUMBER_STARTS):  # no digit, no "$": no number
+        return []
     return [(m.start(), m.group(0)) for m in _NUMBER_RE.finditer(text)]
 
 
@@ -398,15 +431,19 @@ def find_instructions(text: str) -> list[tuple[int, str]]:
     return out
 
 
+_KIND_ORDER = {kind: i for i, kind in enumerate(KINDS)}
+
+
 def message_facts(message: Message) -> list[Fact]:
     """The facts of one message, in the order they appear in its parts (duplicates kept)."""
     found: list[tuple[int, int, int, FactKind, str]] = []  # (part, offset, kind order, kind, text)
-    order = {kind: i for i, kind in enumerate(KINDS)}
     user_words = message.role is Role.USER and not _is_tool_result(message) and not is_harness_message(message)
     talk = message.role in (Role.USER, Role.ASSISTANT) and not _is_tool_result(message)
 
     def add(part: int, hits: list[tuple[int, str]], kind: FactKind) -> None:
-        found.extend((part, offset, order[kind], kind, text) for offset, text in hits if text)
+        if hits:  # most finds find nothing
+            rank = _KIND_ORDER[kind]
+            found.extend((part, offset, rank, kind, text) for offset, text in hits if text)
 
     for p, part in enumerate(source_parts(message)):
         text = part.text

@@ -375,3 +375,133 @@ def _assert_gone(folder) -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):  # killed and reaped
             os.kill(pid, 0)
+
+
+def test_a_thread_s_sweep_on_a_terminal_redraws_one_bar_to_the_last_value(real_db):
+    """Issue 28 item 3: on a terminal `sweep --thread` draws its progress as one bar redrawn in place
+    (a carriage return before each drawing, no line per value), ending at every value done and then a
+    line end (stdout keeps only the rows). The non-terminal case (a line per tenth) is
+    `tests/cli/test_fleet.py`'s."""
+    import os
+    import pty
+    import re
+    import subprocess
+    import sys
+
+    db, threads = real_db
+    values = ",".join(str(v) for v in range(0, 100, 10))
+    leader, follower = pty.openpty()
+    try:
+        run = subprocess.run([sys.executable, "-m", "inspector", "sweep", "--thread", threads[0]["id"], "--db", db,
+                              "--jobs", "2", "--json", "--key", f"claude_code.autocompact_pct_override={values}"],
+                             stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL, timeout=300, check=True)
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 1 << 16)
+            except OSError:  # the terminal's other side is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    text = shown.decode()
+    drawings = [d for d in text.split("\r") if d.strip()]
+    assert drawings and all(d.startswith("sweeping [") for d in drawings), text
+    done = [int(m.group(1)) for m in re.finditer(r"(\d+)/10 values", text)]
+    assert done == sorted(done) and done[0] == 0 and done[-1] == 10
+    assert re.search(r"\[#{30}\] 100%  10/10 values", drawings[-1]) and text.rstrip("\x1b[K").endswith("\n")
+    assert text.count("\n") == 1  # the bar's line, ended once
+    assert len(json.loads(run.stdout)["rows"]) == 10
+
+
+def _facts_known(messages) -> list:
+    """The facts this process holds for each message (`facts._cache`, what the values' losses read)."""
+    from inspector.pipeline import facts
+
+    out = []
+    for message in messages:
+        entry = facts._cache.get(id(message))
+        assert entry is not None and entry[0] is message, message.id
+        out.append(entry[1])
+    return out
+
+
+@pytest.mark.parametrize("slow", ["child", "parent"])
+def test_the_facts_split_between_the_child_and_this_process_are_every_message_s(real_db, monkeypatch, slow):
+    """Issue 28 item 3: the facts child goes from the start, this process (after its first replay) from
+    the end, until they meet. Whichever is slow (the child: this process does nearly all of them; this
+    process: the child does all), every message's facts are the extraction's own, and the rows are
+    one process's."""
+    import os
+    import time
+
+    from inspector import service, sweep
+    from inspector.pipeline import facts
+
+    thread, base = _bench_like(real_db)
+    combos = combinations([("claude_code.autocompact_pct_override", [0, 40, 60, 80])])
+    facts.forget()
+    alone = sweep.sweep_thread(thread, base, combos, jobs=1)
+    expected = [tuple((f, facts.fact_key(f)) for f in facts.message_facts(m)) for m in thread.messages]
+    facts.forget()
+    parent = os.getpid()
+    done_here: list[int] = []
+    keyed = facts.keyed_facts
+    replay = service.run_replay
+
+    def counted(messages):
+        if os.getpid() == parent:
+            done_here.append(len(messages))
+        elif slow == "child":
+            time.sleep(5)  # this process does all but what the child sent first
+        return keyed(messages)
+
+    def slow_replay(*args, **kwargs):
+        if slow == "parent" and os.getpid() == parent and not done_here:
+            time.sleep(2)  # the child is done before this process looks
+        return replay(*args, **kwargs)
+
+    monkeypatch.setattr(facts, "keyed_facts", counted)
+    monkeypatch.setattr(service, "run_replay", slow_replay)
+    monkeypatch.setattr(sweep, "FACTS_CHUNK", 7)
+    try:
+        forked = sweep.sweep_thread(thread, base, combos, jobs=2)
+        assert _facts_known(thread.messages) == expected
+    finally:
+        facts.forget()
+    assert forked == alone
+    here = sum(done_here)
+    if slow == "child":
+        assert len(thread.messages) - 7 <= here <= len(thread.messages)  # all but what the child sent first
+    else:
+        assert here == 0
+
+
+def test_a_facts_child_that_dies_is_a_one_line_error_naming_its_messages(real_db, monkeypatch):
+    import os
+    import signal
+
+    from inspector import sweep
+    from inspector.pipeline import facts
+
+    thread, base = _bench_like(real_db)
+    combos = combinations([("claude_code.autocompact_pct_override", [0, 40, 60])])
+    parent = os.getpid()
+    keyed = facts.keyed_facts
+
+    def dying(messages):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return keyed(messages)
+
+    monkeypatch.setattr(facts, "keyed_facts", dying)
+    with pytest.raises(sweep.ChildError) as caught:
+        sweep.sweep_thread(thread, base, combos, jobs=2)
+    assert str(caught.value) == (f"sweep: the process computing the facts of messages 0-{len(thread.messages):,} "
+                                 "was killed by SIGKILL")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 from rich.console import Console
 from rich.errors import MarkupError
@@ -66,7 +66,6 @@ def _path(table: LineTable, console: Console, options) -> str:
     return "Rich's own table"
 
 
-@settings(max_examples=400)
 @given(tables(), st.integers(1, 90), st.booleans())
 def test_a_line_table_renders_and_measures_as_the_rich_table_it_stands_for(table, width, markup):
     console = _console(width)

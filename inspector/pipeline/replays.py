@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from inspector.model import Role, Summary, Thread
+from inspector.model import Role, Summary, Thread, effective_requests
 from inspector.pipeline.audit import BlockStatus, BudgetAudit, RequestAudit, Simulation
 from inspector.pipeline.calibration import Calibration, CompactionCount, segments_from_compactions, sent_blocks
 from inspector.pipeline.context import ReplayContext, Summarizer
@@ -294,6 +294,11 @@ def _compaction_counts(thread: Thread, timeline, counter: TokenCounter) -> list[
     return out
 
 
+def has_recorded_counts(thread: Thread) -> bool:
+    """Whether a request of the thread has a billed prompt count (a count of 0 or less is none)."""
+    return any(r.prompt_tokens is not None and r.prompt_tokens > 0 for r in thread.requests)
+
+
 def reference_calibration(thread: Thread, config: Settings, counter: TokenCounter,
                           summarizer: Summarizer | None = None, *, compactions: str = "recorded") -> Calibration:
     """The thread's calibrated token model, fitted against the replay of its recorded history:
@@ -304,6 +309,21 @@ def reference_calibration(thread: Thread, config: Settings, counter: TokenCounte
     hit = memo.get(key)
     if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests:
         return hit[2]
+    if not has_recorded_counts(thread):
+        # Nothing to fit: the model is the identity whatever the reference replay estimates (its
+        # estimates, segments and counts are read by a fitted model only), so the thread is not
+        # replayed a second time for it (`tests/engine/test_calibration_identity.py`).
+        return Calibration.identity(len(effective_requests(thread)))
+    calibration = fitted_calibration(thread, config, counter, summarizer, compactions=compactions)
+    if len(memo) >= 8:
+        memo.clear()
+    memo[key] = (thread.messages, thread.requests, calibration)
+    return calibration
+
+
+def fitted_calibration(thread: Thread, config: Settings, counter: TokenCounter,
+                       summarizer: Summarizer | None = None, *, compactions: str = "recorded") -> Calibration:
+    """The calibration fitted against a reference replay of the thread (not remembered)."""
     ctx = ReplayContext(counter=counter, summarizer=summarizer, follow_recorded=compactions == "recorded")
     reference_replay = Replay(thread, config, ctx)
     timeline = reference_replay.timeline
@@ -318,7 +338,4 @@ def reference_calibration(thread: Thread, config: Settings, counter: TokenCounte
                               _compaction_counts(thread, timeline, counter),
                               steps.reattached if steps is not None else None,
                               steps.initial if steps is not None else None)
-    if len(memo) >= 8:
-        memo.clear()
-    memo[key] = (thread.messages, thread.requests, calibration)
     return calibration

@@ -1,4 +1,4 @@
-"""A borderless table of one-line cells, rendered without Rich's per-cell machinery.
+"""A borderless table of short cells, rendered as Rich renders it without Rich's per-cell machinery.
 
 The Budget pane is two `rich.table.Table(box=None, padding=(0, 1))` of short labels and numbers,
 rendered on every `right` and every edit. Rich renders each cell through a `Padding`, a nested
@@ -8,7 +8,9 @@ the bench thread. `LineTable` holds the same columns and rows and writes the seg
 shows, and its snapshots, are unchanged): each cell that fits its column on one line directly, a
 cell that must wrap (a long note, in a table wider than the space, whose column widths Rich's table
 then gives) as Rich renders a table's cell. A cell that is not text, holds a newline or a tab, or sets
-its own justification, has the whole table rendered by Rich.
+its own justification, has the whole table rendered by Rich. The column widths of a table that does
+not fit follow Rich's own steps (`Table._collapse_widths`, `rich._ratio.ratio_reduce`): a Rich release
+that changed them fails that test, not the pane.
 """
 
 from __future__ import annotations

@@ -433,11 +433,12 @@ def _facts_known(messages) -> list:
 
 
 @pytest.mark.parametrize("slow", ["child", "parent"])
-def test_the_facts_split_between_the_child_and_this_process_are_every_message_s(real_db, monkeypatch, slow):
+def test_the_facts_split_between_the_child_and_this_process_are_every_message_s(real_db, monkeypatch, tmp_path, slow):
     """Issue 28 item 3: the facts child goes from the start, this process (after its first replay) from
-    the end, until they meet. Whichever is slow (the child: this process does nearly all of them; this
-    process: the child does all), every message's facts are the extraction's own, and the rows are
-    one process's."""
+    the end, until they meet. Whichever is slow (the child, held after its first chunk until this
+    process ends it: this process does all the rest; this process, whose first replay waits until the
+    child has sent every fact: the child does all), every message's facts are the extraction's own,
+    and the rows are one process's. Ordered by events, not by sleeps of a given length."""
     import os
     import time
 
@@ -452,21 +453,36 @@ def test_the_facts_split_between_the_child_and_this_process_are_every_message_s(
     facts.forget()
     parent = os.getpid()
     done_here: list[int] = []
+    child_calls: list[int] = []  # the child's own copy after the fork
     keyed = facts.keyed_facts
     replay = service.run_replay
+    send = sweep._send
+    sent_all = tmp_path / "the child sent every fact"
 
     def counted(messages):
         if os.getpid() == parent:
             done_here.append(len(messages))
-        elif slow == "child":
-            time.sleep(5)  # this process does all but what the child sent first
+        else:
+            if slow == "child" and child_calls:
+                time.sleep(120)  # held after its first chunk: this process ends it once it is done (a sweep
+                # that waited for it instead would see it resume, and do too little itself)
+            child_calls.append(len(messages))
         return keyed(messages)
+
+    def sending(fd, message):
+        send(fd, message)
+        if os.getpid() != parent and message[0] == "facts" and message[2] == len(thread.messages):
+            sent_all.touch()  # its last chunk is in the pipe
 
     def slow_replay(*args, **kwargs):
         if slow == "parent" and os.getpid() == parent and not done_here:
-            time.sleep(2)  # the child is done before this process looks
+            stall = time.monotonic() + 300  # a safety net against a hang, not what orders the test
+            while not sent_all.exists():
+                assert time.monotonic() < stall, "the facts child never sent its last chunk"
+                time.sleep(0.01)
         return replay(*args, **kwargs)
 
+    monkeypatch.setattr(sweep, "_send", sending)
     monkeypatch.setattr(facts, "keyed_facts", counted)
     monkeypatch.setattr(service, "run_replay", slow_replay)
     monkeypatch.setattr(sweep, "FACTS_CHUNK", 7)

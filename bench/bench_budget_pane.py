@@ -1,4 +1,4 @@
-"""The Budget pane's render on the bench thread: its tables as `widgets.line_table.LineTable` writes
+"""The Budget pane's render on the bench thread: its tables as `widgets.borderless_table.BorderlessTable` writes
 them against the same tables rendered by `rich.table.Table`, in the same process.
 
     python -m bench.bench_budget_pane [--requests N] [--rounds R]   # or: python -m bench.run budget-pane
@@ -26,8 +26,8 @@ def bench_budget_pane(requests: int = 40, rounds: int = 5) -> None:
 
     from inspector.config import Config
     from inspector.screens.view import build_view, default_simulator
+    from widgets.borderless_table import BorderlessTable
     from widgets.budget import BudgetView
-    from widgets.line_table import LineTable
 
     thread = generate_thread(10_000)
     config = Config.for_profile("iris")
@@ -46,7 +46,7 @@ def bench_budget_pane(requests: int = 40, rounds: int = 5) -> None:
             out.append(console.render_lines(pane.render_budget(count), options))
         return out
 
-    line_path = LineTable.__rich_console__
+    own_path = BorderlessTable.__rich_console__
 
     def rich_path(self, console, options):
         yield self.table()
@@ -54,23 +54,23 @@ def bench_budget_pane(requests: int = 40, rounds: int = 5) -> None:
     line, rich = [], []
     try:
         for _ in range(rounds):
-            LineTable.__rich_console__ = line_path
+            BorderlessTable.__rich_console__ = own_path
             start = time.perf_counter()
             ours = render_all()
             line.append((time.perf_counter() - start) / len(audits))
-            LineTable.__rich_console__ = rich_path
+            BorderlessTable.__rich_console__ = rich_path
             start = time.perf_counter()
             theirs = render_all()
             rich.append((time.perf_counter() - start) / len(audits))
             if ours != theirs:
-                raise SystemExit("the line tables' render differs from Rich's tables'")
+                raise SystemExit("the borderless tables' render differs from Rich's tables'")
     finally:
-        LineTable.__rich_console__ = line_path
+        BorderlessTable.__rich_console__ = own_path
     subject, reference = statistics.median(line), statistics.median(rich)
-    RESULTS.append(("Budget pane render, bench thread (per request)", f"line tables: {subject * 1000:,.2f} ms",
+    RESULTS.append(("Budget pane render, bench thread (per request)", f"borderless tables: {subject * 1000:,.2f} ms",
                     f"Rich tables: {reference * 1000:,.2f} ms", f"{reference / subject:,.2f}x faster",
                     f"{len(audits)} requests x {rounds} rounds, identical lines"))
-    print(f"Budget pane: line tables {subject * 1000:.2f} ms, Rich tables {reference * 1000:.2f} ms per request "
+    print(f"Budget pane: borderless tables {subject * 1000:.2f} ms, Rich tables {reference * 1000:.2f} ms per request "
           f"({reference / subject:.2f}x), {len(audits)} requests, renders identical", flush=True)
 
 

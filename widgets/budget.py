@@ -14,8 +14,8 @@ from textual.widgets import Static
 
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
+from widgets.borderless_table import BorderlessColumn, BorderlessTable
 from widgets.cost import bill_line, cost_rows
-from widgets.line_table import LineColumn, LineTable
 from widgets.names import MessageNames
 from widgets.palette import ensure_names
 from widgets.rendered import RenderedOnce, SideBySide
@@ -114,11 +114,12 @@ def largest_block_indexes(request: RequestAudit, count: int = 6) -> list[int]:
                           key=lambda i: (blocks[i].tokens_sent, blocks[i].tokens))
 
 
-def largest_blocks(request: RequestAudit, count: int = 6, names: MessageNames | None = None) -> LineTable:
+def largest_blocks(request: RequestAudit, count: int = 6, names: MessageNames | None = None) -> BorderlessTable:
     """The blocks that cost the most in this request, as sent (what to look at first), named by their
     tool or words (`names`); a click on one opens it in the Blocks pane (`screen.open_block`)."""
-    table = LineTable(LineColumn("Largest blocks"), LineColumn("Sent", "right"), LineColumn("Full", "right"),
-                      LineColumn("Status"), show_header=True, header_style="bold dim")
+    table = BorderlessTable(BorderlessColumn("Largest blocks"), BorderlessColumn("Sent", "right"),
+                            BorderlessColumn("Full", "right"), BorderlessColumn("Status"), show_header=True,
+                            header_style="bold dim")
     blocks = request.blocks
     for index in largest_block_indexes(request, count):
         block = blocks[index]
@@ -259,9 +260,9 @@ class BudgetView(Static):
         bill = bill_line(request)
         if bill is not None:  # the bill at a glance, at every size (its parts are in the facts below)
             grid.append(bill)
-        # tables of one-line cells, written as Rich writes them without its per-cell work (`LineTable`)
-        legend = LineTable(LineColumn(""), LineColumn("Category"), LineColumn("Tokens", "right"),
-                           LineColumn("of window", "right"), show_header=True, header_style="bold dim")
+        # tables of one-line cells, written as Rich writes them without its per-cell work (`BorderlessTable`)
+        legend = BorderlessTable(BorderlessColumn(""), BorderlessColumn("Category"), BorderlessColumn("Tokens", "right"),
+                                 BorderlessColumn("of window", "right"), show_header=True, header_style="bold dim")
         for key, label, colour, char in SEGMENTS:
             value = parts.values[key]
             if key in ("unaccounted", "tokenizer") and not value:
@@ -280,7 +281,7 @@ class BudgetView(Static):
         if parts.over:
             legend.add_row(Text("!!", style="ci.error.strong"), "Over the window", f"{parts.over:,}", "")
         legend.add_row("", Text("Window", style="bold"), f"{b.window:,}", "100.0%")
-        facts = LineTable(LineColumn(style="dim"), LineColumn())
+        facts = BorderlessTable(BorderlessColumn(style="dim"), BorderlessColumn())
         if request.failed and b.needed_tokens is not None:  # not sent: what it needed, not "0"
             facts.add_row("Prompt (replayed)", Text(f"not sent (needs {b.needed_tokens:,})", style="ci.error"))
         else:

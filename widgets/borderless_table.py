@@ -3,8 +3,8 @@
 The Budget pane is two `rich.table.Table(box=None, padding=(0, 1))` of short labels and numbers,
 rendered on every `right` and every edit. Rich renders each cell through a `Padding`, a nested
 `render_lines`, a wrap and a crop, and measures every cell first: about 20 ms of a 23 ms step on
-the bench thread. `LineTable` holds the same columns and rows and writes the segments Rich's table writes
-(segment for segment: `tests/tui/test_line_table.py` holds it to Rich's own table, so what the pane
+the bench thread. `BorderlessTable` holds the same columns and rows and writes the segments Rich's table writes
+(segment for segment: `tests/tui/test_borderless_table.py` holds it to Rich's own table, so what the pane
 shows, and its snapshots, are unchanged): each cell that fits its column on one line directly, a
 cell that must wrap (a long note, in a table wider than the space, whose column widths Rich's table
 then gives) as Rich renders a table's cell. A cell that is not text, holds a newline or a tab, or sets
@@ -46,18 +46,18 @@ def _padded_measure(low: int, high: int, limit: int) -> Measurement:
 
 
 @dataclass(frozen=True, slots=True)
-class LineColumn:
+class BorderlessColumn:
     header: str = ""
     justify: str = "left"  # "left" | "right" | "center"
     style: str = ""
 
 
-class LineTable:
+class BorderlessTable:
     """`Table(box=None, padding=(0, 1), show_header=..., header_style=...)` of str or `Text` cells."""
 
     __slots__ = ("columns", "rows", "show_header", "header_style", "_table")
 
-    def __init__(self, *columns: LineColumn, show_header: bool = False, header_style: str = "") -> None:
+    def __init__(self, *columns: BorderlessColumn, show_header: bool = False, header_style: str = "") -> None:
         self.columns = columns
         self.rows: list[tuple[str | Text, ...]] = []
         self.show_header = show_header

@@ -1,4 +1,4 @@
-"""`widgets.line_table.LineTable` writes Rich's own segments: every table it renders itself is held,
+"""`widgets.borderless_table.BorderlessTable` writes Rich's own segments: every table it renders itself is held,
 segment for segment and in its measurement, to the `rich.table.Table` it stands for."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from rich.errors import MarkupError
 from rich.measure import Measurement
 from rich.text import Text
 
-from widgets.line_table import LineColumn, LineTable
+from widgets.borderless_table import BorderlessColumn, BorderlessTable
 
 STYLES = ["", "dim", "bold", "red", "bold dim", "italic blue"]
 WORDS = st.text(alphabet="ab Z9 ,.:()-%漢[]", max_size=14)
@@ -36,9 +36,9 @@ def cells(draw):
 @st.composite
 def tables(draw):
     n = draw(st.integers(1, 4))
-    columns = [LineColumn(draw(WORDS), draw(st.sampled_from(["left", "right", "center"])), draw(st.sampled_from(STYLES)))
+    columns = [BorderlessColumn(draw(WORDS), draw(st.sampled_from(["left", "right", "center"])), draw(st.sampled_from(STYLES)))
                for _ in range(n)]
-    table = LineTable(*columns, show_header=draw(st.booleans()), header_style=draw(st.sampled_from(STYLES)))
+    table = BorderlessTable(*columns, show_header=draw(st.booleans()), header_style=draw(st.sampled_from(STYLES)))
     for _ in range(draw(st.integers(0, 6))):
         table.add_row(*(draw(cells()) for _ in range(n)))
     return table
@@ -55,7 +55,7 @@ def _outcome(call):
         return type(exc)
 
 
-def _path(table: LineTable, console: Console, options) -> str:
+def _path(table: BorderlessTable, console: Console, options) -> str:
     try:
         if table._layout(console, options) is not None:
             return "every cell on one line"
@@ -67,7 +67,7 @@ def _path(table: LineTable, console: Console, options) -> str:
 
 
 @given(tables(), st.integers(1, 90), st.booleans())
-def test_a_line_table_renders_and_measures_as_the_rich_table_it_stands_for(table, width, markup):
+def test_a_borderless_table_renders_and_measures_as_the_rich_table_it_stands_for(table, width, markup):
     console = _console(width)
     options = console.options.update(markup=markup)
     event(_path(table, console, options))
@@ -78,18 +78,18 @@ def test_a_line_table_renders_and_measures_as_the_rich_table_it_stands_for(table
 
 
 def test_the_fast_path_is_taken_where_the_table_fits_and_left_where_a_cell_would_wrap(monkeypatch):
-    table = LineTable(LineColumn("Category"), LineColumn("Tokens", justify="right"), show_header=True,
+    table = BorderlessTable(BorderlessColumn("Category"), BorderlessColumn("Tokens", justify="right"), show_header=True,
                       header_style="bold dim")
     table.add_row(Text("##", style="red"), "1,234")
     table.add_row("History sent", Text("12", style="bold"))
     rich_rendered = []
-    original = LineTable.table
+    original = BorderlessTable.table
 
     def counted(self):
         rich_rendered.append(1)
         return original(self)
 
-    monkeypatch.setattr(LineTable, "table", counted)
+    monkeypatch.setattr(BorderlessTable, "table", counted)
     wide = _console(80)
     segments = list(wide.render(table))
     assert not rich_rendered  # written by the fast path ...
@@ -101,6 +101,6 @@ def test_the_fast_path_is_taken_where_the_table_fits_and_left_where_a_cell_would
 
 
 def test_a_row_must_have_a_cell_per_column():
-    table = LineTable(LineColumn("a"), LineColumn("b"))
+    table = BorderlessTable(BorderlessColumn("a"), BorderlessColumn("b"))
     with pytest.raises(ValueError, match="2 columns"):
         table.add_row("x")

@@ -84,6 +84,10 @@ def cost_rows(request: RequestAudit, names: MessageNames | None = None) -> list[
         line.append(f" + the summary, {call.output_tokens:,} out")
         if call.model:
             line.append(f" ({safe_line(call.model, 40)})", style="dim")
+        if b.window and call.input_tokens > b.window:
+            # the profile prices the whole span; no such call fits the window: said, not hidden
+            line.append(f"; over the {b.window:,}-token window: no one call sends it (how the agent splits it is "
+                        "not modelled)", style="ci.warning")
         rows.append(("Summarization", line))
     brk = b.cache_break
     if brk is not None:

@@ -47,3 +47,22 @@ def test_the_unaccounted_part_splits_into_own_and_tokenizer_without_losing_a_tok
     else:
         assert values["unaccounted"] == min(unaccounted, max(0, own))
     assert values["free"] == 200_000 - history - unaccounted
+
+
+@given(st.integers(1, 400_000), st.integers(1_000, 300_000))
+def test_a_summarization_call_over_the_window_says_no_one_call_sends_it(sent, window):
+    """The profile prices the whole span it summarizes; where that is more than the window, the row says
+    no such call fits instead of showing the price alone."""
+    from dataclasses import replace
+
+    from inspector.pipeline.audit import SummarizationCost
+    from widgets.cost import cost_rows
+
+    request = _request([(10, 10)])
+    budget = replace(request.budget, window=window, cache_read_tokens=0, cache_write_tokens=0,
+                     summarization=SummarizationCost("m", sent, 0, 50, None))
+    row = dict(cost_rows(replace(request, budget=budget)))["Summarization"].plain
+    assert row.startswith(f"no price for its model = {sent:,} sent to summarize")
+    assert ("over the" in row) is (sent > window)
+    if sent > window:
+        assert f"over the {window:,}-token window: no one call sends it (how the agent splits it is not modelled)" in row

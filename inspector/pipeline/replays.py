@@ -312,7 +312,7 @@ def reference_calibration(thread: Thread, config: Settings, counter: TokenCounte
     if not has_recorded_counts(thread):
         # Nothing to fit: the model is the identity whatever the reference replay estimates (its
         # estimates, segments and counts are read by a fitted model only), so the thread is not
-        # replayed a second time for it (`tests/engine/test_calibration_identity.py`).
+        # replayed a second time for it (`tests/real/test_calibration_identity.py`).
         return Calibration.identity(len(effective_requests(thread)))
     calibration = fitted_calibration(thread, config, counter, summarizer, compactions=compactions)
     if len(memo) >= 8:

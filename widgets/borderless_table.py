@@ -105,16 +105,22 @@ class BorderlessTable:
             rows.append(out)
         return rows
 
-    def _layout(self, console: Console, options: ConsoleOptions) -> tuple[list[list[Text]], list[int]] | None:
-        """The cells and the columns' widths (padding included) where the table fits at its natural
-        width; None where it does not (or a cell is not plain text)."""
+    def _plan(self, console: Console, options: ConsoleOptions, *,
+              wrapped: bool = True) -> tuple[list[list[Text]], list[int]] | None:
+        """The cells and the columns' widths (padding included): their natural widths where the table
+        fits, else (`wrapped`) the widths Rich's table gives them; None where Rich's table renders it
+        (a cell that is not plain text, an empty column, a column Rich narrows to nothing)."""
+        if not self.columns or options.max_width < 1:
+            return None
         texts = self._texts(console, options)
-        if texts is None or not self.columns or options.max_width < 1:
+        if texts is None:
             return None
         widths = [max((cell_len(row[i].plain) for row in texts), default=0) + 2 * PAD for i in range(len(self.columns))]
-        if any(w <= 2 * PAD for w in widths) or sum(widths) > options.max_width:
-            return None
-        return texts, widths
+        if sum(widths) > options.max_width:
+            if not wrapped:
+                return None
+            widths = self._rich_widths(texts, options.max_width)
+        return None if any(w <= 2 * PAD for w in widths) else (texts, widths)
 
     def _rich_widths(self, texts: list[list[Text]], max_width: int) -> list[int]:
         """The widths (padding included) Rich's table gives its columns where they do not fit in
@@ -139,15 +145,11 @@ class BorderlessTable:
         return widths
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        layout = self._layout(console, options)
-        if layout is None:
-            texts = self._texts(console, options) if self.columns and options.max_width >= 1 else None
-            widths = self._rich_widths(texts, options.max_width) if texts is not None else None
-            if texts is None or widths is None or any(w <= 2 * PAD for w in widths):
-                yield self.table()
-                return
-        else:
-            texts, widths = layout
+        plan = self._plan(console, options)
+        if plan is None:
+            yield self.table()
+            return
+        texts, widths = plan
         get_style = console.get_style
         header_style = get_style(self.header_style) if self.header_style else Style.null()
         column_styles = [get_style(c.style) if c.style else Style.null() for c in self.columns]
@@ -191,10 +193,10 @@ class BorderlessTable:
                 yield new_line
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        layout = self._layout(console, options)
-        if layout is None:
+        plan = self._plan(console, options, wrapped=False)  # a table that does not fit: Rich's own measure
+        if plan is None:
             return Measurement.get(console, options, self.table())
-        texts, widths = layout
+        texts, widths = plan
         minimum = 0
         for i in range(len(self.columns)):
             words = [max((cell_len(w) for w in row[i].plain.split()), default=cell_len(row[i].plain)) for row in texts]

@@ -483,7 +483,8 @@ def _parsers(ordered: list[tuple[Path, int]], run: _Run, jobs: int) -> ParseChil
     def work(number: int, progress: Callable[[int, int], None] | None) -> _Parsed | str:
         return _prebuilt(_parse_one(ordered[number][0], fmt, heads, listings, progress), ascii)
 
-    return ParseChildren(min(jobs, len(planned)) - 1, work, planned, progress=run.progress is not None)
+    return ParseChildren(min(jobs, len(planned)) - 1, work, planned, progress=run.progress is not None,
+                         sizes={n: ordered[n][1] for n in planned})
 
 
 @dataclass

@@ -1,25 +1,27 @@
 """An import's files parsed in forked children while this process writes them to the store, in order.
 
-`import_paths(..., jobs=N)` (the CLI's `import --jobs`) forks N children (`ParseChildren`) when there is
-enough to parse: each reads, decodes, detects, parses and repairs the files it is given and builds
-their store rows (`bulk.thread_rows`), then sends them, pickled, through its own pipe; this process
-takes the files in the serial order and saves each in its savepoint, exactly as one process does.
+`import_paths(..., jobs=N)` (the CLI's `import --jobs`) forks N - 1 children (`ParseChildren`) when
+there is enough to parse: each reads, decodes, detects, parses and repairs the files it is given and
+builds their store rows (`bulk.thread_rows`), then sends them, pickled, through its own pipe. This
+process takes the files in the serial order and saves each in its savepoint, exactly as one process
+does; while the file whose turn it is is still in a child, it parses the next file no child has been
+given itself (`_steal`), so N processes parse on N cores and none waits on another for long.
 
 Plain `os.fork()` children, as the sweep's (`inspector.forks`): no pool, no shared queue or lock, no
-thread on either side. A spawned interpreter would first import the importers and the store
-(most of a second here, more than parsing the real fixtures takes), and a `multiprocessing` pool's
-worker once hung a sweep test for want of a lock a thread held at the fork. Each child is given file
-numbers through a pipe of its own (at most `DEPTH` it has not sent back), and the files given out
-and not yet taken by this process are at most `window` (twice the children by default): memory holds
-about that many files' rows besides the one being written, whatever the number of files.
+thread on either side. A spawned interpreter would first import the importers and the store (about
+as long as parsing the real fixtures takes), and a `multiprocessing` pool's worker once hung a sweep
+test for want of a lock a thread held at the fork. Each child is given file numbers through a pipe of
+its own (`DEPTH` ahead); the files parsed ahead of this process's writes are at most `window` and
+`BUDGET` bytes (one larger file alone): memory holds about that many files' rows besides the batch
+being written, whatever the number of files.
 
 Nothing differs from one process's import: the same threads, rows, records, warnings and error lines
 in the same order, and the same progress calls (a file's are replayed when this process reaches it).
 A file whose parse raised in its child (a result that could not be pickled, say) is parsed again
-here; a child that dies (a signal, the kernel's out-of-memory killer) costs the file it was parsing,
-one error line, and the files it had been given go to the other children (or to this process when
-none is left). On any way out (an error, Ctrl-C, SIGTERM/SIGHUP through the CLI's handlers) every
-child is killed by its pid and reaped; there is no temporary file.
+here at its turn; a child that dies (a signal, the kernel's out-of-memory killer) costs the file it
+was parsing, one error line, and the files it had been given go to the others (or to this process).
+On any way out (an error, Ctrl-C, SIGTERM/SIGHUP through the CLI's handlers) every child is killed by
+its pid and reaped; there is no temporary file.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import selectors
 import signal
 import struct
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +51,10 @@ DEPTH = 2
 
 PIPE_SIZE = 1 << 20
 """A child's result pipe (Linux's default most an unprivileged process may ask): fewer, larger writes."""
+
+BUDGET = 256 << 20
+"""Bytes of the files parsed ahead of this process's writes (their rows held until written), at most:
+one file larger than this is parsed alone."""
 
 _NUMBER = struct.Struct("<q")
 
@@ -72,11 +78,14 @@ class ParseChildren:
     `take`s every file's payload in its order. See the module docstring."""
 
     def __init__(self, count: int, work: Work, planned: Sequence[int], *, progress: bool,
-                 window: int | None = None) -> None:
+                 sizes: Mapping[int, int] | None = None, window: int | None = None,
+                 budget: int = BUDGET) -> None:
         self.count = count
         self.work = work
         self.progress = progress
         self.window = window if window is not None else DEPTH * count + 2  # and this process's: one ahead, one written
+        self.sizes = sizes or {}
+        self.budget = budget
         self._queue: deque[int] = deque(sorted(planned))  # not yet given to a child
         self._children: dict[int, _Child] = {}  # by the read end of its result pipe
         self._owner: dict[int, _Child] = {}  # number -> the child parsing it
@@ -188,8 +197,13 @@ class ParseChildren:
             self._queue.remove(number)
 
     def _room(self) -> bool:
-        """Whether another file may be parsed ahead (the files given out and not yet taken within the window)."""
-        return len(self._owner) + len(self._results) < self.window
+        """Whether the next file may be parsed ahead: the files given out (or parsed here) and not yet
+        taken, that one with them, at most `window` and at most `budget` bytes (any one file alone)."""
+        ahead = [*self._owner, *self._results]
+        if len(ahead) >= self.window:
+            return False
+        size = self.sizes.get
+        return not ahead or sum(size(n, 0) for n in ahead) + size(self._queue[0], 0) <= self.budget
 
     def _readable(self) -> bool:
         """Whether a child's pipe holds something to read now."""

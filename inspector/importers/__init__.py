@@ -384,9 +384,10 @@ def import_paths(
     stops accepting writes (a full disk), the files not committed are error lines and the run stops.
     `progress(path, done, total)` counts bytes over the whole run (one bar for every file).
 
-    `jobs` > 1: the files are parsed in that many forked children while this process writes them, in
-    the same order, with the same result (`_parallel`); one process for a single file, for less than
-    `PARALLEL_BYTES`, for a store without batches and where the platform cannot fork."""
+    `jobs` > 1: the files are parsed in that many processes (`jobs - 1` forked children, and this one
+    while it waits) and written by this one in the same order, with the same result (`_parallel`); one
+    process for a single file, for less than `PARALLEL_BYTES` to parse, for a store without batches or
+    rows built ahead, and where the platform cannot fork."""
     report = ImportReport()
     database = sqlite_path(getattr(store, "url", "") or "")
     walk = expand(paths, exclude=[database.with_name(database.name + s) for s in ("", "-wal", "-shm", "-journal")]
@@ -443,12 +444,12 @@ def import_paths(
 
 
 MAX_DEFAULT_JOBS = 4
-"""`default_jobs`' ceiling: each parse child holds up to two files' rows (`_parallel.DEPTH`)."""
+"""`default_jobs`' ceiling: more processes hold more files' rows at once (`_parallel.BUDGET` bounds them)."""
 
 
 def default_jobs() -> int:
-    """The parse children of the CLI's `import` (its `--jobs`): the CPUs this process may run on, at most
-    `MAX_DEFAULT_JOBS`."""
+    """The processes parsing the files of the CLI's `import` (its `--jobs`): the CPUs this process may
+    run on, at most `MAX_DEFAULT_JOBS`."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

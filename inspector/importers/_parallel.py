@@ -30,15 +30,17 @@ import contextlib
 import gc
 import os
 import pickle
+import queue
 import selectors
 import signal
 import struct
+import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.forks import HEADER, child_signals, death, send
+from inspector.forks import HEADER, child_signals, death
 
 Progress = Callable[[int, int], None]
 """progress(characters done, characters in the file) of one file."""
@@ -83,7 +85,7 @@ class ParseChildren:
         self.count = count
         self.work = work
         self.progress = progress
-        self.window = window if window is not None else DEPTH * count + 2  # and this process's: one ahead, one written
+        self.window = window if window is not None else (DEPTH + 2) * (count + 1)
         self.sizes = sizes or {}
         self.budget = budget
         self._queue: deque[int] = deque(sorted(planned))  # not yet given to a child
@@ -134,18 +136,24 @@ class ParseChildren:
         self._children[results_read] = _Child(pid, results_read, numbers_write)
 
     def _serve(self, numbers: int, out: int) -> None:
-        """In a child: every file number given, its payload sent back (its progress before it)."""
-        while True:
-            data = _read_exactly(numbers, _NUMBER.size)
-            if data is None:
-                return
-            (number,) = _NUMBER.unpack(data)
-            report = (lambda done, total, n=number: send(out, ("progress", n, done, total))) if self.progress else None
-            try:
-                payload = self.work(number, report)
-                send(out, ("file", number, payload))
-            except Exception as exc:  # noqa: BLE001 - this process parses it again and says what it finds
-                send(out, ("failed", number, f"{type(exc).__name__}: {exc}"))
+        """In a child: every file number given, its payload sent back (its progress before it). The
+        pipe is written by a thread of the child's own (`_Outbox`), so the child parses its next file
+        while this process, busy with a parse or a write of its own, has not read the last one yet."""
+        outbox = _Outbox(out)
+        try:
+            while True:
+                data = _read_exactly(numbers, _NUMBER.size)
+                if data is None:
+                    return
+                (number,) = _NUMBER.unpack(data)
+                report = ((lambda done, total, n=number: outbox.send(("progress", n, done, total)))
+                          if self.progress else None)
+                try:
+                    outbox.send(("file", number, self.work(number, report)))
+                except Exception as exc:  # noqa: BLE001 - this process parses it again and says what it finds
+                    outbox.send(("failed", number, f"{type(exc).__name__}: {exc}"))
+        finally:
+            outbox.close()
 
     def take(self, number: int, progress: Progress | None) -> tuple[str, Any]:
         """File `number`'s answer: ("ok", the payload), `HERE` (this process parses it now: its turn came
@@ -337,6 +345,36 @@ class OneProcess:
 
     def skip(self, _number: int) -> None:
         return None
+
+
+class _Outbox:
+    """A child's messages, pickled by the child's main thread and written to its pipe by a thread of its
+    own, in order (the child's thread, made after the fork: no lock of the parent's is ever taken). A
+    write that fails (this process is gone) ends the child."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._write, daemon=True)
+        self.thread.start()
+
+    def send(self, message: tuple) -> None:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        self.queue.put(HEADER.pack(len(data)) + data)
+
+    def _write(self) -> None:
+        try:
+            while (data := self.queue.get()) is not None:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self.fd, view):]
+        except OSError:
+            os._exit(1)
+
+    def close(self) -> None:
+        """Every message written, then the thread ended."""
+        self.queue.put(None)
+        self.thread.join()
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:

@@ -434,6 +434,7 @@ def import_paths(
                 if (run.batch is None or run.batch.due()) and not run.commit():
                     break
             else:
+                parsers.finish()
                 run.commit()
     finally:
         if run.batch is not None:

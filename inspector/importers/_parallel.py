@@ -35,6 +35,7 @@ import selectors
 import signal
 import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,6 +89,9 @@ class ParseChildren:
         self.window = window if window is not None else (DEPTH + 2) * (count + 1)
         self.sizes = sizes or {}
         self.budget = budget
+        self._unwritten = sum(self.sizes.get(n, 0) for n in planned)  # bytes not yet taken by this process
+        self._timing = [0.0, 0, 0.0, 0]  # this process's parse seconds, bytes; its write seconds, bytes
+        self._left: tuple[float, int] | None = None  # (when `take` last returned, the size of that file)
         self._queue: deque[int] = deque(sorted(planned))  # not yet given to a child
         self._children: dict[int, _Child] = {}  # by the read end of its result pipe
         self._owner: dict[int, _Child] = {}  # number -> the child parsing it
@@ -160,6 +164,7 @@ class ParseChildren:
         before a child's, its parse raised, or no child is left) or ("died", how its child ended).
         Its progress calls are made meanwhile (those sent ahead first). While a child parses it, this
         process parses the next file no child has been given (`_steal`) rather than wait."""
+        self._written()
         self._forget_before(number)
         for done, total in self._progress.pop(number, ()):
             if progress is not None:
@@ -168,27 +173,58 @@ class ParseChildren:
             if number not in self._owner:  # no child has it: parsed here, now
                 self._unqueue(number)
                 self._feed()
-                return HERE
-            if self._queue and self._room() and not self._readable():
+                return self._leave(number, HERE)
+            if self._queue and self._room() and self._worth_stealing() and not self._readable():
                 self._steal()
             else:
                 self._read(number, progress)
         answer = self._results.pop(number)
         self._feed()
+        return self._leave(number, answer)
+
+    def _leave(self, number: int, answer: tuple[str, Any]) -> tuple[str, Any]:
+        """`take`'s answer, and the time it was given (what this process does until its next `take`
+        is writing that file)."""
+        size = self.sizes.get(number, 0)
+        self._unwritten -= size
+        self._left = (time.perf_counter(), size)
         return answer
+
+    def _written(self) -> None:
+        if self._left is not None:
+            since, size = self._left
+            self._timing[2] += time.perf_counter() - since
+            self._timing[3] += size
+            self._left = None
+
+    def _worth_stealing(self) -> bool:
+        """Whether this process parsing the next file leaves it no more to do than each child (so all
+        finish together): that file and the writes of every file not written yet, against the
+        children's share of what they have and what is left (by bytes; the writing against the
+        parsing as measured here, 0.3 until both were)."""
+        size = self.sizes.get(self._queue[0], 0)
+        parse_time, parsed, write_time, written = self._timing
+        ratio = (write_time / written) / (parse_time / parsed) if parsed and written and parse_time else 0.3
+        theirs = sum(self.sizes.get(n, 0) for n in self._owner) + sum(self.sizes.get(n, 0) for n in self._queue)
+        return size + self._unwritten * ratio <= (theirs - size) / max(1, len(self._children))
 
     def _steal(self) -> None:
         """The lowest file no child has been given, parsed here (its progress kept for its turn)."""
         number = self._queue.popleft()
         said = self._progress.setdefault(number, [])
+        start = time.perf_counter()
         try:
             self._results[number] = ("ok", self.work(number, (lambda done, total: said.append((done, total)))
                                                      if self.progress else None))
         except Exception:  # noqa: BLE001 - parsed again at its turn, which says what it finds
             self._results[number] = HERE
+        self._timing[0] += time.perf_counter() - start
+        self._timing[1] += self.sizes.get(number, 0)
 
     def skip(self, number: int) -> None:
         """This process does not import file `number` (another file brought it): nothing of it is kept."""
+        self._written()
+        self._unwritten -= self.sizes.get(number, 0)
         self._forget_before(number)
         self._unqueue(number)
         self._progress.pop(number, None)
@@ -319,10 +355,16 @@ class ParseChildren:
         child.given.clear()
         self._feed()
 
-    def __exit__(self, *_exc: object) -> None:
+    def finish(self) -> None:
+        """Every child ended now (every file taken): their exits overlap this process's last commit, and
+        `__exit__` only reaps them."""
         for child in self._children.values():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child.pid, signal.SIGKILL)
+
+    def __exit__(self, *_exc: object) -> None:
+        self.finish()
+        for child in self._children.values():
             os.close(child.results)
             os.close(child.numbers)
         for child in self._children.values():
@@ -344,6 +386,9 @@ class OneProcess:
         return HERE
 
     def skip(self, _number: int) -> None:
+        return None
+
+    def finish(self) -> None:
         return None
 
 

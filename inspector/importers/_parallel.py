@@ -7,13 +7,15 @@ process takes the files in the serial order and saves each in its savepoint, exa
 does; while the file whose turn it is is still in a child, it parses the next file no child has been
 given itself (`_steal`), so N processes parse on N cores and none waits on another for long.
 
-Plain `os.fork()` children, as the sweep's (`inspector.forks`): no pool, no shared queue or lock, no
-thread on either side. A spawned interpreter would first import the importers and the store (about
-as long as parsing the real fixtures takes), and a `multiprocessing` pool's worker once hung a sweep
-test for want of a lock a thread held at the fork. Each child is given file numbers through a pipe of
-its own (`DEPTH` ahead); the files parsed ahead of this process's writes are at most `window` and
-`BUDGET` bytes (one larger file alone): memory holds about that many files' rows besides the batch
-being written, whatever the number of files.
+Plain `os.fork()` children, as the sweep's (`inspector.forks`): no pool, no queue or lock shared with
+this process. A spawned interpreter would first import the importers and the store (0.37-0.39 s
+measured here, more than the parse of the 24 MiB of real fixtures that it would share), and a
+`multiprocessing` pool's worker once hung a sweep test for want of a lock a thread held at the fork.
+A child writes its pipe from a thread it starts itself (`_Outbox`), so it parses on while this
+process is busy. Each child is given file numbers through a pipe of its own (`DEPTH` ahead); the
+files parsed ahead of this process's writes are at most `window` and `BUDGET` bytes (one larger file
+alone): memory holds about that many files' rows besides the batch being written, whatever the
+number of files.
 
 Nothing differs from one process's import: the same threads, rows, records, warnings and error lines
 in the same order, and the same progress calls (a file's are replayed when this process reaches it).
@@ -53,7 +55,7 @@ DEPTH = 2
 """File numbers a child is given ahead: the next one waits in its pipe while it parses one."""
 
 PIPE_SIZE = 1 << 20
-"""A child's result pipe (Linux's default most an unprivileged process may ask): fewer, larger writes."""
+"""A child's result pipe (Linux's default most an unprivileged process may ask): fewer, larger reads."""
 
 BUDGET = 256 << 20
 """Bytes of the files parsed ahead of this process's writes (their rows held until written), at most:
@@ -77,8 +79,10 @@ class _Child:
 
 
 class ParseChildren:
-    """`jobs` forked children running `work` on the numbers of `planned` (ascending), while this process
-    `take`s every file's payload in its order. See the module docstring."""
+    """`count` forked children running `work` on the numbers of `planned` (ascending), while this process
+    `take`s every file's payload in its order and, while it waits, runs `work` itself on the next
+    number no child was given when that leaves it no more to do than each child (`_worth_stealing`).
+    See the module docstring."""
 
     def __init__(self, count: int, work: Work, planned: Sequence[int], *, progress: bool,
                  sizes: Mapping[int, int] | None = None, window: int | None = None,

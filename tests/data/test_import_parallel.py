@@ -40,6 +40,7 @@ def _folder(tmp: Path) -> Path:
 
 
 def _forks(monkeypatch) -> list[int]:
+    """The pids of the children the import forks (so a test can tell they ran, and are gone)."""
     pids: list[int] = []
     fork = os.fork
 

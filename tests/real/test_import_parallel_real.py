@@ -8,24 +8,10 @@ import os
 import pytest
 
 from inspector import importers
-from inspector.importers import _parallel, import_paths
+from inspector.importers import import_paths
 from tests.data.test_bulk_rows import store_pair, table_rows
+from tests.data.test_import_parallel import _forks
 from tests.paths import REAL
-
-
-def _forks(monkeypatch) -> list[int]:
-    """The pids of the children the import forks (so a test can tell they ran, and are gone)."""
-    pids: list[int] = []
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        if pid:
-            pids.append(pid)
-        return pid
-
-    monkeypatch.setattr(_parallel.os, "fork", counted)
-    return pids
 
 
 @pytest.mark.parametrize("jobs", [2, 3])

@@ -63,6 +63,9 @@ one file larger than this is parsed alone."""
 
 _NUMBER = struct.Struct("<q")
 
+_ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+"""The signals the CLI ends on (`inspector.cli.root`)."""
+
 HERE = ("here", None)
 """`take`'s answer for a file this process parses itself."""
 
@@ -119,29 +122,37 @@ class ParseChildren:
         return self
 
     def _fork(self) -> None:
-        numbers_read, numbers_write = os.pipe()
-        results_read, results_write = os.pipe()
-        with contextlib.suppress(ImportError, OSError, AttributeError):  # Linux: a larger pipe
-            import fcntl
+        """One child forked and known (killed by `__exit__`): the signals that end the command are held
+        from the pipes' making to the child's registration, so a Ctrl-C in between cannot leave a child
+        this process does not know of (it is taken once they are known)."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
+        try:
+            numbers_read, numbers_write = os.pipe()
+            results_read, results_write = os.pipe()
+            with contextlib.suppress(ImportError, OSError, AttributeError):  # Linux: a larger pipe
+                import fcntl
 
-            fcntl.fcntl(results_write, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
-        pid = os.fork()
-        if pid == 0:  # the child: parse, pickle, os.write; never returns
-            code = 1
-            try:
-                for child in self._children.values():
-                    os.close(child.results)
-                    os.close(child.numbers)
-                os.close(numbers_write)
-                os.close(results_read)
-                child_signals()
-                self._serve(numbers_read, results_write)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(numbers_read)
-        os.close(results_write)
-        self._children[results_read] = _Child(pid, results_read, numbers_write)
+                fcntl.fcntl(results_write, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+            pid = os.fork()
+            if pid == 0:  # the child: parse, pickle, os.write; never returns
+                code = 1
+                try:
+                    for child in self._children.values():
+                        os.close(child.results)
+                        os.close(child.numbers)
+                    os.close(numbers_write)
+                    os.close(results_read)
+                    child_signals()
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                    self._serve(numbers_read, results_write)
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.close(numbers_read)
+            os.close(results_write)
+            self._children[results_read] = _Child(pid, results_read, numbers_write)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def _serve(self, numbers: int, out: int) -> None:
         """In a child: every file number given, its payload sent back (its progress before it). The

@@ -162,6 +162,27 @@ def test_ctrl_c_during_the_import_leaves_no_child_and_no_file(tmp_path, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fast.sqlite", "in", "reference.sqlite"]
 
 
+def test_a_ctrl_c_just_as_a_child_is_forked_leaves_no_child(tmp_path, monkeypatch):
+    """SIGINT right after the fork returns, before this process has noted the child: held until it has,
+    then the import ends and the child with it."""
+    folder = _folder(tmp_path)
+    pids: list[int] = []
+    fork = os.fork
+
+    def interrupted() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+            os.kill(os.getpid(), signal.SIGINT)
+        return pid
+
+    monkeypatch.setattr(_parallel.os, "fork", interrupted)
+    with store_pair("sqlite", tmp_path) as (parallel, _):
+        with pytest.raises(KeyboardInterrupt):
+            import_paths([folder], parallel, now="t1", jobs=2)
+    assert len(pids) == 1 and _gone(pids)
+
+
 def test_one_file_or_one_job_forks_nothing(tmp_path, monkeypatch):
     folder = _folder(tmp_path)
     pids = _forks(monkeypatch)

@@ -305,12 +305,16 @@ def status_moves(before: dict[str, int], after: dict[str, int]) -> int:
 
 def status_map_changes(before: Mapping[str, BlockStatus], after: Mapping[str, BlockStatus]) -> int:
     """How many blocks have another status in `after` than in `before`, maps of block -> status that
-    leave out excluded blocks (a block in one map only was excluded in the other). Only the blocks whose
-    (block, status) pair is in one of the maps alone (found in C) are looked at one by one."""
+    leave out excluded blocks (a block in one map only was excluded in the other). Where neither map
+    lists an excluded block, counted by set operations in C: a block in one map only is changed, and a
+    block in both with two statuses gives two of the (block, status) pairs found in one map only."""
     if before == after:
         return 0
-    odd = {mid for mid, _status in before.items() ^ after.items()}
-    return sum(1 for mid in odd if before.get(mid, BlockStatus.EXCLUDED) != after.get(mid, BlockStatus.EXCLUDED))
+    excluded = BlockStatus.EXCLUDED
+    if excluded in before.values() or excluded in after.values():  # listed as excluded: as in neither map
+        return sum(1 for mid in before.keys() | after.keys() if before.get(mid, excluded) != after.get(mid, excluded))
+    one_side = len(before.keys() ^ after.keys())
+    return one_side + (len(before.items() ^ after.items()) - one_side) // 2
 
 
 def diff_simulations(base: Simulation, new: Simulation, *, cost: bool = True) -> SimulationDiff:

@@ -98,3 +98,18 @@ def test_a_view_priced_after_it_was_shown_is_the_view_built_priced(thread, profi
     assert priced.cost_totals == built.cost_totals is not None
     assert priced.audit(last) == built.audit(last) and priced.audit(last).budget.cost is not None
     assert priced.simulation == built.simulation
+
+
+def test_an_export_while_the_prices_come_holds_the_priced_request(thread):
+    from inspector.controllers.files import export_payload
+
+    baseline = Config.for_profile("claude-code")
+    first = build_view(thread, baseline, baseline, default_simulator, compactions="decide")
+    config = baseline.updated({"context.window": 150_000})
+    shown = build_view(thread, baseline, config, default_simulator, baseline=first.baseline_replay,
+                       previous=first, price=False)
+    last = len(shown.requests) - 1
+    payload = export_payload(shown, shown.audit(last))
+    built = build_view(thread, baseline, config, default_simulator, baseline=first.baseline_replay, previous=first)
+    assert payload["requests"] == [built.audit(last).to_json()]
+    assert payload["requests"][0]["budget"]["cost"] is not None

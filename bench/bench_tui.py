@@ -6,8 +6,10 @@
   its first replay painted, and to every worker done;
 - "painted": the first render of the screen (`App._display`, stamped) after the panes were filled;
 - `right`: one keypress to the next request, until every pane shows it;
-- config edit: a new `context.compaction_threshold` until the replay and every pane are updated,
-  once with an early request selected and once with the last one (where the app opens);
+- config edit: a new `context.compaction_threshold` until the replay is in every pane (before its
+  prices: `MainScreen.view_shown_at`), then painted, then its full result painted (its prices and
+  its losses, whichever came last), once with an early request selected and once with the last one
+  (where the app opens);
 - peak memory of the app on a 100,000-message thread (tracemalloc).
 """
 
@@ -36,10 +38,15 @@ def _app(thread, tmp: Path):
 
 
 async def _settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    """Until every worker is done and nothing waits for a paint (an edit's prices, then its losses)."""
+    for round_ in range(12):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        after_paint = app.main_screen.after_paint
+        if after_paint.pending:
+            await after_paint.drained()
+        elif round_ and all(worker.is_finished for worker in app.workers):
+            break
     await app.screen.wait_for_refresh()  # what the last messages changed, painted
 
 
@@ -90,9 +97,14 @@ FULL: dict[str, list[float]] = {}  # bench key -> edit until its whole answer wa
 
 
 def _full(app, t0: float) -> float:
-    """Edit to the losses of its view shown (`LossTracker.shown_at`: the loss line, the last part)."""
-    assert app.main_screen.loss.view is app.main_screen.view and app.main_screen.loss.shown_at >= t0
-    return _painted_after(app.main_screen.loss.shown_at) - t0
+    """Edit to its whole answer painted: the losses of its view (`LossTracker.shown_at`, the diff's loss
+    line) and its prices (`MainScreen.prices_shown_at`, which follow the replay), whichever came last."""
+    screen = app.main_screen
+    assert screen.view.priced and screen.loss.view.same_replays(screen.view) and screen.loss.shown_at >= t0
+    last = screen.loss.shown_at
+    if screen.view.is_what_if and screen.prices_shown_at >= t0:
+        last = max(last, screen.prices_shown_at)
+    return _painted_after(last) - t0
 
 
 async def _edits(app, pilot, values: list[float], painted: list[float] | None = None,
@@ -102,9 +114,10 @@ async def _edits(app, pilot, values: list[float], painted: list[float] | None = 
         t0 = time.monotonic()
         app.main_screen.set_config_value("context.compaction_threshold", value)
         await _settle(app, pilot)
-        times.append(app.main_screen.panes.updated_at - t0)
-        if painted is not None:  # the panes' layout and paint, which `panes_updated_at` precedes
-            painted.append(_painted_after(app.main_screen.panes.updated_at) - t0)
+        shown = app.main_screen.view_shown_at  # the edit's replay in every pane (its prices follow)
+        times.append(shown - t0)
+        if painted is not None:  # the panes' layout and paint, which `view_shown_at` precedes
+            painted.append(_painted_after(shown) - t0)
         if full is not None:
             full.append(_full(app, t0))
         assert app.main_screen.view.config["context.compaction_threshold"] == value
@@ -213,7 +226,7 @@ async def _measure_profiles(thread, edits: int = 7, only: tuple[str, ...] | None
                 app.main_screen.set_profile(profile)
                 await _settle(app, pilot)
                 assert app.main_screen.view.config.profile == profile and app.main_screen.request_index == len(app.main_screen.view.requests) - 1
-                out[f"{profile}_switch"] = [app.main_screen.panes.updated_at - t0]
+                out[f"{profile}_switch"] = [app.main_screen.view_shown_at - t0]
                 times = []
                 tag = f"{'big' if len(thread.messages) > 1_000 else 'small'}:{profile}_edit"
                 painted, full = PAINTED.setdefault(tag, []), FULL.setdefault(tag, [])
@@ -222,8 +235,9 @@ async def _measure_profiles(thread, edits: int = 7, only: tuple[str, ...] | None
                     app.main_screen.set_config_value("context.window", window)
                     await _settle(app, pilot)
                     assert app.main_screen.view.config["context.window"] == window
-                    times.append(app.main_screen.panes.updated_at - t0)
-                    painted.append(_painted_after(app.main_screen.panes.updated_at) - t0)
+                    shown = app.main_screen.view_shown_at
+                    times.append(shown - t0)
+                    painted.append(_painted_after(shown) - t0)
                     full.append(_full(app, t0))
                 out[f"{profile}_edit"] = times
     return out

@@ -21,6 +21,7 @@ from inspector.screens.messages import (
     LlmProgress,
     LoadFailed,
     Notice,
+    PricesReady,
     ReplayFailed,
     ReproductionReady,
     ThreadLoaded,
@@ -29,7 +30,14 @@ from inspector.screens.messages import (
 )
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DIFF_BLOCKS_SHOWN
-from inspector.screens.view import Simulator, ViewState, build_view, default_simulator, fill_reproduction
+from inspector.screens.view import (
+    Simulator,
+    ViewState,
+    build_view,
+    default_simulator,
+    fill_reproduction,
+    price_view,
+)
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
@@ -243,8 +251,9 @@ class ReplayController:
         worker = get_current_worker()
         summarizer = self._watch_llm_summarizer(config)
         try:
+            # on screen before its prices (`price`, once it is painted): pricing is a third of an edit's work
             new = build_view(view.thread, view.baseline_config, config, self.simulator, baseline=view.baseline_replay,
-                             data_version=view.data_version, previous=view)
+                             data_version=view.data_version, previous=view, price=False)
         except Exception as exc:
             screen.post_message(ReplayFailed(config, str(exc)))
             return
@@ -262,6 +271,27 @@ class ReplayController:
         if not worker.is_cancelled:
             screen.post_message(ViewReady(new, keep_position=True))
 
+    def price(self, view: ViewState, request_index: int) -> None:
+        """Price `view`, on screen without its prices (`ViewState.priced`), in a worker of its own group (a
+        newer view's pricing cancels it), then hand the prices to the screen (`PricesReady`)."""
+        if not view.priced:
+            self._run(partial(self._price_work, Handoff(view), request_index), group="pricing",
+                      description="pricing")
+
+    def _price_work(self, handoff: Handoff, request_index: int) -> None:
+        view = handoff.take()
+        worker = get_current_worker()
+        try:
+            cost = price_view(view)
+            if view.requests and view.replay is not None:  # the selected request priced here, not on the UI thread
+                view.replay.audit(min(request_index, len(view.requests) - 1))
+        except Exception as exc:  # the panes say the cost is unknown, and why
+            if not worker.is_cancelled:
+                self.screen.post_message(PricesReady(view, None, safe_line(str(exc), 200)))
+            return
+        if not worker.is_cancelled:
+            self.screen.post_message(PricesReady(view, cost))
+
     def toggle_compactions(self, view: ViewState, request_index: int) -> None:
         """Replay `view` (its baseline and its what-if) in the other compaction mode (worker)."""
         mode = "decide" if view.compactions == "recorded" else "recorded"
@@ -274,7 +304,7 @@ class ReplayController:
         worker = get_current_worker()
         try:
             new = build_view(view.thread, view.baseline_config, view.config, self.simulator,
-                             data_version=view.data_version, previous=view, compactions=mode)
+                             data_version=view.data_version, previous=view, compactions=mode, price=False)
         except Exception as exc:
             screen.post_message(ReplayFailed(view.config, str(exc)))
             return

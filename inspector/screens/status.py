@@ -47,7 +47,10 @@ class StatusLine(FixedHeightStatic):
         line.append(safe_line(view.thread.title or view.thread.id, 60), style="bold")
         line.append(f"  {safe_line(view.thread.source, 20)}", style="dim")
         totals = view.cost_totals
-        if totals is not None:
+        if view.pricing_note is not None:  # the what-if's prices follow its replay: never the last replay's bill
+            line.append("   ")
+            line.append(safe_line(view.pricing_note, 80), style="dim")
+        elif totals is not None:
             line.append("   ")
             line.append("cost unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="ci.recorded")
             if totals.recorded_cost is not None:

@@ -39,8 +39,9 @@ def _folder(tmp: Path) -> Path:
     return folder
 
 
-def _forks(monkeypatch) -> list[int]:
-    """The pids of the children the import forks (so a test can tell they ran, and are gone)."""
+def _forks(monkeypatch, then=None) -> list[int]:
+    """The pids of the children the import forks (so a test can tell they ran, and are gone); `then()`
+    runs in this process right after each fork returns."""
     pids: list[int] = []
     fork = os.fork
 
@@ -48,6 +49,8 @@ def _forks(monkeypatch) -> list[int]:
         pid = fork()
         if pid:
             pids.append(pid)
+            if then is not None:
+                then()
         return pid
 
     monkeypatch.setattr(_parallel.os, "fork", counted)
@@ -166,20 +169,9 @@ def test_a_ctrl_c_just_as_a_child_is_forked_leaves_no_child(tmp_path, monkeypatc
     """SIGINT right after the fork returns, before this process has noted the child: held until it has,
     then the import ends and the child with it."""
     folder = _folder(tmp_path)
-    pids: list[int] = []
-    fork = os.fork
-
-    def interrupted() -> int:
-        pid = fork()
-        if pid:
-            pids.append(pid)
-            os.kill(os.getpid(), signal.SIGINT)
-        return pid
-
-    monkeypatch.setattr(_parallel.os, "fork", interrupted)
-    with store_pair("sqlite", tmp_path) as (parallel, _):
-        with pytest.raises(KeyboardInterrupt):
-            import_paths([folder], parallel, now="t1", jobs=2)
+    pids = _forks(monkeypatch, then=lambda: os.kill(os.getpid(), signal.SIGINT))
+    with store_pair("sqlite", tmp_path) as (parallel, _), pytest.raises(KeyboardInterrupt):
+        import_paths([folder], parallel, now="t1", jobs=2)
     assert len(pids) == 1 and _gone(pids)
 
 

@@ -123,8 +123,10 @@ class ParseChildren:
 
     def _fork(self) -> None:
         """One child forked and known (killed by `__exit__`): the signals that end the command are held
-        from the pipes' making to the child's registration, so a Ctrl-C in between cannot leave a child
-        this process does not know of (it is taken once they are known)."""
+        in this thread from the pipes' making to the child's registration, so a Ctrl-C in between cannot
+        leave a child this process does not know of (it is taken once the child is known). The CLI runs
+        the import in its one thread; where other threads could take the signal, Python would still run
+        its handler here at once."""
         held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
         try:
             numbers_read, numbers_write = os.pipe()

@@ -97,7 +97,7 @@ class ParseChildren:
         self.sizes = sizes or {}
         self.budget = budget
         self._unwritten = sum(self.sizes.get(n, 0) for n in planned)  # bytes not yet taken by this process
-        self._timing = [0.0, 0, 0.0, 0]  # this process's parse seconds, bytes; its write seconds, bytes
+        self._timing = [0.0, 0, 0.0, 0]  # this process's parse seconds, bytes; its write (and read) seconds, bytes
         self._left: tuple[float, int] | None = None  # (when `take` last returned, the size of that file)
         self._queue: deque[int] = deque(sorted(planned))  # not yet given to a child
         self._children: dict[int, _Child] = {}  # by the read end of its result pipe
@@ -290,10 +290,12 @@ class ParseChildren:
             for fd in self._children:
                 selector.register(fd, selectors.EVENT_READ)
             events = selector.select()
+        start = time.perf_counter()
         for key, _ in events:
             child = self._children[key.fd]
             for message in self._messages(child):
                 self._handle(child, message, wanted, progress)
+        self._timing[2] += time.perf_counter() - start  # reading and unpickling: this process's, as its writes
 
     def _messages(self, child: _Child) -> list[tuple]:
         """What one read of a readable pipe completes (the child reaped at the pipe's end). A message

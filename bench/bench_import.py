@@ -91,9 +91,9 @@ def bench_import(folder: Path = REAL, stages: bool = False) -> None:
                          ("import into SQLite, one process (--jobs 1)", alone),
                          ("import into SQLite, one process, the rows written as before (SQLAlchemy inserts)", old)):
         RESULTS.append((f"import: {what}", f"{label}: {value * 1000:,.0f} ms ({size / value:,.1f} MiB/s)",
-                        f"json.loads per line: {base * 1000:,.0f} ms", f"{value / base:.1f}x the floor",
+                        f"json.loads per line: {base * 1000:,.0f} ms", f"{value / base:.2f}x the floor",
                         f"load {load:.1f}; target <= 3x"))
-        print(f"{what}: {label} {value:.2f} s = {value / base:.1f}x json.loads per line ({base:.2f} s), "
+        print(f"{what}: {label} {value:.2f} s = {value / base:.2f}x json.loads per line ({base:.2f} s), "
               f"load {load:.1f}", flush=True)
     if stages:
         _stages(lambda: full(1), base)

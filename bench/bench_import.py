@@ -93,7 +93,7 @@ def bench_import(folder: Path = REAL, stages: bool = False) -> None:
         RESULTS.append((f"import: {what}", f"{label}: {value * 1000:,.0f} ms ({size / value:,.1f} MiB/s)",
                         f"json.loads per line: {base * 1000:,.0f} ms", f"{value / base:.2f}x the floor",
                         f"load {load:.1f}; target <= 3x"))
-        print(f"{what}: {label} {value:.2f} s = {value / base:.2f}x json.loads per line ({base:.2f} s), "
+        print(f"{what}: {label} {value:.3f} s = {value / base:.2f}x json.loads per line ({base:.3f} s), "
               f"load {load:.1f}", flush=True)
     if stages:
         _stages(lambda: full(1), base)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -318,6 +319,8 @@ class _Run:
     consumed: set[str] = field(default_factory=set)
     heads: dict[Path, str | None] = field(default_factory=dict)
     listings: dict[Path, list[Path]] = field(default_factory=dict)
+    stopped: str | None = None
+    """Why the batch was lost (the database stopped accepting writes): the run goes no further."""
 
     def save(self, saved: _Saved) -> None:
         """Save one file's threads and import record (in the batch when the store has one); StoreError."""
@@ -360,7 +363,17 @@ class _Run:
             return
         self.commit()
 
+    def commit_while_waiting(self) -> None:
+        """While this process waits for a parse child: the files saved so far committed, once the batch
+        has run `WAITING_COMMIT` of its time, so the last commit has less to write (the parallel run's
+        tail); a failure stops the run as a failed commit does."""
+        batch = self.batch
+        if (self.stopped is None and self.pending and batch is not None
+                and time.monotonic() - batch.started >= batch.seconds * WAITING_COMMIT):
+            self.commit()
+
     def _lost(self, reason: str) -> None:
+        self.stopped = reason
         if self.batch is not None:
             self.batch.rollback()
         for saved in self.pending:
@@ -412,6 +425,8 @@ def import_paths(
                *(p for p, m in zip(pairs, members, strict=True) if m)]
     try:
         with _parsers(ordered, run, jobs) as parsers:
+            if isinstance(parsers, ParseChildren):
+                parsers.idle = run.commit_while_waiting
             for number, (path, size) in enumerate(ordered):
                 if resolved(str(path)) in run.consumed:
                     parsers.skip(number)
@@ -457,6 +472,10 @@ def default_jobs() -> int:
         cpus = os.cpu_count() or 1
     return max(1, min(cpus, MAX_DEFAULT_JOBS))
 
+
+WAITING_COMMIT = 0.25
+"""A parallel run commits while it waits for a child once its batch is this share of `COMMIT_SECONDS`
+old (the commits' fsyncs stay few; the last one has less left to write)."""
 
 PARALLEL_BYTES = 4 << 20
 """Less to parse than this (in files parse children could take) is parsed in one process: forking the
@@ -535,6 +554,9 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int], parsers: Pars
             run.progress(name, before + done * size // total, grand)
 
     kind, parsed = parsers.take(number, progress) if parsers is not None else HERE
+    if run.stopped is not None:  # a commit while waiting for this file failed: the run stops here
+        run.report.errors.append(f"{name}: not saved ({run.stopped}); nothing of it imported")
+        return False
     if kind == "died":
         run.report.errors.append(f"{name}: the process parsing it {parsed}; nothing of it imported")
         return True

@@ -96,6 +96,8 @@ class ParseChildren:
         self.window = window if window is not None else (DEPTH + 2) * (count + 1)
         self.sizes = sizes or {}
         self.budget = budget
+        self.idle: Callable[[], None] | None = None
+        """Called when `take` is about to wait for a child (the import commits its batch then)."""
         self._unwritten = sum(self.sizes.get(n, 0) for n in planned)  # bytes not yet taken by this process
         self._timing = [0.0, 0, 0.0, 0]  # this process's parse seconds, bytes; its write (and read) seconds, bytes
         self._left: tuple[float, int] | None = None  # (when `take` last returned, the size of that file)
@@ -194,6 +196,8 @@ class ParseChildren:
             if self._queue and self._room() and self._worth_stealing() and not self._readable():
                 self._steal()
             else:
+                if self.idle is not None and not self._readable():
+                    self.idle()  # this process would wait: what it could do meanwhile
                 self._read(number, progress)
         answer = self._results.pop(number)
         self._feed()

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,38 @@ def test_a_ctrl_c_just_as_a_child_is_forked_leaves_no_child(tmp_path, monkeypatc
     pids = _forks(monkeypatch, then=lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
     with store_pair("sqlite", tmp_path) as (parallel, _), pytest.raises(KeyboardInterrupt):
         import_paths([folder], parallel, now="t1", jobs=2)
+    assert len(pids) == 1 and _gone(pids)
+
+
+def test_a_commit_while_waiting_for_the_child_that_fails_stops_the_run(tmp_path, monkeypatch):
+    """The batch committed while this process waits for the child's file (here at once), and the commit
+    fails (a full disk): the files saved are error lines, the awaited file is not saved, the rest are
+    one line, as when a save fails; the child is ended."""
+    from inspector.store import StoreError, native
+
+    folder = _folder(tmp_path)
+    parent = os.getpid()
+    parse = importers._parse_one
+
+    def slow(path, *args):
+        if os.getpid() != parent and path.name == "b-not-json.jsonl":  # the child's second file
+            time.sleep(1.0)
+        return parse(path, *args)
+
+    def full(batch):
+        raise StoreError("disk full")
+
+    monkeypatch.setattr(importers, "_parse_one", slow)
+    monkeypatch.setattr(importers, "WAITING_COMMIT", 0.0)
+    monkeypatch.setattr(native.ImportBatch, "commit", full)
+    pids = _forks(monkeypatch)
+    with store_pair("sqlite", tmp_path) as (parallel, _):
+        report = import_paths([folder], parallel, now="t1", jobs=2)
+        assert parallel.list_threads() == []
+    assert report.errors == [f"{folder / 'a.jsonl'}: not saved (disk full); nothing of it imported",
+                             f"{folder / 'b-not-json.jsonl'}: not saved (disk full); nothing of it imported",
+                             "5 more file(s) not imported: the database stopped accepting writes"]
+    assert report.threads == [] and report.files == []
     assert len(pids) == 1 and _gone(pids)
 
 

@@ -38,15 +38,10 @@ def _app(thread, tmp: Path):
 
 
 async def _settle(app, pilot) -> None:
-    """Until every worker is done and nothing waits for a paint (an edit's prices, then its losses)."""
-    for round_ in range(12):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        after_paint = app.main_screen.after_paint
-        if after_paint.pending:
-            await after_paint.drained()
-        elif round_ and all(worker.is_finished for worker in app.workers):
-            break
+    """Until every worker is done and nothing waits for a paint (an edit's prices and losses), painted."""
+    from inspector.tui.settle import settle
+
+    await settle(app, pilot)
     await app.screen.wait_for_refresh()  # what the last messages changed, painted
 
 

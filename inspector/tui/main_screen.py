@@ -144,10 +144,15 @@ class MainScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.after_paint.start()
         self.query_one("#timeline", TimelineChart).focus()
         self.replayer.open(self.initial_thread_id)
         self.live_tail.start()
+
+    def _compositor_refresh(self) -> None:
+        """textual's paint of the screen (`Screen._compositor_refresh`, textual pinned in pyproject.toml),
+        then what waits for it (`after_paint`: an edit's prices and losses)."""
+        super()._compositor_refresh()
+        self.after_paint.painted()
 
     def on_unmount(self) -> None:
         self.long_lived.release()

@@ -38,15 +38,10 @@ def _app(thread, tmp: Path):
 
 
 async def _settle(app, pilot) -> None:
-    """Until every worker is done and nothing waits for a paint (an edit's prices, then its losses)."""
-    for round_ in range(12):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        after_paint = app.main_screen.after_paint
-        if after_paint.pending:
-            await after_paint.drained()
-        elif round_ and all(worker.is_finished for worker in app.workers):
-            break
+    """Until every worker is done and nothing waits for a paint (an edit's prices and losses), painted."""
+    from inspector.tui.settle import settle
+
+    await settle(app, pilot)
     await app.screen.wait_for_refresh()  # what the last messages changed, painted
 
 
@@ -173,8 +168,16 @@ async def _measure(thread, steps: int = 25, edits: int = 9) -> dict[str, list[fl
             assert app.main_screen.request_index == len(app.main_screen.view.requests) - 1
             edit_last = await _edits(app, pilot, _edit_values(baseline, 0.61, edits),
                                      PAINTED.setdefault(f"{tag}:edit_last", []), FULL.setdefault(f"{tag}:edit_last", []))
+            # ... and from the Config tab, where a user edits: the form and the diff panel on screen
+            from textual.widgets import TabbedContent
+
+            app.query_one(TabbedContent).active = "config"
+            await _settle(app, pilot)
+            edit_config = await _edits(app, pilot, _edit_values(baseline, 0.62, edits),
+                                       PAINTED.setdefault(f"{tag}:edit_config", []),
+                                       FULL.setdefault(f"{tag}:edit_config", []))
     return {"painted": painted, "recorded": recorded, "first_view": first_view, "ready": ready,
-            "right": step_times, "edit": edit_early, "edit_last": edit_last}
+            "right": step_times, "edit": edit_early, "edit_last": edit_last, "edit_config": edit_config}
 
 
 def _p90(values: list[float]) -> float:
@@ -191,6 +194,7 @@ def bench_tui() -> None:
     for key, label in (("right", "`right` to the next request, all panes updated"),
                        ("edit", "config edit to all panes updated, request 26 selected"),
                        ("edit_last", "config edit to all panes updated, last request selected"),
+                       ("edit_config", "config edit from the Config tab (form and diff shown), last request"),
                        ("painted", "start-up to first paint"),
                        ("recorded", "start-up to the recorded counts on the chart"),
                        ("first_view", "start-up to the first replay shown"),

@@ -2,10 +2,11 @@
 
 A worker started with the panes' update shares the interpreter with the layout and the paint that follow
 it (the GIL: the paint took half as long again). textual's `call_after_refresh` runs before that paint when
-the widgets have not yet told the screen what changed, so the queue here waits for the screen's next layout
-refresh (`Screen.screen_layout_refresh_signal`, published once the screen is painted; every new view lays the
-screen out: the diff panel is a `Static` whose text changes), or `WAIT` seconds at the latest (nothing was
-laid out: the work is not held back for longer than a paint would take)."""
+the widgets have not yet told the screen what changed, and its layout signal misses the paints without a
+layout (the panes whose size the CSS fixes, or whose lines did not change), so the main screen tells the
+queue here after each of its paints (`MainScreen._compositor_refresh`, textual's own paint, pinned with
+textual), and what is queued runs then, or `WAIT` seconds at the latest (nothing changed on screen: the
+work is not held back for longer than a paint would take)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,14 @@ class AfterPaint:
         self._queued: list[Callable[[], None]] = []
         self._timer: Any = None
         self._empty: asyncio.Event | None = None  # set while nothing is queued (`drained`)
+        self.painted_runs = 0  # how many times a paint (not the wait) let the queue run
 
-    def start(self) -> None:
-        """Listen to the screen's layout refreshes (on mount)."""
-        self.screen.screen_layout_refresh_signal.subscribe(self.screen, self._painted)
+    def painted(self) -> None:
+        """The screen was painted (called from inside textual's refresh: what is queued runs once it has
+        returned)."""
+        if self._queued:
+            self.painted_runs += 1
+            self.screen.call_later(self.run)
 
     @property
     def pending(self) -> bool:
@@ -46,10 +51,6 @@ class AfterPaint:
         self._queued.append(callback)
         if self._timer is None:
             self._timer = self.screen.set_timer(self.wait, self.run)
-
-    def _painted(self, _screen: Any) -> None:
-        if self._queued:  # inside textual's refresh: the callbacks run once it has returned
-            self.screen.call_later(self.run)
 
     def run(self) -> None:
         """Run what is queued (the screen was painted, or the wait is over)."""

@@ -79,13 +79,19 @@ class LossTracker:
                                exit_on_error=False, description="what compactions lost")
 
     def _work(self, handoff: Handoff) -> None:
-        view = handoff.take()
+        message = self.losses_ready(handoff.take())
+        if message is not None:
+            self.screen.post_message(message)
+
+    def losses_ready(self, view: ViewState) -> LossesReady | None:
+        """In a worker: what `view`'s compactions lost, and how its edit changed that, as the message for
+        the screen; None where the worker was cancelled (a newer view is coming)."""
         worker = get_current_worker()
         if view.simulation.summaries:  # the facts of every message, a chunk at a time (a newer view cancels)
             messages = view.thread.messages
             for start in range(0, len(messages), PREPARE_CHUNK):
                 if worker.is_cancelled:
-                    return
+                    return None
                 prepare(messages[start : start + PREPARE_CHUNK])
         current = compaction_losses(view.thread, _replay_of(view), memo=self.memo)
         changes: tuple[LossChange, ...] = ()
@@ -99,8 +105,7 @@ class LossTracker:
             changes = diff_loss(base, current)
         elif view.replay is not None:
             self._baseline = (view.replay, current)
-        if not worker.is_cancelled:
-            self.screen.post_message(LossesReady(view, current, changes))
+        return None if worker.is_cancelled else LossesReady(view, current, changes)
 
     def show(self, view: ViewState, losses: tuple[CompactionLoss, ...], changes: tuple[LossChange, ...]) -> ViewState:
         """UI thread: `view` with how the edit changed loss in its diff (the screen puts it in place of
@@ -151,8 +156,10 @@ class LossTracker:
         self.probe_text = self.probe_result = None
         return False
 
-    def view_changed(self, view: ViewState) -> None:
-        """The new view is painted: its losses, and the last probe again where `keeps_probe` kept it."""
-        self.compute(view)
+    def view_changed(self, view: ViewState, *, losses: bool = True) -> None:
+        """The new view is painted: its losses (`losses=False`: another worker computes them, `losses_ready`),
+        and the last probe again where `keeps_probe` kept it."""
+        if losses:
+            self.compute(view)
         if self.probe_text is not None:
             self.probe(view, self.probe_text)

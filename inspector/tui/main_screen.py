@@ -144,10 +144,15 @@ class MainScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.after_paint.start()
         self.query_one("#timeline", TimelineChart).focus()
         self.replayer.open(self.initial_thread_id)
         self.live_tail.start()
+
+    def _compositor_refresh(self) -> None:
+        """textual's paint of the screen (`Screen._compositor_refresh`, textual pinned in pyproject.toml),
+        then what waits for it (`after_paint`: an edit's prices and losses)."""
+        super()._compositor_refresh()
+        self.after_paint.painted()
 
     def on_unmount(self) -> None:
         self.long_lived.release()
@@ -258,13 +263,6 @@ class MainScreen(Screen[None]):
         self.query_one(DiffPanel).show(view.diff, view, self.current_request)
         self.panes.show_request()
         self.prices_shown_at = time.monotonic()
-        self.after_paint.queue(partial(self._prices_painted, view))
-
-    def _prices_painted(self, view: ViewState) -> None:
-        """The prices are painted: the edit's last part, what its compactions lost (unless a newer view came)."""
-        current = self.view
-        if not self._closed_down() and current is not None and current.same_replays(view):
-            self.loss.view_changed(current)
 
     def on_probe_done(self, message: ProbeDone) -> None:
         """Mark the request where the probed text disappears, and go there."""
@@ -318,15 +316,16 @@ class MainScreen(Screen[None]):
         self.replayer.reproduce_later(view)
 
     def _view_painted(self, view: ViewState) -> None:
-        """`view` is painted: price it where it went up without its prices (its losses follow them), else
-        judge its compactions' losses now, unless a newer view replaced it."""
+        """`view` is painted: price it where it went up without its prices (its losses after them, in the same
+        worker), else judge its compactions' losses now, unless a newer view replaced it."""
         current = self.view
         if self._closed_down() or current is None or not current.same_replays(view):
             return
         if current.priced:
             self.loss.view_changed(current)
-        else:
-            self.replayer.price(current, self.request_index)
+        else:  # its losses in the pricing's worker, after the prices, and handed over with them
+            self.replayer.price(current, self.request_index, then=self.loss.losses_ready)
+            self.loss.view_changed(current, losses=False)
 
     async def _build_config_form(self) -> None:
         """The Config tab's form, once the first replay is painted (its rows are about half of the app's

@@ -12,6 +12,7 @@ from inspector.app import InspectorApp, create_app
 from inspector.examples import demo_threads
 from inspector.model import Message, Request, Role, Thread, ToolCall
 from inspector.screens.source import MemorySource
+from inspector.tui.settle import settle as settle_app
 
 SIZE = (160, 48)
 
@@ -36,20 +37,10 @@ def make_app(tmp_path: Path, source: MemorySource | None = None, **kwargs) -> In
     )
 
 
-SETTLE_ROUNDS = 12  # a view's chain is a few links: the replay, its paint, its prices, their paint, its losses
-
-
 async def settle(app: InspectorApp, pilot) -> None:
     """Wait for every worker, then for the UI to process what they handed over, until nothing is left to
-    start: a view's prices, then its losses, start in workers once it is painted (`AfterPaint`)."""
-    for round_ in range(SETTLE_ROUNDS):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        after_paint = app.main_screen.after_paint if app._main_screen is not None else None
-        if after_paint is not None and after_paint.pending:
-            await after_paint.drained()  # the next paint (or its wait at the latest) starts what waits
-        elif round_ and all(worker.is_finished for worker in app.workers):
-            return
+    start (`inspector.tui.settle`)."""
+    await settle_app(app, pilot)
 
 
 def plain(widget: Static) -> str:

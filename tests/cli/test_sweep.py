@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -359,6 +360,10 @@ def _failing_row(how: str, folder):
             return "row of 0"
         if value != 40 or how == "none":
             signal.pause()  # until killed by the parent
+        for _ in range(120_000):  # the other child has started its value (else the parent could end it unseen)
+            if len(list(folder.glob("*.pid"))) >= 2:
+                break
+            time.sleep(0.001)
         if how == "raise":
             raise ValueError("no row for 40")
         if how == "kill":

@@ -1,8 +1,8 @@
 """Textual's Footer, rebuilt only when what it shows changes.
 
 Textual's `Footer` recomposes (every key widget made, mounted and styled again) each time the screen
-publishes `bindings_updated_signal`: on every focus change, even where the keys it shows stay the same;
-an app start published it three times. `KeyFooter` compares what it would show (each shown binding's
+publishes `bindings_updated_signal`: on every focus change, even where the keys it shows stay the same
+(an app start on the demo thread published it five times: five footers built, the last four alike). `KeyFooter` compares what it would show (each shown binding's
 key, key display, description, action, enabled state, tooltip and group; the palette's key) with what it
 shows and recomposes only on a difference, which is what a recompose would have drawn anyway.
 

@@ -6,8 +6,10 @@
   its first replay painted, and to every worker done;
 - "painted": the first render of the screen (`App._display`, stamped) after the panes were filled;
 - `right`: one keypress to the next request, until every pane shows it;
-- config edit: a new `context.compaction_threshold` until the replay and every pane are updated,
-  once with an early request selected and once with the last one (where the app opens);
+- config edit: a new `context.compaction_threshold` until the replay is in every pane (before its
+  prices: `MainScreen.view_shown_at`), then painted, then its full result painted (its prices and
+  its losses, whichever came last), once with an early request selected and once with the last one
+  (where the app opens);
 - peak memory of the app on a 100,000-message thread (tracemalloc).
 """
 
@@ -36,10 +38,10 @@ def _app(thread, tmp: Path):
 
 
 async def _settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    """Until every worker is done and nothing waits for a paint (an edit's prices and losses), painted."""
+    from inspector.tui.settle import settle
+
+    await settle(app, pilot)
     await app.screen.wait_for_refresh()  # what the last messages changed, painted
 
 
@@ -90,9 +92,14 @@ FULL: dict[str, list[float]] = {}  # bench key -> edit until its whole answer wa
 
 
 def _full(app, t0: float) -> float:
-    """Edit to the losses of its view shown (`LossTracker.shown_at`: the loss line, the last part)."""
-    assert app.main_screen.loss.view is app.main_screen.view and app.main_screen.loss.shown_at >= t0
-    return _painted_after(app.main_screen.loss.shown_at) - t0
+    """Edit to its whole answer painted: the losses of its view (`LossTracker.shown_at`, the diff's loss
+    line) and its prices (`MainScreen.prices_shown_at`, which follow the replay), whichever came last."""
+    screen = app.main_screen
+    assert screen.view.priced and screen.loss.view.same_replays(screen.view) and screen.loss.shown_at >= t0
+    last = screen.loss.shown_at
+    if screen.view.is_what_if and screen.prices_shown_at >= t0:
+        last = max(last, screen.prices_shown_at)
+    return _painted_after(last) - t0
 
 
 async def _edits(app, pilot, values: list[float], painted: list[float] | None = None,
@@ -102,9 +109,10 @@ async def _edits(app, pilot, values: list[float], painted: list[float] | None = 
         t0 = time.monotonic()
         app.main_screen.set_config_value("context.compaction_threshold", value)
         await _settle(app, pilot)
-        times.append(app.main_screen.panes.updated_at - t0)
-        if painted is not None:  # the panes' layout and paint, which `panes_updated_at` precedes
-            painted.append(_painted_after(app.main_screen.panes.updated_at) - t0)
+        shown = app.main_screen.view_shown_at  # the edit's replay in every pane (its prices follow)
+        times.append(shown - t0)
+        if painted is not None:  # the panes' layout and paint, which `view_shown_at` precedes
+            painted.append(_painted_after(shown) - t0)
         if full is not None:
             full.append(_full(app, t0))
         assert app.main_screen.view.config["context.compaction_threshold"] == value
@@ -160,8 +168,16 @@ async def _measure(thread, steps: int = 25, edits: int = 9) -> dict[str, list[fl
             assert app.main_screen.request_index == len(app.main_screen.view.requests) - 1
             edit_last = await _edits(app, pilot, _edit_values(baseline, 0.61, edits),
                                      PAINTED.setdefault(f"{tag}:edit_last", []), FULL.setdefault(f"{tag}:edit_last", []))
+            # ... and from the Config tab, where a user edits: the form and the diff panel on screen
+            from textual.widgets import TabbedContent
+
+            app.query_one(TabbedContent).active = "config"
+            await _settle(app, pilot)
+            edit_config = await _edits(app, pilot, _edit_values(baseline, 0.62, edits),
+                                       PAINTED.setdefault(f"{tag}:edit_config", []),
+                                       FULL.setdefault(f"{tag}:edit_config", []))
     return {"painted": painted, "recorded": recorded, "first_view": first_view, "ready": ready,
-            "right": step_times, "edit": edit_early, "edit_last": edit_last}
+            "right": step_times, "edit": edit_early, "edit_last": edit_last, "edit_config": edit_config}
 
 
 def _p90(values: list[float]) -> float:
@@ -178,6 +194,7 @@ def bench_tui() -> None:
     for key, label in (("right", "`right` to the next request, all panes updated"),
                        ("edit", "config edit to all panes updated, request 26 selected"),
                        ("edit_last", "config edit to all panes updated, last request selected"),
+                       ("edit_config", "config edit from the Config tab (form and diff shown), last request"),
                        ("painted", "start-up to first paint"),
                        ("recorded", "start-up to the recorded counts on the chart"),
                        ("first_view", "start-up to the first replay shown"),
@@ -213,7 +230,7 @@ async def _measure_profiles(thread, edits: int = 7, only: tuple[str, ...] | None
                 app.main_screen.set_profile(profile)
                 await _settle(app, pilot)
                 assert app.main_screen.view.config.profile == profile and app.main_screen.request_index == len(app.main_screen.view.requests) - 1
-                out[f"{profile}_switch"] = [app.main_screen.panes.updated_at - t0]
+                out[f"{profile}_switch"] = [app.main_screen.view_shown_at - t0]
                 times = []
                 tag = f"{'big' if len(thread.messages) > 1_000 else 'small'}:{profile}_edit"
                 painted, full = PAINTED.setdefault(tag, []), FULL.setdefault(tag, [])
@@ -222,8 +239,9 @@ async def _measure_profiles(thread, edits: int = 7, only: tuple[str, ...] | None
                     app.main_screen.set_config_value("context.window", window)
                     await _settle(app, pilot)
                     assert app.main_screen.view.config["context.window"] == window
-                    times.append(app.main_screen.panes.updated_at - t0)
-                    painted.append(_painted_after(app.main_screen.panes.updated_at) - t0)
+                    shown = app.main_screen.view_shown_at
+                    times.append(shown - t0)
+                    painted.append(_painted_after(shown) - t0)
                     full.append(_full(app, t0))
                 out[f"{profile}_edit"] = times
     return out

@@ -22,6 +22,7 @@ if str(ROOT) not in sys.path:
 
 from inspector.app import InspectorApp, create_app  # noqa: E402
 from inspector.demo import ensure_demo_db  # noqa: E402
+from inspector.tui.settle import settle  # noqa: E402
 
 SIZE = (160, 48)
 WALKTHROUGH = "demo-iris-walkthrough"
@@ -33,10 +34,7 @@ Step = Callable[[InspectorApp, object], Awaitable[None]]
 
 
 async def _settle(app: InspectorApp, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(app, pilot)  # the workers done, and what waits for a paint (an edit's prices) too
 
 
 async def walkthrough_compaction(app: InspectorApp, pilot) -> None:

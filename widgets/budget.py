@@ -15,7 +15,7 @@ from textual.widgets import Static
 from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
 from widgets.borderless_table import BorderlessColumn, BorderlessTable
-from widgets.cost import bill_line, cost_rows
+from widgets.cost import bill_line, cost_rows, pricing_line
 from widgets.names import MessageNames
 from widgets.palette import ensure_names
 from widgets.rendered import RenderedOnce, SideBySide
@@ -182,6 +182,7 @@ class BudgetView(Static):
         self.own_tokens: int | None = None
         self.ratio: float | None = None
         self.names: MessageNames | None = None
+        self.pricing_note: str | None = None  # in place of the bill while the request is not priced
         self._shown: RenderedOnce | None = None  # what the pane shows, where it is the rendered tables
         self._drawn_width = -1  # the width `render_budget` last drew for
 
@@ -202,8 +203,12 @@ class BudgetView(Static):
         own_tokens: int | None = None,
         ratio: float | None = None,
         names: MessageNames | None = None,
+        pricing_note: str | None = None,
     ) -> None:
+        """`pricing_note`: said in place of the bill and the cost rows while the request's prices are
+        being computed (`request` is then unpriced: its cache fields are None)."""
         self.names = names
+        self.pricing_note = pricing_note
         self.calibration = calibration
         self.calibration_note = calibration_note
         self.own_tokens = own_tokens
@@ -257,7 +262,7 @@ class BudgetView(Static):
         grid.append(self._ruler(_fraction(self.threshold_tokens, b.window), "compaction", b.window, width))
         if self.pruning_tokens:
             grid.append(self._ruler(_fraction(self.pruning_tokens, b.window), "hard pruning", b.window, width))
-        bill = bill_line(request)
+        bill = bill_line(request) if self.pricing_note is None else pricing_line(self.pricing_note)
         if bill is not None:  # the bill at a glance, at every size (its parts are in the facts below)
             grid.append(bill)
         # tables of one-line cells, written as Rich writes them without its per-cell work (`BorderlessTable`)
@@ -297,7 +302,9 @@ class BudgetView(Static):
             facts.add_row("Prompt (calibrated)", calibrated)
             if self.calibration_note:  # a guess, not a figure anchored on a recorded count: said so
                 facts.add_row("", Text(safe_line(self.calibration_note, 160), style="ci.warning"))
-        for label, value in cost_rows(request, self.names):  # the bill first: what a user checks against the provider's
+        costs = cost_rows(request, self.names) if self.pricing_note is None else \
+            [("Cost", Text(safe_line(self.pricing_note, 160), style="dim"))]
+        for label, value in costs:  # the bill first: what a user checks against the provider's
             facts.add_row(label, value)
         if (b.recorded_prompt_tokens is not None and b.recorded_prompt_tokens > b.prompt_tokens
                 and b.system_tokens == 0 and b.tool_tokens == 0 and not b.unaccounted_tokens):

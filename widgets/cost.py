@@ -44,6 +44,14 @@ def bill_line(request: RequestAudit) -> Text | None:
     return line
 
 
+def pricing_line(note: str) -> Text:
+    """The bill line while the request's prices are being computed (`note`: "pricing…", or why not)."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append("Bill ", style="bold")
+    line.append(safe_line(note, 160), style="dim")
+    return line
+
+
 def cost_rows(request: RequestAudit, names: MessageNames | None = None) -> list[tuple[str, Text]]:
     """The Budget pane's facts about the request's bill: the replayed cost and its split, the
     recorded cost, the compaction's summarization call and the cache break (the changed block named

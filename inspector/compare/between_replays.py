@@ -108,6 +108,7 @@ class SimulationDiff:
     cost: CostDelta | None = None   # billed prompt tokens, cache breaks and dollars, whole thread
     loss: tuple[LossChange, ...] = ()  # facts lost per kind, where it changed (set by the caller)
     loss_label: str = ""               # the edit the loss sentence names
+    pricing: str = ""                  # said in place of the cost line while `cost` is not known yet
 
     @property
     def empty(self) -> bool:
@@ -126,7 +127,9 @@ class SimulationDiff:
         `moves_shown`: list at most that many compaction moves, then one line counting the rest
         (an edit on a long thread can move hundreds). The cost line comes first."""
         out: list[str] = []
-        if self.cost is not None and not self.cost.empty:
+        if self.pricing:
+            out.append(self.pricing)
+        elif self.cost is not None and not self.cost.empty:
             out.append(self.cost.line())
         moved = [m for m in self.compactions if m.base_index is None or m.new_index is None or m.shift]
         for move in moved if moves_shown is None else moved[:moves_shown]:
@@ -300,6 +303,20 @@ def status_moves(before: dict[str, int], after: dict[str, int]) -> int:
     return sum(max(0, n - before.get(status, 0)) for status, n in after.items())
 
 
+def status_map_changes(before: Mapping[str, BlockStatus], after: Mapping[str, BlockStatus]) -> int:
+    """How many blocks have another status in `after` than in `before`, maps of block -> status that
+    leave out excluded blocks (a block in one map only was excluded in the other). Where neither map
+    lists an excluded block, counted by set operations in C: a block in one map only is changed, and a
+    block in both with two statuses gives two of the (block, status) pairs found in one map only."""
+    if before == after:
+        return 0
+    excluded = BlockStatus.EXCLUDED
+    if excluded in before.values() or excluded in after.values():  # listed as excluded: as in neither map
+        return sum(1 for mid in before.keys() | after.keys() if before.get(mid, excluded) != after.get(mid, excluded))
+    one_side = len(before.keys() ^ after.keys())
+    return one_side + (len(before.items() ^ after.items()) - one_side) // 2
+
+
 def diff_simulations(base: Simulation, new: Simulation, *, cost: bool = True) -> SimulationDiff:
     """What moved from `base` to `new`. `cost=False` leaves `cost` None, for a caller that has the
     replays' totals (`cost_delta_of_totals`) rather than priced timelines."""
@@ -325,8 +342,7 @@ def diff_simulations(base: Simulation, new: Simulation, *, cost: bool = True) ->
         before_statuses, after_statuses = old.stats.get("block_statuses"), req.stats.get("block_statuses")
         if before_statuses is not None and after_statuses is not None:
             # Replays that list their non-excluded blocks (shifting): compare those maps only.
-            count = sum(1 for mid in before_statuses.keys() | after_statuses.keys()
-                        if before_statuses.get(mid, BlockStatus.EXCLUDED) != after_statuses.get(mid, BlockStatus.EXCLUDED))
+            count = status_map_changes(before_statuses, after_statuses)
         elif not old.blocks or not req.blocks:
             # Timeline-level replays (long threads): blocks that changed status, from the counts
             # per status (exact when blocks move one way, as a config edit typically makes them).

@@ -25,6 +25,8 @@ def export_payload(view: ViewState | None, request: RequestAudit | None) -> dict
     """The simulation JSON at the selected request, with that request's every block."""
     if view is None or request is None:
         return None
+    if not view.priced and view.pricing_error is None and view.replay is not None:
+        request = view.replay.audit(request.index)  # its prices, not a request without them, while they come
     payload = view.simulation.to_json(request=request.index)
     payload["requests"] = [request.to_json()]  # the selected request with every block
     payload["thread_title"] = view.thread.title

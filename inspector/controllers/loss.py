@@ -14,6 +14,8 @@ from textual.worker import get_current_worker
 
 from inspector.compare.between_replays import LossChange, diff_loss, edit_label
 from inspector.controllers.handoff import Handoff
+from inspector.pipeline import Replay
+from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
 from inspector.pipeline.facts import prepare
 from inspector.pipeline.probe import ProbeResult, probe
 from inspector.pipeline.survival import CompactionLoss, LossMemo, ReplayLike, compaction_losses
@@ -30,7 +32,30 @@ def _replay_of(view: ViewState, *, baseline: bool = False) -> ReplayLike:
     replay = view.baseline_replay if baseline else view.replay
     if replay is None:
         return FullReplay(view.baseline if baseline else view.simulation)
-    return replay
+    return _Unpriced(replay) if isinstance(replay, Replay) else replay
+
+
+class _Unpriced:
+    """A replay's timeline and blocks without their prices: what losses and probes read. An edit's
+    pricing runs in a worker of its own (`ReplayController.price`); these never wait for it."""
+
+    __slots__ = ("_replay", "timeline", "summaries")
+
+    def __init__(self, replay: Replay) -> None:
+        self._replay = replay
+        self.timeline, self.summaries = replay.timeline, replay.summaries
+
+    def audit(self, index: int) -> RequestAudit:
+        return self._replay.audit(index, priced=False)
+
+    def simulation(self, *, blocks: bool = True, priced: bool = True) -> Simulation:
+        return self._replay.simulation(blocks=blocks, priced=False)
+
+    def summary_spans(self) -> dict[str, tuple[str, ...]] | None:
+        return self._replay.summary_spans()
+
+    def message_statuses(self, index: int, message_ids) -> dict[str, BlockStatus] | None:
+        return self._replay.message_statuses(index, message_ids)
 
 
 class LossTracker:
@@ -54,13 +79,19 @@ class LossTracker:
                                exit_on_error=False, description="what compactions lost")
 
     def _work(self, handoff: Handoff) -> None:
-        view = handoff.take()
+        message = self.losses_ready(handoff.take())
+        if message is not None:
+            self.screen.post_message(message)
+
+    def losses_ready(self, view: ViewState) -> LossesReady | None:
+        """In a worker: what `view`'s compactions lost, and how its edit changed that, as the message for
+        the screen; None where the worker was cancelled (a newer view is coming)."""
         worker = get_current_worker()
         if view.simulation.summaries:  # the facts of every message, a chunk at a time (a newer view cancels)
             messages = view.thread.messages
             for start in range(0, len(messages), PREPARE_CHUNK):
                 if worker.is_cancelled:
-                    return
+                    return None
                 prepare(messages[start : start + PREPARE_CHUNK])
         current = compaction_losses(view.thread, _replay_of(view), memo=self.memo)
         changes: tuple[LossChange, ...] = ()
@@ -74,8 +105,7 @@ class LossTracker:
             changes = diff_loss(base, current)
         elif view.replay is not None:
             self._baseline = (view.replay, current)
-        if not worker.is_cancelled:
-            self.screen.post_message(LossesReady(view, current, changes))
+        return None if worker.is_cancelled else LossesReady(view, current, changes)
 
     def show(self, view: ViewState, losses: tuple[CompactionLoss, ...], changes: tuple[LossChange, ...]) -> ViewState:
         """UI thread: `view` with how the edit changed loss in its diff (the screen puts it in place of
@@ -93,8 +123,11 @@ class LossTracker:
         self.shown_at = time.monotonic()
 
     def losses_of(self, view: ViewState | None) -> dict[str, CompactionLoss] | None:
-        """The losses of `view`, or None while they are being computed."""
-        return self.losses if view is not None and view is self.view else None
+        """The losses of `view` (of its replays: its prices may have come after them), or None while they
+        are being computed."""
+        if view is None or self.view is None or not (view is self.view or view.same_replays(self.view)):
+            return None
+        return self.losses
 
     # probes -------------------------------------------------------------------------------------------
 
@@ -115,12 +148,18 @@ class LossTracker:
         self.probe_result = result
         return True
 
-    def view_changed(self, view: ViewState, *, same_thread: bool) -> bool:
-        """A new view is on screen: its losses, and the probe again (a what-if moves where a text goes);
-        whether a probe is still running (else the timeline's probe mark goes)."""
-        self.compute(view)
+    def keeps_probe(self, *, same_thread: bool) -> bool:
+        """A new view goes on screen: whether the last probe is run again on it (a what-if of the same
+        thread moves where a text goes); else it is forgotten (and the timeline's probe mark goes)."""
         if self.probe_text is not None and same_thread:
-            self.probe(view, self.probe_text)
             return True
         self.probe_text = self.probe_result = None
         return False
+
+    def view_changed(self, view: ViewState, *, losses: bool = True) -> None:
+        """The new view is painted: its losses (`losses=False`: another worker computes them, `losses_ready`),
+        and the last probe again where `keeps_probe` kept it."""
+        if losses:
+            self.compute(view)
+        if self.probe_text is not None:
+            self.probe(view, self.probe_text)

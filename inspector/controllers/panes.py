@@ -91,7 +91,7 @@ class PaneUpdater:
             calibration=None if calibration is None else calibration.fit.short(),
             calibration_note=_calibration_note(view, request),
             **_own_and_ratio(calibration, request), names=names_of(view.thread),
-            pruning_tokens=profile.hard_pruning_at(view.config, window))
+            pruning_tokens=profile.hard_pruning_at(view.config, window), pricing_note=view.pricing_note)
         # Tables are rebuilt only when visible; the others are refreshed when their tab opens.
         active = screen.query_one(TabbedContent).active
         self.stale_tabs |= {"blocks", "summaries", "step"}

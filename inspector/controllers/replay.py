@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from textual.message import Message
 from textual.worker import get_current_worker
 
 from inspector.config import DEFAULT_PROFILE, Config, ConfigError
@@ -21,6 +22,7 @@ from inspector.screens.messages import (
     LlmProgress,
     LoadFailed,
     Notice,
+    PricesReady,
     ReplayFailed,
     ReproductionReady,
     ThreadLoaded,
@@ -29,7 +31,14 @@ from inspector.screens.messages import (
 )
 from inspector.screens.source import ThreadSource
 from inspector.screens.status import DIFF_BLOCKS_SHOWN
-from inspector.screens.view import Simulator, ViewState, build_view, default_simulator, fill_reproduction
+from inspector.screens.view import (
+    Simulator,
+    ViewState,
+    build_view,
+    default_simulator,
+    fill_reproduction,
+    price_view,
+)
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
@@ -243,8 +252,9 @@ class ReplayController:
         worker = get_current_worker()
         summarizer = self._watch_llm_summarizer(config)
         try:
+            # on screen before its prices (`price`, once it is painted): pricing is a third of an edit's work
             new = build_view(view.thread, view.baseline_config, config, self.simulator, baseline=view.baseline_replay,
-                             data_version=view.data_version, previous=view)
+                             data_version=view.data_version, previous=view, price=False)
         except Exception as exc:
             screen.post_message(ReplayFailed(config, str(exc)))
             return
@@ -262,6 +272,32 @@ class ReplayController:
         if not worker.is_cancelled:
             screen.post_message(ViewReady(new, keep_position=True))
 
+    def price(self, view: ViewState, request_index: int,
+              then: Callable[[ViewState], Message | None] | None = None) -> None:
+        """Price `view`, on screen without its prices (`ViewState.priced`), in a worker of its own group (a
+        newer view's pricing cancels it), then hand the prices to the screen (`PricesReady`). `then(view)`:
+        more work for the same worker after the prices (the view's losses), whose message is posted right
+        after them, so that the screen lays both out in one pass (each layout of the screen costs 10-30 ms)."""
+        if not view.priced:
+            self._run(partial(self._price_work, Handoff(view), request_index, then), group="pricing",
+                      description="pricing")
+
+    def _price_work(self, handoff: Handoff, request_index: int,
+                    then: Callable[[ViewState], Message | None] | None) -> None:
+        view = handoff.take()
+        worker = get_current_worker()
+        try:
+            prices = PricesReady(view, price_view(view))
+            if view.requests and view.replay is not None:  # the selected request priced here, not on the UI thread
+                view.replay.audit(min(request_index, len(view.requests) - 1))
+        except Exception as exc:  # the panes say the cost is unknown, and why
+            prices = PricesReady(view, None, safe_line(str(exc), 200))
+        more = then(view) if then is not None and not worker.is_cancelled else None
+        if not worker.is_cancelled:
+            self.screen.post_message(prices)
+            if more is not None:
+                self.screen.post_message(more)
+
     def toggle_compactions(self, view: ViewState, request_index: int) -> None:
         """Replay `view` (its baseline and its what-if) in the other compaction mode (worker)."""
         mode = "decide" if view.compactions == "recorded" else "recorded"
@@ -274,7 +310,7 @@ class ReplayController:
         worker = get_current_worker()
         try:
             new = build_view(view.thread, view.baseline_config, view.config, self.simulator,
-                             data_version=view.data_version, previous=view, compactions=mode)
+                             data_version=view.data_version, previous=view, compactions=mode, price=False)
         except Exception as exc:
             screen.post_message(ReplayFailed(view.config, str(exc)))
             return

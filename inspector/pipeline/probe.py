@@ -119,7 +119,7 @@ def probe(thread: Thread, replay: ReplayLike, texts: Sequence[str]) -> tuple[Pro
         return ()
     normalised = {m.id: message_text(m) for m in thread.messages}
     holders = [{mid for mid, text in normalised.items() if n.in_message(text)} for n in needles]
-    timeline = replay.simulation(blocks=False)
+    timeline = replay.simulation(blocks=False, priced=False)  # a probe reads no cost
     summaries: dict[str, Summary] = {s.id: s for s in thread.summaries}
     summaries.update({s.id: s for s in timeline.summaries})
     summary_text: dict[str, str] = {}

@@ -6,6 +6,7 @@ request's blocks on `audit(k)`; `simulate` is every request with its blocks.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -47,7 +48,9 @@ class Replay:
         self.config = config
         self.ctx = ctx
         self.notices: list[str] = []  # e.g. a tokenizer fallback, said by the layer above
-        self._audits: dict[int, RequestAudit] = {}
+        self._audits: dict[int, RequestAudit] = {}  # priced
+        self._unpriced: dict[int, RequestAudit] = {}  # the same requests before their prices
+        self._pricing = threading.Lock()  # the app prices an edit in one worker while others read its blocks
         self.calibration = ctx.calibration
         self._fast = REGISTRY[config.profile].replayer(thread, config, ctx)
         # The seed profiles' audits get the calibrated prompt filled in here; the agents' replayers
@@ -68,24 +71,33 @@ class Replay:
     BLOCK_BY_BLOCK_LIMIT = 3_000_000
 
     @property
-    def costs(self) -> tuple:
-        """`accounting.RequestCost` per request (prompt cache and cost), computed once; () when skipped."""
-        if self._costs is None:
-            from inspector.pipeline import accounting
+    def priced(self) -> bool:
+        """Whether the requests' prices are computed (`costs`)."""
+        return self._costs is not None
 
-            prompts, table = None, None
-            if accounting.has_fast_prompt_model(self._fast) or \
-                    len(self.timeline) * len(self.thread.messages) <= self.BLOCK_BY_BLOCK_LIMIT:
-                prompts, table = accounting.replay_prompts(self._fast, self.timeline, self._fast.audit)
-            if prompts is None:
-                self.notices.append(f"prompt cache not modelled: the {self.config.profile} profile has no fast "
-                                    f"prompt model for a thread this long ({len(self.timeline):,} requests)")
-                self._costs = ()
-            else:
-                self._costs = tuple(accounting.account(self.thread, self.timeline, prompts, table,
-                                                       self.ctx.prices, self.ctx.counter,
-                                                       summarization=self._summarization_pricing()))
+    @property
+    def costs(self) -> tuple:
+        """`accounting.RequestCost` per request (prompt cache and cost), computed once (by one thread of
+        those that ask at the same time; the others wait for it); () when skipped."""
+        if self._costs is None:
+            with self._pricing:
+                if self._costs is None:
+                    self._costs = self._computed_costs()
         return self._costs
+
+    def _computed_costs(self) -> tuple:
+        from inspector.pipeline import accounting
+
+        prompts, table = None, None
+        if accounting.has_fast_prompt_model(self._fast) or \
+                len(self.timeline) * len(self.thread.messages) <= self.BLOCK_BY_BLOCK_LIMIT:
+            prompts, table = accounting.replay_prompts(self._fast, self.timeline, self._fast.audit)
+        if prompts is None:
+            self.notices.append(f"prompt cache not modelled: the {self.config.profile} profile has no fast "
+                                f"prompt model for a thread this long ({len(self.timeline):,} requests)")
+            return ()
+        return tuple(accounting.account(self.thread, self.timeline, prompts, table, self.ctx.prices,
+                                        self.ctx.counter, summarization=self._summarization_pricing()))
 
     def _summarization_pricing(self):
         """How the profile's compactions write their summaries, for their price (None: no model call)."""
@@ -116,21 +128,24 @@ class Replay:
     def __len__(self) -> int:
         return len(self.timeline)
 
-    def audit(self, index: int) -> RequestAudit:
-        """Request `index` with its full block list."""
-        hit = self._audits.get(index)
+    def audit(self, index: int, *, priced: bool = True) -> RequestAudit:
+        """Request `index` with its full block list; `priced=False`: without its prompt cache and cost
+        (the budget's cache fields None), which needs no pricing of the thread (`costs`)."""
+        memo = self._audits if priced else self._unpriced
+        hit = memo.get(index)
         if hit is None:
-            hit = self._built(index)
-            if len(self._audits) > 64:
-                self._audits.clear()
-            self._audits[index] = hit
+            unpriced = self._unpriced.get(index) if priced else None
+            hit = self._priced(unpriced) if unpriced is not None else self._built(index, priced=priced)
+            if len(memo) > 64:
+                memo.clear()
+            memo[index] = hit
         return hit
 
-    def _built(self, index: int) -> RequestAudit:
+    def _built(self, index: int, *, priced: bool = True) -> RequestAudit:
         audit = self._fast.audit(index)
         if self._fill:
             audit = self._calibrated(audit)
-        return self._priced(audit)
+        return self._priced(audit) if priced else audit
 
     def audits(self, indices: Iterable[int]) -> Iterator[RequestAudit]:
         """Requests `indices` with their block lists, one at a time and not kept (a streamed JSON holds
@@ -171,10 +186,10 @@ class Replay:
         return None if spans is None else dict(spans)
 
     def simulation(self, *, blocks: bool = True, priced: bool = True) -> Simulation:
-        """Every request (with blocks, or the timeline); `priced=False` leaves the timeline's budgets
-        without the cache and cost (the app reads those per request and as `cost_totals`)."""
+        """Every request (with blocks, or the timeline); `priced=False` leaves the budgets without the
+        cache and cost (the app reads those per request and as `cost_totals`) and the thread's cost None."""
         if blocks:
-            requests = tuple(self.audit(k) for k in range(len(self)))
+            requests = tuple(self.audit(k, priced=priced) for k in range(len(self)))
         elif priced:
             requests = tuple(self._priced(a) for a in self.timeline)
         else:
@@ -187,7 +202,7 @@ class Replay:
             approximate=self.ctx.counter.approximate,
             requests=requests,
             summaries=self.summaries,
-            cost=self._thread_cost_json() if (blocks or priced) else None,
+            cost=self._thread_cost_json() if priced else None,
             calibration_basis=self.bases(),
             rules=self.rules(),
         )

@@ -51,6 +51,15 @@ class ViewReady(WorkerMessage, bubble=False):
         self.view, self.keep_position = view, keep_position
 
 
+class PricesReady(WorkerMessage, bubble=False):
+    """The prices of `view` (built before them): the bill's change against the baseline, or why they
+    could not be computed (`error`)."""
+
+    def __init__(self, view: ViewState, cost: Any, error: str | None = None) -> None:
+        super().__init__()
+        self.view, self.cost, self.error = view, cost, error
+
+
 class ReplayFailed(WorkerMessage, bubble=False):
     """An edit under `config` could not be replayed."""
 

@@ -18,6 +18,7 @@ from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState, timeline_scale
 from inspector.thread_tree import SubagentTotals
 from widgets.budget import STATUS_STYLES
+from widgets.rendered import RenderedOnce
 from widgets.safe import safe_line
 from widgets.timeline import compact_number
 
@@ -47,7 +48,10 @@ class StatusLine(FixedHeightStatic):
         line.append(safe_line(view.thread.title or view.thread.id, 60), style="bold")
         line.append(f"  {safe_line(view.thread.source, 20)}", style="dim")
         totals = view.cost_totals
-        if totals is not None:
+        if view.pricing_note is not None:  # the what-if's prices follow its replay: never the last replay's bill
+            line.append("   ")
+            line.append(safe_line(view.pricing_note, 80), style="dim")
+        elif totals is not None:
             line.append("   ")
             line.append("cost unknown" if totals.cost is None else f"${totals.cost:,.2f}", style="ci.recorded")
             if totals.recorded_cost is not None:
@@ -221,10 +225,20 @@ class TimelineLabel(FixedHeightStatic):
 
 
 class DiffPanel(Static):
-    """The what-if against the baseline: changed keys, what moved, and the selected request's block changes."""
+    """The what-if against the baseline: changed keys, what moved, and the selected request's block changes.
+
+    An edit shows it three times (the replay, then its prices and losses, or a step to another request),
+    each text rendered once per width (`RenderedOnce`: a layout pass renders it to measure it, the paint
+    again), and laid out again only where its number of lines changed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._shown: RenderedOnce | None = None
+        self._drawn_width = -1
 
     def show(self, diff: SimulationDiff | None, view: ViewState, request: RequestAudit | None) -> None:
         if diff is None:
+            self._shown = None
             self.update(Text("No edits: this is the baseline replay.", style="dim"))
             return
         keys = []
@@ -256,9 +270,12 @@ class DiffPanel(Static):
             if shown is not None and changed > len(changes):
                 moves.append(Text(f"… {changed - len(changes)} more", style="dim"))
         out.rstrip()
-        self.update(Group(Text("Changed keys", style="bold"), hanging(keys, "  "), Text(""),
-                          Text("What moved", style="bold"), hanging(moved, "  • "), Text(""), out,
-                          hanging(moves, "    ")))
+        once = RenderedOnce(Group(Text("Changed keys", style="bold"), hanging(keys, "  "), Text(""),
+                                  Text("What moved", style="bold"), hanging(moved, "  • "), Text(""), out,
+                                  hanging(moves, "    ")))
+        previous, self._shown = self._shown, once
+        same_width, self._drawn_width = self.size.width == self._drawn_width, self.size.width
+        self.update(once, layout=not (same_width and once.same_height_as(previous)))
 
 
 def hanging(lines: list[Text], lead: str) -> Table:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
 from itertools import accumulate
 from typing import Any, Protocol
 
-from inspector.compare.between_replays import BlockChange, SimulationDiff, block_changes_shown, diff_simulations
+from inspector.compare.between_replays import (
+    BlockChange,
+    CostDelta,
+    SimulationDiff,
+    block_changes_shown,
+    diff_simulations,
+)
 from inspector.config import Config, thread_values
 from inspector.model import Message, Summary, Thread, tool_groups
 from inspector.pipeline import Replay
@@ -61,8 +67,6 @@ def _timeline(replay: Replay | FullReplay) -> Simulation:
 
 def _with_cost(diff: SimulationDiff, baseline: Replay | FullReplay, current: Replay | FullReplay) -> SimulationDiff:
     if isinstance(baseline, Replay) and isinstance(current, Replay):
-        from dataclasses import replace
-
         from inspector.compare.between_replays import cost_delta_of_totals
 
         return replace(diff, cost=cost_delta_of_totals(baseline.cost_totals(), current.cost_totals()))
@@ -134,6 +138,10 @@ class ViewState:
     reproduction: Reproduction | None = field(default=None, compare=False)
     # the thread's sub-agents, replayed each under its own baseline (shown apart); None: it has none
     subagents: SubagentTotals | None = None
+    # False: the what-if is on screen before its prices (`build_view(price=False)`): the panes say
+    # `pricing_note` where the cost goes, never the previous replay's figures, until `with_prices`
+    priced: bool = True
+    pricing_error: str | None = None  # why its prices could not be computed (`with_pricing_error`)
 
     @property
     def calibration(self):
@@ -171,7 +179,22 @@ class ViewState:
         which cycle the replay's own cache, do not make the UI thread build the selected one again)."""
         if self.replay is None:
             return self.simulation.requests[index]
+        if not self.priced:  # a Replay (`build_view`): its blocks, without the prices still to come
+            return _remembered(self._audits, index, partial(self.replay.audit, priced=False))
         return _remembered(self._audits, index, self.replay.audit)
+
+    @property
+    def pricing_note(self) -> str | None:
+        """What the panes say where the cost goes while the view is not priced (None once it is)."""
+        if self.priced:
+            return None
+        return PRICING if self.pricing_error is None else f"cost unknown: pricing failed: {self.pricing_error}"
+
+    def same_replays(self, other: ViewState) -> bool:
+        """Whether `other` shows the same replays (the same edit of the same thread): what a worker computed
+        for `other` (its losses, its prices) belongs to this view too, whichever of them came first."""
+        return (self.thread is other.thread and self.replay is other.replay
+                and self.baseline_replay is other.baseline_replay and self.config == other.config)
 
     def baseline_audit(self, index: int) -> RequestAudit:
         if self.baseline_replay is None:
@@ -229,6 +252,8 @@ class ViewState:
     @property
     def cost_totals(self):
         """The shown replay's bill (`accounting.ThreadCost`); None where the cache is not modelled."""
+        if not self.priced:  # still being computed (`priced`): never priced here, on the UI thread
+            return None
         totals = getattr(self.replay, "cost_totals", None)
         return totals() if callable(totals) else None
 
@@ -237,6 +262,7 @@ class ViewState:
         return self.config != self.baseline_config
 
 
+PRICING = "pricing…"  # said where a cost goes while the what-if's prices are computed (`ViewState.priced`)
 REMEMBERED_AUDITS = 8  # requests whose blocks a view keeps for the panes (the selected one and its neighbours)
 
 
@@ -303,13 +329,16 @@ def build_view(
     compactions: str | None = None,
     subagents: SubagentTotals | None = None,
     reproduce: bool = True,
+    price: bool = True,
 ) -> ViewState:
     """Replay under the baseline (unless given) and, when it differs, under `config`, both in
     one compaction mode (`compactions`; default: the previous view's, else `recorded` where the
     thread recorded compactions, else `decide`), so an edit that changes nothing moves nothing;
     diff the two timelines. `subagents`: the thread's sub-agents' figures (default: the previous view's
     of the same thread). `reproduce=False`: the reproduction of the recorded compactions, where it needs
-    a replay of its own, is left to `fill_reproduction` (the view goes on screen first)."""
+    a replay of its own, is left to `fill_reproduction` (the view goes on screen first). `price=False`: a
+    what-if of two Replays is not priced here (`priced` False, its diff `pricing`): `price_view` computes
+    its prices in a worker once it is on screen, and `with_prices` puts them in."""
     same_thread = previous is not None and previous.thread is thread  # per-thread tables carry over
     if subagents is None and same_thread:
         subagents = previous.subagents
@@ -321,14 +350,19 @@ def build_view(
     baseline_sim = _timeline(baseline)
     if isinstance(baseline, Replay):
         baseline.costs  # noqa: B018 - the prompt cache of every request, here in the worker, not on the UI thread
+    priced = True
     if config == baseline_config:
         current, simulation, diff = baseline, baseline_sim, None
     else:
         current = _run(simulator, thread, config, compactions=compactions)
         simulation = _timeline(current)
         # Two Replays: the cost delta comes from their totals (the timelines are not priced)
-        priced = isinstance(baseline, Replay) and isinstance(current, Replay)
-        diff = _with_cost(diff_simulations(baseline_sim, simulation, cost=not priced), baseline, current)
+        replays = isinstance(baseline, Replay) and isinstance(current, Replay)
+        diff = diff_simulations(baseline_sim, simulation, cost=not replays)
+        if replays and not price:
+            priced, diff = False, replace(diff, pricing=f"billed tokens, cache breaks and cost: {PRICING}")
+        else:
+            diff = _with_cost(diff, baseline, current)
     if same_thread and previous.baseline_config == baseline_config:
         reproduction = previous.reproduction
     elif not thread.summaries:
@@ -357,7 +391,32 @@ def build_view(
         compactions=compactions,
         reproduction=reproduction,
         subagents=subagents,
+        priced=priced,
     )
+
+
+def price_view(view: ViewState) -> CostDelta | None:
+    """A worker's job for a view built with `price=False`: its replay's prices (the cache model of every
+    request) and the bill's change against the baseline (None where either has no bill)."""
+    from inspector.compare.between_replays import cost_delta_of_totals
+
+    assert isinstance(view.replay, Replay) and isinstance(view.baseline_replay, Replay)
+    return cost_delta_of_totals(view.baseline_replay.cost_totals(), view.replay.cost_totals())
+
+
+def with_prices(view: ViewState, cost: CostDelta | None) -> ViewState:
+    """`view` (not priced) with its prices: the bill's change in its diff, its requests' audits priced
+    (the replay prices the blocks it already built)."""
+    diff = None if view.diff is None else replace(view.diff, cost=cost, pricing="")
+    return replace(view, diff=diff, priced=True, _audits={})
+
+
+def with_pricing_error(view: ViewState, error: str) -> ViewState:
+    """`view` (not priced) whose prices could not be computed: it stays unpriced, and says why."""
+    view = replace(view, pricing_error=error)
+    note = view.pricing_note
+    assert note is not None
+    return view if view.diff is None else replace(view, diff=replace(view.diff, pricing=note))
 
 
 def config_owner(thread: Thread, config: Config) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from textual.widgets import Input, TabbedContent
 
 from inspector.commands import InspectorCommands
 from inspector.config import Config, ConfigError, only_reader
+from inspector.controllers.after_paint import AfterPaint
 from inspector.controllers.files import FileWriter, export_payload
 from inspector.controllers.live import LiveTail
 from inspector.controllers.loss import LossTracker
@@ -45,6 +47,7 @@ from inspector.screens.messages import (
     LoadFailed,
     LossesReady,
     Notice,
+    PricesReady,
     ProbeDone,
     ReplayFailed,
     ReproductionReady,
@@ -54,7 +57,15 @@ from inspector.screens.messages import (
     ViewReady,
 )
 from inspector.screens.status import DiffPanel, StatusLine
-from inspector.screens.view import Simulator, ViewState, recorded_points, timeline_points, timeline_scale
+from inspector.screens.view import (
+    Simulator,
+    ViewState,
+    recorded_points,
+    timeline_points,
+    timeline_scale,
+    with_prices,
+    with_pricing_error,
+)
 from widgets.blocks import BlocksView
 from widgets.config_form import ConfigForm
 from widgets.footer import KeyFooter
@@ -102,6 +113,7 @@ class MainScreen(Screen[None]):
         self.panes = PaneUpdater(self, throttle=pane_throttle)
         self.loss = LossTracker(self)
         self.long_lived = LongLivedObjects()
+        self.after_paint = AfterPaint(self)  # an edit's prices and losses wait for its replay's paint
         self.thread_infos: list[ThreadInfo] = []
         self.view: ViewState | None = None
         self.follow_latest = True
@@ -111,6 +123,8 @@ class MainScreen(Screen[None]):
         # (bench/bench_tui.py times their paint from these)
         self.recorded_shown_at: float | None = None
         self.first_view_at: float | None = None
+        # when a view was last put on screen, and an edit's prices, which follow its replay (bench_tui)
+        self.view_shown_at = self.prices_shown_at = 0.0
 
     @property
     def live(self) -> bool:
@@ -134,6 +148,12 @@ class MainScreen(Screen[None]):
         self.query_one("#timeline", TimelineChart).focus()
         self.replayer.open(self.initial_thread_id)
         self.live_tail.start()
+
+    def _compositor_refresh(self) -> None:
+        """textual's paint of the screen (`Screen._compositor_refresh`, textual pinned in pyproject.toml),
+        then what waits for it (`after_paint`: an edit's prices and losses)."""
+        super()._compositor_refresh()
+        self.after_paint.painted()
 
     def on_unmount(self) -> None:
         self.long_lived.release()
@@ -222,15 +242,28 @@ class MainScreen(Screen[None]):
     def on_losses_ready(self, message: LossesReady) -> None:
         """What the shown view's compactions lost: the Summaries pane lists it, the diff says how the
         edit changed it."""
-        if self._closed_down() or message.view is not self.view:
+        if self._closed_down() or self.view is None or not self.view.same_replays(message.view):
             return  # a newer view is on its way (its own losses follow)
-        self.view = view = self.loss.show(message.view, message.losses, message.changes)
+        # the shown view (with its prices, where they came first) with the losses
+        self.view = view = self.loss.show(self.view, message.losses, message.changes)
         if view.diff is not None:
             self.query_one(DiffPanel).show(view.diff, view, self.current_request)
         self.panes.stale_tabs.add("summaries")
         if self.query_one(TabbedContent).active == "summaries":
             self.panes.refresh_tab("summaries")
         self.call_after_refresh(self.loss.painted)
+
+    def on_prices_ready(self, message: PricesReady) -> None:
+        """The shown what-if's prices (it went on screen before them): the status line's bill, the diff's
+        cost line and the Budget pane's cost rows say them in place of "pricing…"."""
+        view = self.view
+        if self._closed_down() or view is None or view.priced or not view.same_replays(message.view):
+            return  # a newer view is on its way (its own prices follow)
+        self.view = view = (with_prices(view, message.cost) if message.error is None
+                            else with_pricing_error(view, message.error))
+        self.query_one(DiffPanel).show(view.diff, view, self.current_request)
+        self.panes.show_request()
+        self.prices_shown_at = time.monotonic()
 
     def on_probe_done(self, message: ProbeDone) -> None:
         """Mark the request where the probed text disappears, and go there."""
@@ -269,8 +302,12 @@ class MainScreen(Screen[None]):
         await self.query_one(ConfigForm).load(view.config, view.baseline_config)
         self.query_one(DiffPanel).show(view.diff, view, self.current_request)
         self.panes.show_request(all_tabs=True)
-        if not self.loss.view_changed(view, same_thread=same_thread):
+        if not self.loss.keeps_probe(same_thread=same_thread):
             self.query_one(TimelineChart).mark_probe(None)
+        self.view_shown_at = time.monotonic()
+        # its prices, then its losses, once it is painted: their workers would share the interpreter with
+        # the paint, and with each other
+        self.after_paint.queue(partial(self._view_painted, view))
         if not same_thread:  # once the new thread is on screen (see inspector/gcpolicy.py)
             self.first_view_at = time.monotonic()
             self.call_after_refresh(self.long_lived.settle, len(view.thread.messages))
@@ -278,6 +315,18 @@ class MainScreen(Screen[None]):
             if self.prebuild_config_form:
                 self.run_worker(self._build_config_form(), group="config-form")
         self.replayer.reproduce_later(view)
+
+    def _view_painted(self, view: ViewState) -> None:
+        """`view` is painted: price it where it went up without its prices (its losses after them, in the same
+        worker), else judge its compactions' losses now, unless a newer view replaced it."""
+        current = self.view
+        if self._closed_down() or current is None or not current.same_replays(view):
+            return
+        if current.priced:
+            self.loss.view_changed(current)
+        else:  # its losses in the pricing's worker, after the prices, and handed over with them
+            self.replayer.price(current, self.request_index, then=self.loss.losses_ready)
+            self.loss.view_changed(current, losses=False)
 
     async def _build_config_form(self) -> None:
         """The Config tab's form, once the first replay is painted (its rows are about half of the app's

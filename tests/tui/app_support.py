@@ -12,6 +12,7 @@ from inspector.app import InspectorApp, create_app
 from inspector.examples import demo_threads
 from inspector.model import Message, Request, Role, Thread, ToolCall
 from inspector.screens.source import MemorySource
+from inspector.tui.settle import settle as settle_app
 
 SIZE = (160, 48)
 
@@ -37,11 +38,9 @@ def make_app(tmp_path: Path, source: MemorySource | None = None, **kwargs) -> In
 
 
 async def settle(app: InspectorApp, pilot) -> None:
-    """Wait for every worker, then for the UI to process what they handed over."""
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    """Wait for every worker, then for the UI to process what they handed over, until nothing is left to
+    start (`inspector.tui.settle`)."""
+    await settle_app(app, pilot)
 
 
 def plain(widget: Static) -> str:

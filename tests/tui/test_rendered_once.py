@@ -154,3 +154,41 @@ async def test_the_chart_drawn_from_its_row_cache_is_the_chart_drawn_afresh(tmp_
             chart._rows = None
             chart._styles = None
             assert [chart.render_line(y) for y in range(chart.size.height)] == cached, key
+
+
+async def test_the_diff_panel_is_laid_out_again_only_where_its_lines_change(tmp_path, monkeypatch):
+    """The diff panel (an edit shows it for the replay, then for its prices and losses, and again on each
+    step) keeps its size without a layout of the screen where its text has as many lines as before; it is
+    always as tall as what it shows."""
+    from textual.widgets import TabbedContent
+
+    from inspector.examples import demo_threads
+    from inspector.screens.source import MemorySource
+    from inspector.screens.status import DiffPanel
+    from tests.tui.app_support import make_app, settle
+
+    layouts: list[bool] = []
+    update = DiffPanel.update
+
+    def recorded(self, content="", *, layout: bool = True) -> None:
+        layouts.append(layout)
+        update(self, content, layout=layout)
+
+    monkeypatch.setattr(DiffPanel, "update", recorded)
+    app = make_app(tmp_path, MemorySource(demo_threads()), thread_id="demo-iris-walkthrough")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.query_one(TabbedContent).active = "config"
+        await settle(app, pilot)
+        panel = app.query_one(DiffPanel)
+        for step in ("edit", "home", "right", "right", "edit", "end", "left"):
+            if step == "edit":
+                threshold = app.main_screen.view.config["context.compaction_threshold"]
+                app.main_screen.set_config_value("context.compaction_threshold", round(threshold - 0.05, 2))
+            else:
+                app.main_screen.query_one("#timeline").focus()
+                await pilot.press(step)
+            await settle(app, pilot)
+            lines = app.console.render_lines(panel._shown, app.console.options.update_width(panel.content_size.width))
+            assert panel.content_size.height == len(lines)
+    assert True in layouts and False in layouts  # both paths were taken

@@ -3,11 +3,14 @@
     python -m bench.bench_import [DIR] [--stages]     # default: ../shared/fixtures/real
 
 Every `*.jsonl` transcript of DIR, in the same process, median of 3: (a) the floor, `json.loads` of
-every line; (b) parsing (detection and the importer, no store); (c) `import_paths` into a new SQLite
-store (parsing, repair, the store's writes); (d) the same with the store's rows written as they were
-before issue 28 (SQLAlchemy's inserts of the row dicts, `json.dumps`: tests/reference/store_rows.py),
-(c) and (d) alternately. Ratios against (a); the machine's load is printed. `--stages`: where (c)'s
-time goes (the median of 3 imports, each stage timed around its call), each against the floor.
+every line, in this one process; (b) parsing (detection and the importer, no store); (c) `import_paths`
+into a new SQLite store as the CLI's `import` runs it (`--jobs` by default: `default_jobs()` processes
+parsing, forked children beside this one, which writes); (c1) the same in one process (`--jobs 1`);
+(d) one process with the store's rows written as they were before issue 28 (SQLAlchemy's inserts of
+the row dicts, `json.dumps`: tests/reference/store_rows.py); (c), (c1) and (d) alternately. Ratios
+against (a); the machine's load is printed, and the CPU time of this process and of its children in
+(c). `--stages`: where (c1)'s time goes (the median of 3 one-process imports, each stage timed around
+its call; the children's time cannot be timed from here), each against the floor.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -36,7 +40,7 @@ def _median(fn, repeat: int = 3) -> float:
 
 def bench_import(folder: Path = REAL, stages: bool = False) -> None:
     from bench.results import RESULTS
-    from inspector.importers import REGISTRY, detect_format_text, import_paths
+    from inspector.importers import REGISTRY, default_jobs, detect_format_text, import_paths
     from inspector.store import Store, bulk
     from tests.reference import store_rows
 
@@ -54,32 +58,50 @@ def bench_import(folder: Path = REAL, stages: bool = False) -> None:
         for path, text in texts:
             REGISTRY[detect_format_text(path.name, text)].parse_text(text, path.name)
 
-    def full() -> None:
+    jobs = default_jobs()
+    cpu: list[tuple[float, float]] = []
+
+    def full(jobs: int = jobs) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             store = Store.open(f"sqlite:///{tmp}/bench.sqlite", read_only=False, create=True)
             try:
-                import_paths(files, store)
+                import_paths(files, store, jobs=jobs)
             finally:
                 store.close()
 
+    def cli() -> None:
+        here, children = time.process_time(), _children_cpu()
+        full()
+        cpu.append((time.process_time() - here, _children_cpu() - children))
+
     def before() -> None:
         with mock.patch.object(bulk, "write_rows", store_rows.write_rows):
-            full()
+            full(1)
 
     base, parsed = _median(floor), _median(parse)
-    pairs = [(_median(full, 1), _median(before, 1)) for _ in range(3)]
-    imported, old = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+    runs = [(_median(cli, 1), _median(lambda: full(1), 1), _median(before, 1)) for _ in range(3)]
+    imported, alone, old = (statistics.median(r[k] for r in runs) for k in range(3))
     load = os.getloadavg()[0]
     what = f"{len(files)} real transcripts, {size:,.1f} MiB"
-    for label, value in (("parse (detection + importer)", parsed), ("import into SQLite", imported),
-                         ("import into SQLite, the rows written as before (SQLAlchemy inserts)", old)):
+    cpu.sort()
+    print(f"import as the CLI runs it: --jobs {jobs} ({jobs - 1} parse child(ren) beside this process, which "
+          f"writes); CPU of this process {cpu[1][0]:.2f} s, of the children {cpu[1][1]:.2f} s (the median run)")
+    for label, value in (("parse (detection + importer)", parsed),
+                         (f"import into SQLite, as the CLI (--jobs {jobs})", imported),
+                         ("import into SQLite, one process (--jobs 1)", alone),
+                         ("import into SQLite, one process, the rows written as before (SQLAlchemy inserts)", old)):
         RESULTS.append((f"import: {what}", f"{label}: {value * 1000:,.0f} ms ({size / value:,.1f} MiB/s)",
-                        f"json.loads per line: {base * 1000:,.0f} ms", f"{value / base:.1f}x the floor",
+                        f"json.loads per line: {base * 1000:,.0f} ms", f"{value / base:.2f}x the floor",
                         f"load {load:.1f}; target <= 3x"))
-        print(f"{what}: {label} {value:.2f} s = {value / base:.1f}x json.loads per line ({base:.2f} s), "
+        print(f"{what}: {label} {value:.3f} s = {value / base:.2f}x json.loads per line ({base:.3f} s), "
               f"load {load:.1f}", flush=True)
     if stages:
-        _stages(full, base)
+        _stages(lambda: full(1), base)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _stages(full, base: float) -> None:

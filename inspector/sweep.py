@@ -15,15 +15,18 @@ import gc
 import itertools
 import math
 import os
-import pickle
 import selectors
 import signal
-import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from inspector.config import COMPACTION_MODES, Config, ConfigError, coerce
+from inspector.forks import can_fork as _can_fork
+from inspector.forks import child_signals
+from inspector.forks import death as _death
+from inspector.forks import frames as _frames
+from inspector.forks import send as _send
 from inspector.model import Thread
 
 
@@ -288,9 +291,6 @@ def _frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-_HEADER = struct.Struct("<Q")
-
-
 class ChildError(RuntimeError):
     """A sweep child failed (an exception, reported through its pipe) or died (a signal, an exit)."""
 
@@ -326,10 +326,7 @@ class _Children:
                 os.close(read)
                 for fd in [fd for fd in self._children]:
                     os.close(fd)
-                with contextlib.suppress(ValueError):  # forked from another thread than the main one
-                    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent ends its children itself
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+                child_signals()  # SIGINT ignored: the parent ends its children itself
                 try:
                     work(lambda message: _send(write, message), arg)
                     code = 0
@@ -401,37 +398,6 @@ class _Children:
         self._children.clear()
 
 
-def _send(fd: int, message: tuple) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _frames(buffer: bytearray) -> Iterator[tuple]:
-    """The whole messages at the start of `buffer` (taken out of it)."""
-    while len(buffer) >= _HEADER.size:
-        (size,) = _HEADER.unpack_from(buffer)
-        if len(buffer) < _HEADER.size + size:
-            return
-        message = pickle.loads(buffer[_HEADER.size:_HEADER.size + size])
-        del buffer[:_HEADER.size + size]
-        yield message
-
-
-def _death(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        signum = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(signum).name
-        except ValueError:
-            name = f"signal {signum}"
-        return f"was killed by {name}"
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status):
-        return f"exited with status {os.WEXITSTATUS(status)}"
-    return "ended before it sent its results"
-
-
 def default_signals() -> None:
     """A forked worker's SIGTERM and SIGHUP back to their default: the command's own handlers (which
     end it as an error would, `inspector.cli.root`) would turn the pool's terminate into a Python
@@ -439,13 +405,6 @@ def default_signals() -> None:
     fork."""
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
-
-
-def _can_fork() -> bool:
-    import multiprocessing
-    import sys
-
-    return sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
 
 
 def sweep_row(thread: Thread, base: Config, combo: Mapping[str, Any], compactions: str, *,

@@ -22,9 +22,13 @@ from inspector.terminal_safety import safe_line
               help="Find the sessions every agent keeps under its standard location and import them all.")
 @click.option("--home", type=click.Path(file_okay=False), default=None,
               help="With --discover: the home folder to look under (default: yours).")
-def import_command(paths: tuple[str, ...], db: str | None, fmt: str, discover: bool, home: str | None) -> None:
+@click.option("--jobs", type=click.IntRange(1, 64), default=None,
+              help="Processes parsing the files while this one writes them (default: the CPUs this process "
+                   "may use, at most 4); 1: all in one process. The result is the same.")
+def import_command(paths: tuple[str, ...], db: str | None, fmt: str, discover: bool, home: str | None,
+                   jobs: int | None) -> None:
     """Import transcripts into a database (created when missing)."""
-    from inspector.importers import ImportError_, import_paths
+    from inspector.importers import ImportError_, default_jobs, import_paths
     from inspector.importers._input import InputError, input_limit
     from inspector.store import StoreError, resolve_db_url, sqlite_path
 
@@ -52,7 +56,7 @@ def import_command(paths: tuple[str, ...], db: str | None, fmt: str, discover: b
     progress = _progress_bar()
     report = None
     try:
-        report = import_paths(list(paths), store, fmt=fmt, progress=progress)
+        report = import_paths(list(paths), store, fmt=fmt, progress=progress, jobs=jobs or default_jobs())
         for database in databases:
             _copy_database(database, store, report)
     except (ImportError_, OSError, StoreError) as exc:

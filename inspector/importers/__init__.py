@@ -30,12 +30,14 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inspector.forks import can_fork
 from inspector.importers import (  # noqa: F401 - opencode_db, langgraph_db register their in-place readers
     anthropic,
     claude_code,
@@ -54,8 +56,9 @@ from inspector.importers import (  # noqa: F401 - opencode_db, langgraph_db regi
 from inspector.importers._common import Coverage, FormatError, ParseResult, cap_warnings, decode_json, first_lines
 from inspector.importers._database_file import database_line, is_sqlite_file
 from inspector.importers._input import InputError
-from inspector.importers._sources import companions as find_companions
+from inspector.importers._parallel import HERE, OneProcess, ParseChildren
 from inspector.importers._sources import (
+    clashes,
     expand,
     is_subagent_file,
     keep_apart,
@@ -69,9 +72,10 @@ from inspector.importers._sources import (
     shown,
     sibling_files,
 )
+from inspector.importers._sources import companions as find_companions
 from inspector.importers.base import Importer, Sample
 from inspector.importers.native import export_native
-from inspector.store import StoreError, sqlite_path
+from inspector.store import StoreError, bulk, sqlite_path
 from inspector.store.native import ThreadsRefused
 from inspector.thread_repair import sanitize_thread
 
@@ -114,6 +118,7 @@ __all__ = [
     "ImportError_",
     "ImportReport",
     "ParseResult",
+    "default_jobs",
     "default_profile",
     "detect_format",
     "detect_format_text",
@@ -283,6 +288,8 @@ class _Saved:
     skipped: list[str]
     omitted: int
     coverage: list[Coverage]
+    rows: list[Any] | None = None
+    """Per thread, its rows built by a parse child (`_Parsed.rows`); None: built when saved."""
     flags: list[bool | None] = field(default_factory=list)
     thread_errors: list[str] = field(default_factory=list)
 
@@ -312,11 +319,13 @@ class _Run:
     consumed: set[str] = field(default_factory=set)
     heads: dict[Path, str | None] = field(default_factory=dict)
     listings: dict[Path, list[Path]] = field(default_factory=dict)
+    stopped: str | None = None
+    """Why the batch was lost (the database stopped accepting writes): the run goes no further."""
 
     def save(self, saved: _Saved) -> None:
         """Save one file's threads and import record (in the batch when the store has one); StoreError."""
         if self.batch is not None:
-            saved.flags = self.batch.save_file(saved.threads, now=self.now, **saved.record)
+            saved.flags = self.batch.save_file(saved.threads, now=self.now, rows=saved.rows, **saved.record)
             errors = self.batch.errors
         else:  # a store without batches: threads, then the record
             saved.flags = self.store.save_threads(saved.threads, now=self.now)
@@ -354,7 +363,17 @@ class _Run:
             return
         self.commit()
 
+    def commit_while_waiting(self) -> None:
+        """While this process waits for a parse child: the files saved so far committed, once the batch
+        has run `WAITING_COMMIT` of its time, so the last commit has less to write (the parallel run's
+        tail); a failure stops the run as a failed commit does."""
+        batch = self.batch
+        if (self.stopped is None and self.pending and batch is not None
+                and time.monotonic() - batch.started >= batch.seconds * WAITING_COMMIT):
+            self.commit()
+
     def _lost(self, reason: str) -> None:
+        self.stopped = reason
         if self.batch is not None:
             self.batch.rollback()
         for saved in self.pending:
@@ -369,13 +388,19 @@ def import_paths(
     progress: ImportProgress | None = None,
     *,
     now: str | None = None,
+    jobs: int = 1,
 ) -> ImportReport:
     """Import every file of `paths` into `store` (opened for writing); see the module docstring.
 
     Each file's threads and its import record are saved together or not at all (a savepoint of the
     run's batch, committed every second: `inspector.store.native.ImportBatch`). When the database
     stops accepting writes (a full disk), the files not committed are error lines and the run stops.
-    `progress(path, done, total)` counts bytes over the whole run (one bar for every file)."""
+    `progress(path, done, total)` counts bytes over the whole run (one bar for every file).
+
+    `jobs` > 1: the files are parsed in that many processes (`jobs - 1` forked children, and this one
+    while it waits) and written by this one in the same order, with the same result (`_parallel`); one
+    process for a single file, for less than `PARALLEL_BYTES` to parse, for a store without batches or
+    rows built ahead, and where the platform cannot fork."""
     report = ImportReport()
     database = sqlite_path(getattr(store, "url", "") or "")
     walk = expand(paths, exclude=[database.with_name(database.name + s) for s in ("", "-wal", "-shm", "-journal")]
@@ -399,27 +424,33 @@ def import_paths(
     ordered = [*(p for p, m in zip(pairs, members, strict=True) if not m),
                *(p for p, m in zip(pairs, members, strict=True) if m)]
     try:
-        for number, (path, size) in enumerate(ordered):
-            if resolved(str(path)) in run.consumed:
+        with _parsers(ordered, run, jobs) as parsers:
+            if isinstance(parsers, ParseChildren):
+                parsers.idle = run.commit_while_waiting
+            for number, (path, size) in enumerate(ordered):
+                if resolved(str(path)) in run.consumed:
+                    parsers.skip(number)
+                    done_before += size
+                    continue
+                stored = opencode_storage.storage_kind(path)
+                if stored is not None and stored[0] != "session":  # no session file brought it
+                    if stored[0] != "other":  # project, todo, permission files hold no conversation
+                        report.skipped.append(f"{shown(path)}: a message or part of opencode's storage tree whose "
+                                              "session file is not in it; not imported")
+                    parsers.skip(number)
+                    done_before += size
+                    continue
+                if not _import_one(path, run, (done_before, size, grand), parsers, number):
+                    left = len(ordered) - number - 1
+                    if left:
+                        report.errors.append(f"{left} more file(s) not imported: the database stopped accepting writes")
+                    break
                 done_before += size
-                continue
-            stored = opencode_storage.storage_kind(path)
-            if stored is not None and stored[0] != "session":  # no session file brought it
-                if stored[0] != "other":  # project, todo, permission files hold no conversation
-                    report.skipped.append(f"{shown(path)}: a message or part of opencode's storage tree whose "
-                                          "session file is not in it; not imported")
-                done_before += size
-                continue
-            if not _import_one(path, run, (done_before, size, grand)):
-                left = len(ordered) - number - 1
-                if left:
-                    report.errors.append(f"{left} more file(s) not imported: the database stopped accepting writes")
-                break
-            done_before += size
-            if (run.batch is None or run.batch.due()) and not run.commit():
-                break
-        else:
-            run.commit()
+                if (run.batch is None or run.batch.due()) and not run.commit():
+                    break
+            else:
+                parsers.finish()
+                run.commit()
     finally:
         if run.batch is not None:
             run.batch.close()
@@ -428,67 +459,172 @@ def import_paths(
     return report
 
 
-def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
+MAX_DEFAULT_JOBS = 4
+"""`default_jobs`' ceiling: more processes hold more files' rows at once (`_parallel.BUDGET` bounds them)."""
+
+
+def default_jobs() -> int:
+    """The processes parsing the files of the CLI's `import` (its `--jobs`): the CPUs this process may
+    run on, at most `MAX_DEFAULT_JOBS`."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_DEFAULT_JOBS))
+
+
+WAITING_COMMIT = 0.25
+"""A parallel run commits while it waits for a child once its batch is this share of `COMMIT_SECONDS`
+old (the commits' fsyncs stay few; the last one has less left to write)."""
+
+PARALLEL_BYTES = 4 << 20
+"""Less to parse than this (in files parse children could take) is parsed in one process: forking the
+children and sending the rows back would cost about what they save."""
+
+
+def _parsers(ordered: list[tuple[Path, int]], run: _Run, jobs: int) -> ParseChildren | OneProcess:
+    """The run's parse children (`_parallel.ParseChildren`), or `OneProcess` (see `import_paths`)."""
+    if jobs <= 1 or run.batch is None or not can_fork():
+        return OneProcess()
+    # Sub-agent files and opencode's message and part files come with their session (parsed with it);
+    # the few left over are parsed here, at the end, in order.
+    planned = [n for n, (path, _) in enumerate(ordered)
+               if not (is_subagent_file(path) or opencode_storage.is_member_file(path))
+               and opencode_storage.storage_kind(path) is None]
+    if len(planned) < 2 or sum(ordered[n][1] for n in planned) < PARALLEL_BYTES:
+        return OneProcess()
+    try:
+        ascii = run.batch.prebuilt_ascii()
+    except StoreError:
+        ascii = None
+    if ascii is None:  # a driver whose rows this process builds (SQLAlchemy's inserts)
+        return OneProcess()
+    fmt, heads, listings = run.fmt, {}, {}  # the child's own caches of the sub-agent files' heads and folders
+
+    def work(number: int, progress: Callable[[int, int], None] | None) -> _Parsed | str:
+        return _prebuilt(_parse_one(ordered[number][0], fmt, heads, listings, progress), ascii)
+
+    return ParseChildren(min(jobs, len(planned)) - 1, work, planned, progress=run.progress is not None,
+                         sizes={n: ordered[n][1] for n in planned})
+
+
+@dataclass
+class _Parsed:
+    """One file read and parsed, with its sub-agent (or sibling) files, before the store is asked anything."""
+
+    name: str
+    used: str
+    sha: str
+    result: ParseResult
+    companions: list[Path]
+    rows: list[Any] | None = None
+    """Built in a parse child (`_prebuilt`): per thread its store rows (`bulk.thread_rows`), the thread in
+    `result` then its header alone; None for a thread whose rows could not be built (the whole thread)."""
+
+
+def _prebuilt(parsed: _Parsed | str, ascii: bool) -> _Parsed | str:
+    """`parsed` with its threads' store rows built, and the threads made headers (what is pickled)."""
+    if isinstance(parsed, str):
+        return parsed
+    threads, rows = [], []
+    for thread in parsed.result.threads:
+        try:
+            rows.append(bulk.thread_rows(thread, ascii))
+        except (TypeError, ValueError):  # the store says what it refuses, as it does in one process
+            rows.append(None)
+            threads.append(thread)
+        else:
+            threads.append(replace_thread(thread, messages=(), requests=(), summaries=()))
+    parsed.result.threads = threads
+    parsed.rows = rows
+    return parsed
+
+
+def _import_one(path: Path, run: _Run, span: tuple[int, int, int], parsers: ParseChildren | OneProcess | None = None,
+                number: int = 0) -> bool:
     """Read, parse and save one file (with its sub-agent files); False when the database failed and the
-    run must stop."""
-    report, progress, store = run.report, run.progress, run.store
+    run must stop. `parsers`: where its parse may have been done already (file `number` of the run)."""
+    name = shown(path)
+    said = [0]
+
+    def progress(done: int, total: int) -> None:
+        if run.progress is not None and done >= said[0]:  # the whole run's bytes: the files before, this one's share
+            said[0] = done
+            before, size, grand = span
+            run.progress(name, before + done * size // total, grand)
+
+    kind, parsed = parsers.take(number, progress) if parsers is not None else HERE
+    if run.stopped is not None:  # a commit while waiting for this file failed: the run stops here
+        run.report.errors.append(f"{name}: not saved ({run.stopped}); nothing of it imported")
+        return False
+    if kind == "died":
+        run.report.errors.append(f"{name}: the process parsing it {parsed}; nothing of it imported")
+        return True
+    if kind == "here" or (isinstance(parsed, _Parsed) and clashes(parsed.result.threads, path, parsed.sha, run.known)):
+        # parsed here: as one process does (a clash renames the threads, their rows with them)
+        parsed = _parse_one(path, run.fmt, run.heads, run.listings, progress if kind == "here" else None)
+    if isinstance(parsed, str):
+        run.report.errors.append(parsed)
+        return True
+    return _save_one(parsed, path, run)
+
+
+def _parse_one(path: Path, fmt: str, heads: dict[Path, str | None], listings: dict[Path, list[Path]],
+               progress: Callable[[int, int], None] | None) -> _Parsed | str:
+    """One file read and parsed with its companions, or the line saying why it cannot be (for `errors`).
+    `heads`, `listings`: the caches `find_companions` keeps over a run."""
     name = shown(path)
     decode_warnings: list[str] = []
     if is_sqlite_file(path):  # an app's database: opened in place with --db, never imported
-        report.errors.append(database_line(path, name))
-        return True
+        return database_line(path, name)
     try:
         text, sha = read_text_hashed(path, decode_warnings)
     except FileNotFoundError:
-        report.errors.append(f"{name}: no such file")
-        return True
+        return f"{name}: no such file"
     except IsADirectoryError:
-        report.errors.append(f"{name}: is a directory")
-        return True
+        return f"{name}: is a directory"
     except InputError as exc:
-        report.errors.append(f"{name}: {exc}")
-        return True
+        return f"{name}: {exc}"
     except MemoryError:
-        report.errors.append(f"{name}: out of memory reading it ({_size(path)}); nothing of it imported")
-        return True
+        return f"{name}: out of memory reading it ({_size(path)}); nothing of it imported"
     except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        report.errors.append(f"{name}: cannot read ({' '.join(str(exc).split())})")
-        return True
+        return f"{name}: cannot read ({' '.join(str(exc).split())})"
     total = max(len(text), 1)
 
-    def file_progress(done: int, _name: str = name, _total: int = total) -> None:
-        if progress is not None:  # the whole run's bytes: files before this one, then this one's share
-            before, size, grand = span
-            progress(_name, before + min(done, _total) * size // _total, grand)
+    def file_progress(done: int, _total: int = total) -> None:
+        if progress is not None:
+            progress(min(done, _total), _total)
 
     companions: list[tuple[Path, str]] = []
     try:
-        used = run.fmt if run.fmt != "auto" else detect_format_text(name, text)
+        used = fmt if fmt != "auto" else detect_format_text(name, text)
         if used in REGISTRY and REGISTRY[used].companion_files is not None:
             companions = read_files(REGISTRY[used].companion_files(path), decode_warnings)
         elif used in REGISTRY and REGISTRY[used].siblings:
             companions = sibling_files(path, REGISTRY[used].siblings, decode_warnings)
         elif used in REGISTRY and REGISTRY[used].companions and not is_subagent_file(path):
-            companions = find_companions(path, text, decode_warnings, run.heads, run.listings)
+            companions = find_companions(path, text, decode_warnings, heads, listings)
         used, result = parse_text(text, name, used, file_progress, [(shown(p), t) for p, t in companions])
     except FormatError as exc:
-        report.errors.append(str(exc))
-        return True
+        return str(exc)
     except MemoryError:
-        report.errors.append(f"{name}: out of memory importing it ({_size(path)}); nothing of it imported")
-        return True
+        return f"{name}: out of memory importing it ({_size(path)}); nothing of it imported"
     except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the other files
         detail = " ".join(str(exc).split())[:200]
-        report.errors.append(f"{name}: internal error while importing ({type(exc).__name__}: {detail}); "
-                             "please report it")
-        return True
+        return f"{name}: internal error while importing ({type(exc).__name__}: {detail}); please report it"
     result.skipped[:0] = decode_warnings
-    result.threads = keep_apart(result.threads, path, sha, run.known, run.batch or store, result.skipped)
+    return _Parsed(name, used, sha, result, [p for p, _ in companions])
+
+
+def _save_one(parsed: _Parsed, path: Path, run: _Run) -> bool:
+    """Save one parsed file in the run's batch (see `_import_one`)."""
+    report, store, name, result = run.report, run.store, parsed.name, parsed.result
+    result.threads = keep_apart(result.threads, path, parsed.sha, run.known, run.batch or store, result.skipped)
     result.skipped, omitted = cap_warnings(result.skipped, name)
     # The record names the file by its absolute path: what it says holds wherever the next command runs.
-    record = {"path": shown(os.path.abspath(path)), "sha256": sha, "fmt": used, "skipped": result.skipped}
-    saved = _Saved(name, result.threads, record,
-                   [shown(p) for p, _ in companions], result.skipped, omitted, result.coverage)
+    record = {"path": shown(os.path.abspath(path)), "sha256": parsed.sha, "fmt": parsed.used, "skipped": result.skipped}
+    saved = _Saved(name, result.threads, record, [shown(p) for p in parsed.companions], result.skipped, omitted,
+                   result.coverage, parsed.rows)
     try:
         run.save(saved)
     except ThreadsRefused as exc:  # this file's data: nothing of it saved, the other files go on
@@ -499,9 +635,9 @@ def _import_one(path: Path, run: _Run, span: tuple[int, int, int]) -> bool:
         report.errors.append(f"{name}: not saved ({exc}); nothing of it imported")
         return False
     run.pending.append(saved)
-    run.consumed.update(resolved(str(p)) for p, _ in companions)
+    run.consumed.update(resolved(str(p)) for p in parsed.companions)
     where = resolved(str(path))
-    run.known.update((t.id, (where, sha)) for t, was in zip(saved.threads, saved.flags, strict=True)
+    run.known.update((t.id, (where, parsed.sha)) for t, was in zip(saved.threads, saved.flags, strict=True)
                      if was is not None)
     return True
 

@@ -296,19 +296,13 @@ def keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple[
                 warnings: list[str]) -> list[Any]:
     """Threads of `path` renamed where one of their ids came from a different file (see the module doc)."""
     where = resolved(str(path))
-
-    def other(tid: str) -> bool:
-        if tid not in known or known[tid][0] == where or known[tid][1] == sha:
-            return False
-        return not _brought_by(path, Path(known[tid][0]))
-
-    clash = [t.id for t in threads if other(t.id)]
+    clash = [t.id for t in threads if _other(t.id, path, where, sha, known)]
     if not clash:
         return threads
     number = 2
     while True:  # the first suffix free for every thread of the file, or already this file's
         ids = [f"{t.id}~{number}" for t in threads]
-        if not any(other(i) or (i not in known and _stored(store, i)) for i in ids):
+        if not any(_other(i, path, where, sha, known) or (i not in known and _stored(store, i)) for i in ids):
             break
         number += 1
     renamed = {t.id: f"{t.id}~{number}" for t in threads}
@@ -322,6 +316,21 @@ def keep_apart(threads: list[Any], path: Path, sha: str, known: dict[str, tuple[
             meta["parent_thread_id"] = renamed[meta["parent_thread_id"]]
         out.append(replace_thread(t, id=renamed[t.id], meta=meta, messages=_relinked(t.messages, renamed)))
     return out
+
+
+def clashes(threads: list[Any], path: Path, sha: str, known: dict[str, tuple[str, str]]) -> bool:
+    """Whether `keep_apart` renames the threads of `path` (one of their ids came from a different file)."""
+    if not any(t.id in known for t in threads):
+        return False
+    where = resolved(str(path))
+    return any(_other(t.id, path, where, sha, known) for t in threads)
+
+
+def _other(tid: str, path: Path, where: str, sha: str, known: dict[str, tuple[str, str]]) -> bool:
+    """Whether thread id `tid` came from a file other than `path` (resolved: `where`; text's hash: `sha`)."""
+    if tid not in known or known[tid][0] == where or known[tid][1] == sha:
+        return False
+    return not _brought_by(path, Path(known[tid][0]))
 
 
 def _relinked(messages: Any, renamed: dict[str, str]) -> Any:

@@ -168,4 +168,39 @@ def write_rows(conn: Any, thread: Thread) -> bool:
     return True
 
 
+def write_built(conn: Any, rows: Rows) -> None:
+    """`write_rows` of a thread whose rows were built already (`thread_rows`, in an import's parse
+    child, for a connection whose `prebuilt_ascii` is not None)."""
+    sqls = [table.sql(conn.dialect) for table in _TABLES]
+    if None in sqls:
+        raise ValueError(f"rows built ahead for a driver whose SQL is not known here ({conn.dialect.name})")
+    for sql, table_rows in zip(sqls, rows, strict=True):
+        if table_rows:
+            conn.exec_driver_sql(sql, table_rows)
+
+
+Rows = tuple[list[tuple], list[tuple], list[tuple], list[tuple]]
+"""A thread's message, tool call, request and summary rows, each the tuple of the values its insert binds."""
+
+
+def thread_rows(thread: Thread, ascii: bool) -> Rows:
+    """The rows `write_rows` would write for `thread` (`ascii`: the connection's `prebuilt_ascii`); the
+    TypeError or ValueError of a value that cannot be written (the caller then has `write_rows`
+    build them, which gives the store's own error)."""
+    tid = thread.id
+    messages = [(tid, i, m) for i, m in enumerate(thread.messages)]
+    return (MESSAGES._build_all(messages, ascii),
+            TOOL_CALLS._build_all([item for item in messages if item[2].tool_calls], ascii),
+            REQUESTS._build_all([(tid, i, r) for i, r in enumerate(thread.requests)], ascii),
+            SUMMARIES._build_all([(tid, i, s) for i, s in enumerate(thread.summaries)], ascii))
+
+
+def prebuilt_ascii(conn: Any) -> bool | None:
+    """Whether rows built ahead for `conn` must hold ASCII JSON text (see `_ascii`); None where this
+    driver's rows cannot be built ahead (its SQL is not known here)."""
+    if None in [table.sql(conn.dialect) for table in _TABLES]:
+        return None
+    return _ascii(conn)
+
+
 _TABLES = (MESSAGES, TOOL_CALLS, REQUESTS, SUMMARIES)

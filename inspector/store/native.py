@@ -607,14 +607,16 @@ class ImportBatch:
         self.errors: list[str] = []
 
     def save_file(self, threads: list[Thread], *, path: str, sha256: str, fmt: str, skipped: list[str],
-                  now: str | None = None) -> list[bool | None]:
+                  now: str | None = None, rows: list[bulk.Rows | None] | None = None) -> list[bool | None]:
+        """`rows`: per thread, its rows built already (`bulk.thread_rows` for `prebuilt_ascii`), the
+        thread then only its header; None for a thread whose rows are built here (from its messages)."""
         stamp = now or now_iso()
         self.errors = []
         url = self.store.url
         with database_errors(url, "save threads"):
             point = self.conn.begin_nested()
             try:
-                flags = self._threads(threads, stamp)
+                flags = self._threads(threads, stamp, rows or [None] * len(threads))
                 if threads and all(flag is None for flag in flags):
                     raise ThreadsRefused(f"{mask_url(url)}: cannot save threads ({self.errors[0]})")
                 saved = [t.id for t, flag in zip(threads, flags, strict=True) if flag is not None]
@@ -628,11 +630,12 @@ class ImportBatch:
             point.commit()
         return flags
 
-    def _threads(self, threads: list[Thread], stamp: str) -> list[bool | None]:
+    def _threads(self, threads: list[Thread], stamp: str, rows: list[bulk.Rows | None]) -> list[bool | None]:
         """All threads in one savepoint; where the database refuses one, each in a savepoint of its own."""
         point = self.conn.begin_nested()
         try:
-            flags: list[bool | None] = [_write_thread(self.conn, thread, stamp) for thread in threads]
+            flags: list[bool | None] = [_write_thread(self.conn, thread, stamp, built)
+                                        for thread, built in zip(threads, rows, strict=True)]
         except DATA_ERRORS as exc:
             point.rollback()
             if len(threads) <= 1:
@@ -645,10 +648,10 @@ class ImportBatch:
             point.commit()
             return flags
         flags = []
-        for thread in threads:
+        for thread, built in zip(threads, rows, strict=True):
             point = self.conn.begin_nested()
             try:
-                flags.append(_write_thread(self.conn, thread, stamp))
+                flags.append(_write_thread(self.conn, thread, stamp, built))
             except DATA_ERRORS as exc:
                 point.rollback()
                 flags.append(None)
@@ -659,6 +662,12 @@ class ImportBatch:
             else:
                 point.commit()
         return flags
+
+    def prebuilt_ascii(self) -> bool | None:
+        """`bulk.prebuilt_ascii` of the batch's connection: what rows built ahead for `save_file` hold
+        (None: they cannot be built ahead for this driver)."""
+        with database_errors(self.store.url, "save threads"):
+            return bulk.prebuilt_ascii(self.conn)
 
     def has_thread(self, thread_id: str) -> bool:
         """`Store.has_thread` inside the batch (another connection would wait for the batch's write lock)."""
@@ -707,7 +716,7 @@ def _create_tables(engine: Engine, stamp: str) -> None:
         conn.execute(insert(SchemaVersionRow).values(version=SCHEMA_VERSION, created_at=stamp))
 
 
-def _write_thread(conn: Any, thread: Thread, stamp: str) -> bool:
+def _write_thread(conn: Any, thread: Thread, stamp: str, rows: bulk.Rows | None = None) -> bool:
     created = conn.execute(select(ThreadRow.created_at).where(ThreadRow.id == thread.id)).scalar()
     if created is not None:
         _delete_thread(conn, thread.id)
@@ -724,6 +733,9 @@ def _write_thread(conn: Any, thread: Thread, stamp: str) -> bool:
             updated_at=stamp,
         )
     )
+    if rows is not None:  # built in an import's parse child (`ImportBatch.prebuilt_ascii`)
+        bulk.write_built(conn, rows)
+        return created is not None
     if not bulk.write_rows(conn, thread):  # a driver other than SQLite's and psycopg's: SQLAlchemy's inserts
         _insert_many(conn, MessageRow, [convert.message_row(thread.id, i, m) for i, m in enumerate(thread.messages)])
         _insert_many(conn, ToolCallRow, [row for i, m in enumerate(thread.messages)

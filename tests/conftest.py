@@ -8,6 +8,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests import pilot_wait
+
 # "ci" (the default, what the README's test command and .ci/run use): no per-example deadline
 # and no too-slow health check, the two things in Hypothesis that read the wall clock, so a
 # property test on a loaded 2-core machine runs the same examples it runs on a fast one and
@@ -17,6 +19,9 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Pilot waits for the app to have nothing left to do, not for a 20 ms window of little CPU (tests/pilot_wait.py).
+pilot_wait.install()
 
 # The README's test command runs the tests on two workers (pytest-xdist). These take the longest
 # (`--durations=30` on a loaded 2-core machine): started first, none is left running alone at the end.

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Input, Select, Static
+from textual.widgets import Button, DataTable, Input, Select, Static
 from textual.worker import get_current_worker
 from textual_plotext import PlotextPlot
 
@@ -27,6 +27,7 @@ from inspector import sweep
 from inspector.config import KEY_SPECS, PROFILE_KEYS, Config, ConfigError
 from inspector.fleet.progress import Progress, duration
 from inspector.model import Thread
+from widgets.footer import KeyFooter
 from widgets.safe import safe_line
 from widgets.timeline import compact_number
 
@@ -152,7 +153,7 @@ class SweepScreen(Screen[None]):
         yield Static("", id="sweep-status")
         yield DataTable(id="sweep-rows", cursor_type="row", zebra_stripes=True)
         yield PlotextPlot(id="sweep-plot")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._columns()

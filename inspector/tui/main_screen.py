@@ -23,7 +23,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, TabbedContent
+from textual.widgets import Input, TabbedContent
 
 from inspector.commands import InspectorCommands
 from inspector.config import Config, ConfigError, only_reader
@@ -68,6 +68,7 @@ from inspector.screens.view import (
 )
 from widgets.blocks import BlocksView
 from widgets.config_form import ConfigForm
+from widgets.footer import KeyFooter
 from widgets.safe import safe_line
 from widgets.summaries import SummariesView
 from widgets.threads import ThreadList
@@ -141,7 +142,7 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield from main_layout()
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#timeline", TimelineChart).focus()

@@ -4,6 +4,7 @@ and the property tests run under a Hypothesis profile that does not depend on th
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -19,6 +20,13 @@ from tests import pilot_wait
 settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 settings.register_profile("thorough", parent=settings.get_profile("ci"), max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# A shell that starts the tests in the background (`... &` without job control, as some CI runners do) has
+# them ignore SIGINT, and a command started from them inherits that: Python then installs no Ctrl-C
+# handler, and the tests of what Ctrl-C does would see nothing happen. The tests run as from a terminal:
+# Python's own handler, which a command they start gets back (a caught signal is reset at exec).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Pilot waits for the app to have nothing left to do, not for a 20 ms window of little CPU (tests/pilot_wait.py).
 pilot_wait.install()

@@ -24,6 +24,15 @@ FULL_PASS_EVERY = 100
 """Middle-generation collections between two full ones while a long thread is shown (CPython: 10)."""
 
 
+_SETTLED = [False]  # whether a `LongLivedObjects` holds the process's long-lived objects frozen
+
+
+def settled() -> bool:
+    """Whether the process's long-lived objects are frozen (`LongLivedObjects.settle`): a collection then
+    walks only what was made since (`gc.get_freeze_count()` walks every frozen object to count them)."""
+    return _SETTLED[0]
+
+
 class LongLivedObjects:
     """The app's use of `gc.freeze()` and the collector's thresholds (process-wide, like the collector)."""
 
@@ -41,6 +50,7 @@ class LongLivedObjects:
             return False
         gc.collect()
         gc.freeze()
+        _SETTLED[0] = True
         self._thresholds = gc.get_threshold()
         young, middle, old = self._thresholds
         gc.set_threshold(young, middle, max(old, FULL_PASS_EVERY))
@@ -49,5 +59,6 @@ class LongLivedObjects:
     def release(self) -> None:
         if self._thresholds is not None:
             gc.unfreeze()
+            _SETTLED[0] = False
             gc.set_threshold(*self._thresholds)
             self._thresholds = None

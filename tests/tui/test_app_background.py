@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from inspector.gcpolicy import FULL_PASS_EVERY, LONG_THREAD_MESSAGES, LongLivedObjects
+from inspector.gcpolicy import FULL_PASS_EVERY, LONG_THREAD_MESSAGES, LongLivedObjects, settled
 
 
 def test_a_long_thread_is_frozen_and_released():
@@ -12,13 +12,38 @@ def test_a_long_thread_is_frozen_and_released():
     policy = LongLivedObjects()
     try:
         assert policy.settle(LONG_THREAD_MESSAGES) is True
-        assert policy.settled and gc.get_freeze_count() > 0
+        assert policy.settled and settled() and gc.get_freeze_count() > 0
         assert gc.get_threshold()[:2] == before[:2] and gc.get_threshold()[2] == max(before[2], FULL_PASS_EVERY)
         assert policy.settle(LONG_THREAD_MESSAGES) is True  # settling again thaws first: no double counting
         assert gc.get_threshold()[2] == max(before[2], FULL_PASS_EVERY)
     finally:
         policy.release()
-    assert not policy.settled and gc.get_freeze_count() == 0 and gc.get_threshold() == before
+    assert not policy.settled and not settled() and gc.get_freeze_count() == 0 and gc.get_threshold() == before
+
+
+def test_the_shifting_replay_pauses_the_collector_only_where_nothing_is_frozen(monkeypatch):
+    """Its timeline pauses the collector (a pass in the middle would walk the long-lived thread again and
+    again) unless the app froze the long-lived objects: there the pause only moved the passes onto the
+    paint of the edit. The replay is the same either way."""
+    from bench.generate import generate_thread
+    from inspector.config import Config
+    from inspector.service import run_replay
+
+    thread = generate_thread(300, seed=3)
+    config = Config.for_profile("shifting")
+    paused: list[bool] = []
+    disable = gc.disable
+    monkeypatch.setattr(gc, "disable", lambda: (paused.append(True), disable())[1])
+    free = run_replay(thread, config, compactions="decide")
+    assert len(free.timeline) > 1 and paused == [True] and gc.isenabled()
+    policy = LongLivedObjects()
+    try:
+        policy.settle(LONG_THREAD_MESSAGES)
+        frozen = run_replay(thread, config, compactions="decide")
+        assert len(frozen.timeline) == len(free.timeline) and paused == [True]  # not paused again
+    finally:
+        policy.release()
+    assert frozen.timeline == free.timeline
 
 
 def test_a_short_thread_changes_nothing_and_thaws_a_previous_long_one():

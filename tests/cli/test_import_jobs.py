@@ -60,7 +60,6 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads a process's children in /proc")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_an_import_with_children_leaves_no_process_and_no_file(tmp_path, signum):
     folder = tmp_path / "in"

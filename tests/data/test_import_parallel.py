@@ -188,13 +188,18 @@ def test_a_commit_while_waiting_for_the_child_that_fails_stops_the_run(tmp_path,
     folder = _folder(tmp_path)
     parent = os.getpid()
     parse = importers._parse_one
+    failed = tmp_path / "commit-failed"
 
     def slow(path, *args):
-        if os.getpid() != parent and path.name == "b-not-json.jsonl":  # the child's second file
-            time.sleep(1.0)
+        if os.getpid() != parent and path.name == "b-not-json.jsonl":  # the child's second file: held
+            for _ in range(120_000):  # until this process's commit while waiting for it has failed
+                if failed.exists():
+                    break
+                time.sleep(0.001)
         return parse(path, *args)
 
     def full(batch):
+        failed.touch()
         raise StoreError("disk full")
 
     monkeypatch.setattr(importers, "_parse_one", slow)

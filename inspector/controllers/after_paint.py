@@ -18,7 +18,7 @@ WAIT = 0.1  # seconds a queued callback waits at most for a paint
 
 
 class AfterPaint:
-    """Callbacks run (on the UI thread, in order) after the screen's next layout and paint."""
+    """Callbacks run (on the UI thread, in order) after the screen's next paint, or `wait` seconds at the latest."""
 
     def __init__(self, screen: Any, *, wait: float = WAIT) -> None:
         self.screen = screen

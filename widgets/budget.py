@@ -237,7 +237,7 @@ class BudgetView(Static):
         self._shown = once
         # as many lines as the request before (stepping through a thread, mostly): no layout of the screen
         # (a new width, after a resize, lays the pane out again whatever its lines at the old one)
-        self.update(once, layout=not (same_width and once.same_height_as(previous)))
+        self.update(once, layout=not once.keeps_size(previous, self, same_width=same_width))
 
     def render_budget(self, request_count: int) -> Group | Text:
         request = self.request

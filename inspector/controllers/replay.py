@@ -182,6 +182,7 @@ class ReplayController:
         except Exception as exc:
             screen.post_message(LoadFailed(f"replay failed: {exc}"))
             return
+        view.points  # noqa: B018 - the chart's points, here in the worker, not on the UI thread
         if worker.is_cancelled:
             return
         screen.post_message(ViewReady(view, keep_position=keep_position))
@@ -269,6 +270,7 @@ class ReplayController:
                 new.baseline_audit(index)
             if new.diff is not None:
                 new.block_changes_shown(index, DIFF_BLOCKS_SHOWN)
+        new.points  # noqa: B018 - the chart's points, here in the worker, not on the UI thread
         if not worker.is_cancelled:
             screen.post_message(ViewReady(new, keep_position=True))
 
@@ -316,6 +318,7 @@ class ReplayController:
             return
         if new.requests:
             new.audit(min(request_index, len(new.requests) - 1))
+        new.points  # noqa: B018 - the chart's points, here in the worker, not on the UI thread
         if not worker.is_cancelled:
             screen.post_message(ViewReady(new, keep_position=True))
             screen.post_message(Notice(f"compactions: {mode}", timeout=2))

@@ -275,7 +275,7 @@ class DiffPanel(Static):
                                   hanging(moves, "    ")))
         previous, self._shown = self._shown, once
         same_width, self._drawn_width = self.size.width == self._drawn_width, self.size.width
-        self.update(once, layout=not (same_width and once.same_height_as(previous)))
+        self.update(once, layout=not once.keeps_size(previous, self, same_width=same_width))
 
 
 def hanging(lines: list[Text], lead: str) -> Table:

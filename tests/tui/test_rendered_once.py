@@ -192,3 +192,84 @@ async def test_the_diff_panel_is_laid_out_again_only_where_its_lines_change(tmp_
             lines = app.console.render_lines(panel._shown, app.console.options.update_width(panel.content_size.width))
             assert panel.content_size.height == len(lines)
     assert True in layouts and False in layouts  # both paths were taken
+
+
+def test_keeps_size_where_the_lines_fit_what_the_widget_was_laid_out_to():
+    """`keeps_size`: no layout where the widget is not laid out at all, or where its new lines need the
+    height it has; a layout wherever the height it would get is unknown or different."""
+    from types import SimpleNamespace
+
+    from textual.geometry import Size
+
+    console = _console(40)
+    three = RenderedOnce(Text("a\nb\nc"))
+    console.render_lines(three, console.options)  # shown: its render is the reference
+
+    def widget(height: int, on_screen: bool = True):
+        return SimpleNamespace(is_on_screen=on_screen, size=Size(40, height))
+
+    # laid out to its own 3 lines (height: auto, no min-height at work)
+    assert RenderedOnce(Text("x\ny\nz")).keeps_size(three, widget(3), same_width=True)
+    assert not RenderedOnce(Text("x\ny")).keeps_size(three, widget(3), same_width=True)  # it would shrink
+    assert not RenderedOnce(Text("1\n2\n3\n4")).keeps_size(three, widget(3), same_width=True)
+    # laid out taller than its 3 lines (a min-height): anything up to that height keeps it
+    assert RenderedOnce(Text("x\ny")).keeps_size(three, widget(5), same_width=True)
+    assert RenderedOnce(Text("1\n2\n3\n4\n5")).keeps_size(three, widget(5), same_width=True)
+    assert not RenderedOnce(Text("1\n2\n3\n4\n5\n6")).keeps_size(three, widget(5), same_width=True)
+    # another width, or nothing rendered before: unknown
+    assert not RenderedOnce(Text("x\ny\nz")).keeps_size(three, widget(3), same_width=False)
+    assert not RenderedOnce(Text("x")).keeps_size(RenderedOnce(Text("never shown")), widget(5), same_width=True)
+    assert not RenderedOnce(Text("x")).keeps_size(None, widget(5), same_width=True)
+    # not laid out (a hidden tab): showing it lays it out, whatever it shows by then
+    assert RenderedOnce(Text("1\n2\n3\n4\n5\n6")).keeps_size(None, widget(0, on_screen=False), same_width=False)
+
+
+async def test_an_edit_shown_in_the_budget_tab_lays_nothing_out_and_the_diff_shows_it_when_its_tab_opens(tmp_path):
+    """On a tall screen the Budget pane's min-height holds its height through the edit's "pricing…" rows and
+    its priced rows (a line fewer or more), and the diff panel sits in the hidden Config tab: an edit needs no layout of the screen
+    (each costs 10-30 ms on a long thread). Opening the Config tab lays the diff out with the edit's text."""
+    from textual.screen import Screen
+    from textual.widgets import TabbedContent
+
+    from inspector.examples import demo_threads
+    from inspector.screens.source import MemorySource
+    from inspector.screens.status import DiffPanel
+    from tests.tui.app_support import make_app, plain, settle
+    from widgets.budget import BudgetView
+
+    layouts: list[str] = []
+    original = Screen._refresh_layout
+
+    def counted(self, *args, **kwargs):
+        layouts.append(type(self).__name__)
+        return original(self, *args, **kwargs)
+
+    app = make_app(tmp_path, MemorySource(demo_threads()), thread_id="demo-iris-walkthrough")
+    async with app.run_test(size=(160, 64)) as pilot:
+        await settle(app, pilot)
+        screen = app.main_screen
+        screen.set_config_value("context.compaction_threshold", 0.5)  # the first edit builds the Config form
+        await settle(app, pilot)
+        budget = app.query_one(BudgetView)
+        baseline = float(screen.view.baseline_config["context.compaction_threshold"])
+        for step, value in enumerate((0.55, 0.6, 0.65)):
+            if value == baseline:
+                continue
+            Screen._refresh_layout = counted
+            try:
+                screen.set_config_value("context.compaction_threshold", value)
+                await settle(app, pilot)
+            finally:
+                Screen._refresh_layout = original
+            assert screen.view.priced and screen.view.config["context.compaction_threshold"] == value
+            lines = app.console.render_lines(budget.render_budget(budget.request_count),
+                                             app.console.options.update_width(budget.content_size.width))
+            assert budget.content_size.height >= len(lines), step  # every row of the pane is on screen
+        assert layouts == []
+        app.query_one(TabbedContent).active = "config"
+        await settle(app, pilot)
+        diff = app.query_one(DiffPanel)
+        text = plain(diff)
+        assert "context.compaction_threshold" in text and "0.65" in text
+        shown = app.console.render_lines(diff.content, app.console.options.update_width(diff.content_size.width))
+        assert diff.content_size.height == len(shown)  # laid out to the edit's text

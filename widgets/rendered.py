@@ -43,12 +43,15 @@ class RenderedOnce:
         console, options, lines = last
         return _line_count(self._render(console, options)) == lines
 
-    def keeps_size(self, previous: RenderedOnce | None, widget: Widget, *, same_width: bool) -> bool:
+    def keeps_size(self, previous: RenderedOnce | None, widget: Widget, *, same_width: bool,
+                   shrinks_later: bool = False) -> bool:
         """Whether `widget` (height: auto), showing `previous` and about to show this, keeps its size, so that
         the update needs no layout of the screen (each costs 10-30 ms). It does where it is not laid out at
         all (in a hidden tab: showing the tab lays it out), or, at the same width, where this renders to as
         many lines as `previous`, or where both fit in what the widget was laid out to (a `min-height` made
-        it taller than `previous`: what made it so does not depend on its lines)."""
+        it taller than `previous`: what made it so does not depend on its lines). `shrinks_later`: fewer
+        lines than the widget's height keep it too, the rest blank until the next layout of the screen
+        (for the only child of a scrolling panel, whose text grows back within the same edit)."""
         if not widget.is_on_screen:
             return True
         last = previous._last if previous is not None else None
@@ -57,6 +60,8 @@ class RenderedOnce:
         console, options, lines = last
         new = _line_count(self._render(console, options))
         height = widget.size.height
+        if shrinks_later:
+            return new <= height
         return new == lines or (lines < height and new <= height)
 
     @staticmethod

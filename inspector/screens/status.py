@@ -229,7 +229,9 @@ class DiffPanel(Static):
 
     An edit shows it three times (the replay, then its prices and losses, or a step to another request),
     each text rendered once per width (`RenderedOnce`: a layout pass renders it to measure it, the paint
-    again), and laid out again only where its number of lines changed."""
+    again), and laid out again only where it grows past the height it was laid out to: a shorter text (the
+    next edit's before its prices and losses) leaves blank lines under it until the next layout, so that
+    the steps of an edit do not each lay the screen out."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -275,7 +277,7 @@ class DiffPanel(Static):
                                   hanging(moves, "    ")))
         previous, self._shown = self._shown, once
         same_width, self._drawn_width = self.size.width == self._drawn_width, self.size.width
-        self.update(once, layout=not once.keeps_size(previous, self, same_width=same_width))
+        self.update(once, layout=not once.keeps_size(previous, self, same_width=same_width, shrinks_later=True))
 
 
 def hanging(lines: list[Text], lead: str) -> Table:

@@ -204,3 +204,56 @@ async def test_a_pricing_that_fails_says_the_cost_is_unknown_and_why(tmp_path):
             assert "\x1b" not in text and "pricing…" not in text
         assert "$" not in budget
         assert screen.loss.view.same_replays(view)  # the losses came all the same
+
+
+async def test_the_diff_panel_keeps_its_height_until_the_prices_and_always_holds_its_whole_text(tmp_path, monkeypatch):
+    """In the Config tab the next edit's text is shorter than the last one's until its prices come: it keeps
+    the panel's height (no layout of the screen for it: blank lines under it; `RenderedOnce.keeps_size`
+    pins the rule line by line), its whole text is always within its height, and the next layout of the
+    screen (here a resize) gives it its text's height again."""
+    from textual.screen import Screen
+    from textual.widgets import TabbedContent
+
+    from inspector.screens.status import DiffPanel
+
+    thread = _session()
+    gate = PricingGate()
+    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id, simulator=gate)
+    async with app.run_test(size=SIZE) as pilot, _opened_at_exit(gate):
+        await settle(app, pilot)
+        app.query_one(TabbedContent).active = "config"
+        screen, diff = app.main_screen, app.query_one(DiffPanel)
+
+        def lines() -> int:  # of the panel's last paint (`RenderedOnce`: what the panel rendered, as it did)
+            painted = diff.content._last
+            assert painted is not None
+            return painted[2]
+
+        screen.set_config_value("context.window", OTHER_WINDOW)  # priced at once, its losses after
+        await settle(app, pilot)
+        tall = diff.content_size.height
+        assert diff.is_on_screen and tall == lines() and "cost" in plain(diff) and "pricing…" not in plain(diff)
+        layouts: list[float] = []
+        original = Screen._refresh_layout
+
+        def counted(self, *args, **kwargs):
+            layouts.append(time.monotonic())
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        screen.set_config_value("context.window", HELD_WINDOW)
+        await gate.reached(pilot)
+        for _ in range(20):  # what the screen had left to do while the gate holds the prices: done
+            if not (screen._layout_required or diff._layout_required or screen._dirty_widgets
+                    or not screen._message_queue.empty()):
+                break
+            await screen.wait_for_refresh()
+            await pilot.pause()
+        assert "pricing…" in plain(diff) and lines() < tall  # the held edit's text, shorter
+        assert diff.content_size.height == tall and layouts == []  # kept its height: nothing laid out
+        gate.open()
+        await settle(app, pilot)
+        assert not diff.content_size.height < lines()  # the prices and losses: within its height, or laid out
+        await pilot.resize_terminal(SIZE[0] + 1, SIZE[1])
+        await settle(app, pilot)
+        assert diff.content_size.height == lines()

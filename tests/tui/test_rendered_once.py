@@ -220,6 +220,9 @@ def test_keeps_size_where_the_lines_fit_what_the_widget_was_laid_out_to():
     assert not RenderedOnce(Text("x\ny\nz")).keeps_size(three, widget(3), same_width=False)
     assert not RenderedOnce(Text("x")).keeps_size(RenderedOnce(Text("never shown")), widget(5), same_width=True)
     assert not RenderedOnce(Text("x")).keeps_size(None, widget(5), same_width=True)
+    # `shrinks_later`: any fewer lines keep the height it has (blank under them until the next layout)
+    assert RenderedOnce(Text("x")).keeps_size(three, widget(3), same_width=True, shrinks_later=True)
+    assert not RenderedOnce(Text("1\n2\n3\n4")).keeps_size(three, widget(3), same_width=True, shrinks_later=True)
     # not laid out (a hidden tab): showing it lays it out, whatever it shows by then
     assert RenderedOnce(Text("1\n2\n3\n4\n5\n6")).keeps_size(None, widget(0, on_screen=False), same_width=False)
 
@@ -273,3 +276,4 @@ async def test_an_edit_shown_in_the_budget_tab_lays_nothing_out_and_the_diff_sho
         assert "context.compaction_threshold" in text and "0.65" in text
         shown = app.console.render_lines(diff.content, app.console.options.update_width(diff.content_size.width))
         assert diff.content_size.height == len(shown)  # laid out to the edit's text
+

@@ -177,6 +177,14 @@ class Summary:
                          if isinstance(item, Mapping) and item.get("type") == "message")
 
 
+def is_manual_summary(summary: Summary) -> bool:
+    """A compaction the user asked for (Claude Code's `/compact`: `compactMetadata.trigger: "manual"`; the
+    importers of other agents mark theirs the same way): replayed where it happened, not the profile's to
+    decide, so never counted among the automatic compactions a profile reproduces."""
+    meta = summary.meta
+    return isinstance(meta, Mapping) and meta.get("trigger") == "manual"
+
+
 @dataclass(frozen=True, slots=True)
 class Thread:
     id: str

@@ -360,8 +360,11 @@ def reproduction(thread: Thread, config: Config) -> tuple[int, int] | None:
     return count(thread.summaries, run_replay(thread, config, compactions="decide").timeline)
 
 
-def reproduction_line(profile: str, result: tuple[int, int] | None) -> str | None:
+def reproduction_line(profile: str, result: tuple[int, int] | None, *, manual: int = 0) -> str | None:
+    """`manual`: the thread's recorded /compact summaries, which `result` leaves out (the user's, not the
+    profile's to decide): where there are any, the line says the count is of the automatic ones."""
     if result is None:
         return None
     done, total = result
-    return f"{profile} reproduces {done} of {total} recorded compaction{'s' if total != 1 else ''}"
+    kind = "recorded automatic compaction" if manual else "recorded compaction"
+    return f"{profile} reproduces {done} of {total} {kind}{'s' if total != 1 else ''}"

@@ -40,6 +40,7 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
                      compactions: str | None, request_index: int | None, timeline: bool, as_json: bool,
                      blocks: str | None) -> None:
     """Replay a thread's context pipeline and print the audit."""
+    from inspector.compare.between_replays import is_manual_summary
     from inspector.service import default_compactions, load_config, reproduction, reproduction_line, run_replay
     from inspector.store import StoreError
 
@@ -96,7 +97,8 @@ def simulate_command(thread_id: str, db: str | None, profile: str | None, sets: 
 
     try:
         # how the profile itself (its baseline config, no --set) reproduces the recorded compactions
-        status = reproduction_line(config.profile, reproduction(thread, load_config(config.profile, {}, thread=thread)))
+        status = reproduction_line(config.profile, reproduction(thread, load_config(config.profile, {}, thread=thread)),
+                                   manual=sum(map(is_manual_summary, thread.summaries)))
     except (ConfigError, ValueError, RuntimeError) as exc:
         raise fail(exc) from None
     click.echo(render_simulation(sim, thread, timeline=timeline, request=request_index, compactions=mode,

@@ -12,6 +12,7 @@ from operator import attrgetter, ne
 from typing import Any
 
 from inspector.frozen import fast_frozen_init
+from inspector.model import is_manual_summary
 from inspector.pipeline.accounting import billed_prompt_tokens
 from inspector.pipeline.audit import BlockStatus, RequestAudit, Simulation
 from inspector.pipeline.facts import KINDS
@@ -20,11 +21,15 @@ from inspector.pipeline.survival import OPAQUE, CompactionLoss, survival_table
 
 @dataclass(frozen=True, slots=True)
 class CompactionMove:
-    """The n-th compaction of the thread in each replay (None where that replay has fewer)."""
+    """The n-th automatic compaction of the thread in each replay (None where that replay has fewer), or,
+    `manual`, the user's own compaction (Claude Code's /compact) before one request, which both replays
+    make where it happened: paired by that request, not by rank, so an automatic compaction that moves
+    before it is never told as the manual one moving (a manual one in one replay only: new or gone)."""
 
-    ordinal: int
+    ordinal: int  # 1-based, among the automatic compactions (among the manual ones where `manual`)
     base_index: int | None
     new_index: int | None
+    manual: bool = False
 
     @property
     def shift(self) -> int | None:
@@ -132,8 +137,10 @@ class SimulationDiff:
         elif self.cost is not None and not self.cost.empty:
             out.append(self.cost.line())
         moved = [m for m in self.compactions if m.base_index is None or m.new_index is None or m.shift]
+        # where the user compacted by hand, "compaction #2" would not say which: the automatic ones are named so
+        automatic = "automatic " if any(m.manual for m in self.compactions) else ""
         for move in moved if moves_shown is None else moved[:moves_shown]:
-            label = f"compaction #{move.ordinal}"
+            label = "manual compaction (/compact)" if move.manual else f"{automatic}compaction #{move.ordinal}"
             if move.base_index is None:
                 out.append(f"{label}: new, before request {move.new_index + 1}")
             elif move.new_index is None:
@@ -247,6 +254,26 @@ def compaction_indices(sim: Simulation) -> tuple[int, ...]:
     return tuple(r.index for r in sim.requests if r.compaction is not None)
 
 
+def compaction_moves(base: Simulation, new: Simulation) -> tuple[CompactionMove, ...]:
+    """The automatic compactions paired by rank, then the manual ones (`CompactionMove.manual`) by the
+    request they came before (one both replays make there: a shift of 0, not listed by `lines`)."""
+    def split(sim: Simulation) -> tuple[list[int], list[int]]:
+        automatic, manual = [], []
+        for r in sim.requests:
+            if r.compaction is not None:
+                (manual if r.compaction.manual else automatic).append(r.index)
+        return automatic, manual
+
+    (base_a, base_m), (new_a, new_m) = split(base), split(new)
+    moves = [CompactionMove(i + 1, base_a[i] if i < len(base_a) else None, new_a[i] if i < len(new_a) else None)
+             for i in range(max(len(base_a), len(new_a)))]
+    in_base, in_new = set(base_m), set(new_m)
+    for rank, index in enumerate(sorted(in_base | in_new)):
+        moves.append(CompactionMove(rank + 1, index if index in in_base else None, index if index in in_new else None,
+                                    manual=True))
+    return tuple(moves)
+
+
 def failure_indices(sim: Simulation) -> tuple[int, ...]:
     return tuple(r.index for r in sim.requests if r.failed)
 
@@ -320,15 +347,7 @@ def status_map_changes(before: Mapping[str, BlockStatus], after: Mapping[str, Bl
 def diff_simulations(base: Simulation, new: Simulation, *, cost: bool = True) -> SimulationDiff:
     """What moved from `base` to `new`. `cost=False` leaves `cost` None, for a caller that has the
     replays' totals (`cost_delta_of_totals`) rather than priced timelines."""
-    base_c, new_c = compaction_indices(base), compaction_indices(new)
-    moves = tuple(
-        CompactionMove(
-            ordinal=i + 1,
-            base_index=base_c[i] if i < len(base_c) else None,
-            new_index=new_c[i] if i < len(new_c) else None,
-        )
-        for i in range(max(len(base_c), len(new_c)))
-    )
+    moves = compaction_moves(base, new)
     base_f, new_f = set(failure_indices(base)), set(failure_indices(new))
     by_id = {r.request_id: r for r in base.requests}
     changed: dict[int, int] = {}
@@ -389,7 +408,7 @@ def reproduction(summaries, decided: tuple[RequestAudit, ...] | list[RequestAudi
     one request of where the agent compacted; None when none was recorded."""
     index = {r.request_id: r.index for r in decided}
     recorded = sorted(index[s.before_request_id] for s in summaries
-                      if s.before_request_id in index and (s.meta or {}).get("trigger") != "manual")
+                      if s.before_request_id in index and not is_manual_summary(s))
     if not recorded:
         return None
     placed = [r.index for r in decided if r.compaction is not None and not r.compaction.manual]

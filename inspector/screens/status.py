@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from inspector.compare.between_replays import SimulationDiff
+from inspector.compare.between_replays import SimulationDiff, is_manual_summary
 from inspector.model import Thread
 from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState, timeline_scale
@@ -88,18 +88,21 @@ class StatusLine(FixedHeightStatic):
         reproduction = view.reproduction
         if reproduction is not None and view.diff is None:
             by = reproduction.by or view.baseline_config.profile
-            recorded = len(view.thread.summaries)
+            # the user's own /compact is not the profile's to decide: counted apart, and the others named so
+            manual = sum(map(is_manual_summary, view.thread.summaries))
+            recorded = len(view.thread.summaries) - manual
+            kind = "recorded automatic compaction" if manual else "recorded compaction"
             plural = "" if recorded == 1 else "s"
             if not reproduction.known:  # its decide replay runs after the first view (ReplayController)
-                line.append(f" · does {by} reproduce the {recorded} recorded compaction{plural}? replaying…",
+                line.append(f" · does {by} reproduce the {recorded} {kind}{plural}? replaying…",
                             style="dim")
             elif reproduction.error is not None:
-                line.append(f" · whether {by} reproduces the recorded compaction{plural} is unknown: "
+                line.append(f" · whether {by} reproduces the {kind}{plural} is unknown: "
                             f"{safe_line(reproduction.error, 60)}", style="ci.warning")
             elif reproduction.result is not None:
                 done, total = reproduction.result
-                line.append(f" · {by} reproduces {done} of {total} recorded compaction"
-                            f"{'' if total == 1 else 's'}", style="ci.success" if done == total else "ci.warning")
+                line.append(f" · {by} reproduces {done} of {total} {kind}{'' if total == 1 else 's'}",
+                            style="ci.success" if done == total else "ci.warning")
         line.append(" · ")
         if view.file_overrides:
             line.append("config file: ", style="ci.warning.strong")

@@ -250,6 +250,8 @@ def test_threads_and_the_report_say_manual_compact(tmp_path):
                                   "--compactions", "decide"]).output
     assert "rules: claude-code 2.1.8+" in report
     assert report.count("compaction (manual (/compact))") == len(manual)
+    automatic = len(boundaries) - len(manual)
+    assert f"of {automatic} recorded automatic compaction{'s' if automatic != 1 else ''}" in report
 
 
 async def test_the_app_names_a_manual_compaction_and_the_rules(tmp_path):
@@ -274,6 +276,39 @@ async def test_the_app_names_a_manual_compaction_and_the_rules(tmp_path):
         await settle(app, pilot)
         assert "◆ compaction" in plain(app.query_one(TimelineLabel))
         assert "manual (/compact)" not in plain(app.query_one(BudgetView))
+        # the reproduction counts the automatic ones, and says so
+        automatic = len(boundaries) - 1
+        noun = "compaction" if automatic == 1 else "compactions"
+        assert f"of {automatic} recorded automatic {noun}" in plain(app.query_one(StatusLine))
+
+
+async def test_a_what_if_that_moves_the_automatic_compaction_never_says_the_manual_one_moved(tmp_path):
+    """In decide mode at 60% the automatic compaction comes earlier; the user's /compact stays where it was
+    made. Paired by rank, the diff said "compaction #2: request <the manual one's> -> <the automatic one's>"."""
+    from inspector.screens.source import MemorySource
+    from inspector.screens.status import DiffPanel
+    from tests.tui.app_support import SIZE, make_app, plain, settle
+
+    name = "claude-code-2.1.19-auto-and-manual-compaction.jsonl"
+    _, boundaries = calls_and_boundaries(records(name))
+    [manual] = [b["before"] for b in boundaries if b["trigger"] == "manual"]
+    [automatic] = [b["before"] for b in boundaries if b["trigger"] != "manual"]
+    thread = main_thread(name)
+    app = make_app(tmp_path, MemorySource([thread]), thread_id=thread.id)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("c")  # the profile decides
+        await settle(app, pilot)
+        screen = app.main_screen
+        assert screen.view.compactions == "decide"
+        screen.set_config_value("claude_code.autocompact_pct_override", 60)
+        await settle(app, pilot)
+        moved = [r.index for r in screen.view.requests if r.compaction is not None and not r.compaction.manual]
+        assert moved and moved[0] < automatic  # the automatic one came earlier
+        assert any(r.index == manual and r.compaction is not None and r.compaction.manual for r in screen.view.requests)
+        text = " ".join(plain(app.query_one(DiffPanel)).split())
+        assert f"automatic compaction #1: request {automatic + 1} -> {moved[0] + 1}" in text
+        assert f"request {manual + 1} ->" not in text and "manual compaction" not in text
 
 
 def test_a_damaged_summary_meta_costs_only_the_manual_count(tmp_path):

@@ -72,6 +72,34 @@ def test_compaction_earlier_later_new_and_gone():
     assert gone.lines()[-1] == "compaction #3: gone (was before request 10)"
 
 
+def _manual(request: RequestAudit) -> RequestAudit:
+    """`request` with the user's own compaction (Claude Code's /compact) before it."""
+    return replace(request, compaction=CompactionAudit("manual", f"s{request.index}", "m0", "m1", manual=True))
+
+
+def test_a_manual_compaction_is_paired_by_its_request_not_by_rank():
+    """The user's /compact before request 6 is made there in both replays; the automatic compaction before
+    it moves from request 4 to 2, the one after from 9 to 8. Paired by rank, the manual one would read as
+    "compaction #2: request 6 -> ..."; it is not listed, and the automatic ones are named so."""
+    def sim(automatic: tuple[int, ...], manual: tuple[int, ...] = (5,)) -> Simulation:
+        return _sim([_manual(_request(i, [])) if i in manual else _request(i, [], compaction=i in automatic)
+                     for i in range(10)])
+
+    diff = diff_simulations(sim((3, 8)), sim((1, 7)))
+    assert diff.lines() == [
+        "automatic compaction #1: request 4 -> 2 (2 earlier)",
+        "automatic compaction #2: request 9 -> 8 (1 earlier)",
+    ]
+    # the automatic ones dropped to one, before the manual one: the one after it is gone, not moved onto it
+    fewer = diff_simulations(sim((3, 8)), sim((1,)))
+    assert fewer.lines() == ["automatic compaction #1: request 4 -> 2 (2 earlier)",
+                             "automatic compaction #2: gone (was before request 9)"]
+    # only the manual ones differ (a replay that made none there): said of the manual one
+    assert diff_simulations(sim((3,)), sim((3,), manual=())).lines() == [
+        "manual compaction (/compact): gone (was before request 6)"]
+    assert diff_simulations(sim((3,)), sim((3,))).empty
+
+
 def test_many_compaction_moves_are_counted_past_the_first_few():
     base = _sim([_request(i, [], compaction=i % 2 == 1, failed=i == 0) for i in range(40)])
     new = _sim([_request(i, [], compaction=i % 2 == 0 and i > 0 or i == 39) for i in range(40)])

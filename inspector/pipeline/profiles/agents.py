@@ -21,13 +21,13 @@ three rule kinds must agree on one state; splitting them would spread that contr
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, NamedTuple
 
-from inspector.model import Kind, Role, Summary, Thread, assign_turns, effective_requests
+from inspector.model import Kind, Role, Summary, Thread, assign_turns, effective_requests, is_manual_summary
 from inspector.pipeline.audit import (
     BlockAudit,
     BlockStatus,
@@ -221,10 +221,6 @@ def _seconds(stamp: object) -> float | None:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
-def is_manual(summary: Summary) -> bool:
-    """A compaction the user asked for (Claude Code's `/compact`: `compactMetadata.trigger: "manual"`)."""
-    meta = summary.meta
-    return isinstance(meta, Mapping) and meta.get("trigger") == "manual"
 
 
 def is_session_prefix(message) -> bool:
@@ -515,7 +511,7 @@ class AgentReplayer(ReplayerBase):
             compaction, new_summary, trigger = None, None, None
             diagnostics: list[str] = []
             recorded = recorded_by_request.get(req.id)
-            manual = recorded is not None and recorded.last_message_id in t.index and is_manual(recorded)
+            manual = recorded is not None and recorded.last_message_id in t.index and is_manual_summary(recorded)
             if manual:  # the user's /compact: replayed where it happened, whatever the mode
                 new_summary, trigger = recorded, "manual"
             elif follow:

@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
 from inspector.config import KEY_SPECS, PROFILE_KEYS, PROFILES, Config, ConfigError, coerce
+from widgets.ordered_input import OrderedInput
 from widgets.safe import safe_line
 
 # Keys offered as a Select, with their choices (the rest are free Inputs validated on the fly).
@@ -142,7 +143,7 @@ class ConfigForm(VerticalScroll):
                             id=widget_id(key), classes="cfg-field", compact=True,
                         )
                     else:
-                        yield Input(format_value(config[key]), id=widget_id(key), classes="cfg-field", compact=True)
+                        yield OrderedInput(format_value(config[key]), id=widget_id(key), classes="cfg-field", compact=True)
                 yield Static(spec.help, classes="cfg-help", markup=False)
                 yield Static("", classes="cfg-error", id=error_id(key), markup=False)
 

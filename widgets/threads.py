@@ -14,6 +14,7 @@ from textual.widgets import Input
 from inspector.model import ThreadInfo
 from inspector.thread_tree import TreeRow, thread_tree
 from widgets.linetable import Column, LineTable
+from widgets.ordered_input import OrderedInput
 from widgets.safe import safe_line
 
 
@@ -83,7 +84,7 @@ class ThreadList(Vertical):
         self.with_source = True
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter threads (/)", id="thread-filter")
+        yield OrderedInput(placeholder="filter threads (/)", id="thread-filter")
         yield LineTable(THREAD_COLUMNS, id="threads-table")
 
     @property

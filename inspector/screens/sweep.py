@@ -28,6 +28,7 @@ from inspector.config import KEY_SPECS, PROFILE_KEYS, Config, ConfigError
 from inspector.fleet.progress import Progress, duration
 from inspector.model import Thread
 from widgets.footer import KeyFooter
+from widgets.ordered_input import OrderedInput
 from widgets.safe import safe_line
 from widgets.timeline import compact_number
 
@@ -142,7 +143,7 @@ class SweepScreen(Screen[None]):
         with Horizontal(classes="sweep-controls"):
             yield Select([(key_label(k), k) for k in numeric_keys(self.base.profile)], value=self.key,
                          allow_blank=False, id="sweep-key", compact=True)
-            yield Input(self._default_text(self.key), id="sweep-values", placeholder="values, comma-separated",
+            yield OrderedInput(self._default_text(self.key), id="sweep-values", placeholder="values, comma-separated",
                         compact=True)
         with Horizontal(classes="sweep-controls"):
             yield Select([(label, name) for name, label in sweep.METRICS.items()], value="cost", allow_blank=False,

@@ -8,7 +8,8 @@ shows and recomposes only on a difference, which is what a recompose would have 
 
 Each key bound to the footer's `compact` is also made with its value already set: Textual's keys start
 compact and the data binding then takes the footer's value, two class changes, each a CSS pass over the
-key. The palette's key is bound to nothing and stays compact, as in Textual.
+key. The palette's key is bound to nothing and stays compact, as in Textual. Quit and Help come first: at 80
+columns the keys listed after the focused widget's were cut off.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 __all__ = ["KeyFooter"]
+
+FIRST_ACTIONS = frozenset({"quit", "help"})  # shown first, whatever the focused widget's own keys
 
 
 class KeyFooter(Footer):
@@ -46,11 +49,16 @@ class KeyFooter(Footer):
 
     def compose(self) -> ComposeResult:
         self._shown = self._what_it_shows()
-        for widget in super().compose():
+        keys = list(super().compose())
+        for widget in keys:
             if isinstance(widget, FooterKey) and "compact" in (widget._reactive_connect or {}):  # bound to ours
                 widget.set_reactive(FooterKey.compact, self.compact)
                 widget.set_class(self.compact, "-compact", update=False)
-            yield widget
+        if all(isinstance(widget, FooterKey) for widget in keys):  # no group of keys: their order is free
+            # the app's own keys (quit, help) first: Textual lists the focused widget's keys first and the
+            # app's last, where an 80-column terminal cuts them off
+            keys.sort(key=lambda widget: widget.action not in FIRST_ACTIONS)
+        yield from keys
 
     def bindings_changed(self, screen: Screen) -> None:
         self._bindings_ready = True

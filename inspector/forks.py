@@ -14,6 +14,7 @@ import signal
 import struct
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 HEADER = struct.Struct("<Q")
 """A message's frame: its pickle's length, then the pickle."""
@@ -68,3 +69,22 @@ def child_signals() -> None:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
     except ValueError:  # forked from another thread than the main one
         pass
+
+
+ENDING = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+"""The signals that end a command: held while a child is forked and not yet known (`ending_held`)."""
+
+
+@contextmanager
+def ending_held() -> Iterator[frozenset]:
+    """The signals that end the command (`ENDING`) held in this thread while the block forks a child and
+    notes it, so that a Ctrl-C in between cannot leave a child its parent does not know of (the signal is
+    taken when the block ends, the child known and killed on the way out). Yields the mask to restore in
+    the child (`signal.pthread_sigmask(signal.SIG_SETMASK, mask)`, after `child_signals`). The CLI runs
+    its forks in its one thread; where other threads could take the signal, Python still runs its handler
+    in the main thread at once."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, ENDING)
+    try:
+        yield held
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)

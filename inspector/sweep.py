@@ -23,7 +23,7 @@ from typing import Any
 
 from inspector.config import COMPACTION_MODES, Config, ConfigError, coerce
 from inspector.forks import can_fork as _can_fork
-from inspector.forks import child_signals
+from inspector.forks import child_signals, ending_held
 from inspector.forks import death as _death
 from inspector.forks import frames as _frames
 from inspector.forks import send as _send
@@ -313,29 +313,33 @@ class _Children:
 
     def start(self, work: Callable[..., None], arg: Any, name: str | Callable[[int], str], *,
               expect: int = 1, pipe_size: int | None = None) -> None:
-        read, write = os.pipe()
-        if pipe_size is not None:  # Linux: a pipe that holds more before the child's write waits
-            with contextlib.suppress(ImportError, OSError, AttributeError):
-                import fcntl
+        # a Ctrl-C from the pipe's making to the child's registration is held (`ending_held`): it cannot
+        # leave a child this process does not know of, and kill on the way out
+        with ending_held() as held:
+            read, write = os.pipe()
+            if pipe_size is not None:  # Linux: a pipe that holds more before the child's write waits
+                with contextlib.suppress(ImportError, OSError, AttributeError):
+                    import fcntl
 
-                fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, pipe_size)
-        pid = os.fork()
-        if pid == 0:  # the child: nothing but the work, pickle and os.write (no lock another thread holds)
-            code = 1
-            try:
-                os.close(read)
-                for fd in [fd for fd in self._children]:
-                    os.close(fd)
-                child_signals()  # SIGINT ignored: the parent ends its children itself
+                    fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, pipe_size)
+            pid = os.fork()
+            if pid == 0:  # the child: nothing but the work, pickle and os.write (no lock another thread holds)
+                code = 1
                 try:
-                    work(lambda message: _send(write, message), arg)
-                    code = 0
-                except BaseException as exc:  # noqa: BLE001  (reported, then the child leaves)
-                    _send(write, ("error", f"{type(exc).__name__}: {exc}"))
-            finally:
-                os._exit(code)
-        os.close(write)
-        self._children[read] = [pid, name, bytearray(), 0, expect]
+                    os.close(read)
+                    for fd in [fd for fd in self._children]:
+                        os.close(fd)
+                    child_signals()  # SIGINT ignored: the parent ends its children itself
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                    try:
+                        work(lambda message: _send(write, message), arg)
+                        code = 0
+                    except BaseException as exc:  # noqa: BLE001  (reported, then the child leaves)
+                        _send(write, ("error", f"{type(exc).__name__}: {exc}"))
+                finally:
+                    os._exit(code)
+            os.close(write)
+            self._children[read] = [pid, name, bytearray(), 0, expect]
 
     def results(self) -> Iterator[tuple]:
         """Every child's messages as they come (each child's in its order); a `ChildError` at the

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.forks import HEADER, child_signals, death
+from inspector.forks import HEADER, child_signals, death, ending_held
 
 Progress = Callable[[int, int], None]
 """progress(characters done, characters in the file) of one file."""
@@ -62,9 +62,6 @@ BUDGET = 256 << 20
 one file larger than this is parsed alone."""
 
 _NUMBER = struct.Struct("<q")
-
-_ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-"""The signals the CLI ends on (`inspector.cli.root`)."""
 
 HERE = ("here", None)
 """`take`'s answer for a file this process parses itself."""
@@ -124,13 +121,9 @@ class ParseChildren:
         return self
 
     def _fork(self) -> None:
-        """One child forked and known (killed by `__exit__`): the signals that end the command are held
-        in this thread from the pipes' making to the child's registration, so a Ctrl-C in between cannot
-        leave a child this process does not know of (it is taken once the child is known). The CLI runs
-        the import in its one thread; where other threads could take the signal, Python would still run
-        its handler here at once."""
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
-        try:
+        """One child forked and known (killed by `__exit__`), the signals that end the command held from
+        the pipes' making to the child's registration (`forks.ending_held`)."""
+        with ending_held() as held:
             numbers_read, numbers_write = os.pipe()
             results_read, results_write = os.pipe()
             with contextlib.suppress(ImportError, OSError, AttributeError):  # Linux: a larger pipe
@@ -155,8 +148,6 @@ class ParseChildren:
             os.close(numbers_read)
             os.close(results_write)
             self._children[results_read] = _Child(pid, results_read, numbers_write)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def _serve(self, numbers: int, out: int) -> None:
         """In a child: every file number given, its payload sent back (its progress before it). The

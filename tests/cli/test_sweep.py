@@ -526,3 +526,34 @@ def test_a_facts_child_that_dies_is_a_one_line_error_naming_its_messages(real_db
         sweep.sweep_thread(thread, base, combos, jobs=2)
     assert str(caught.value) == (f"sweep: the process computing the facts of messages 0-{len(thread.messages):,} "
                                  "was killed by SIGKILL")
+
+
+def test_a_ctrl_c_just_as_a_sweep_child_is_forked_leaves_no_child(real_db, monkeypatch):
+    """SIGINT right after a fork returns, before this process has noted the child: held until it has
+    (`forks.ending_held`), then the sweep ends and every child with it."""
+    import os
+    import signal
+    import threading
+
+    from inspector import sweep
+
+    thread, base = _bench_like(real_db)
+    combos = combinations([("claude_code.autocompact_pct_override", [0, 40, 60])])
+    pids: list[int] = []
+    fork = os.fork
+
+    def fork_then_ctrl_c() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+            if len(pids) == 1:  # to this thread, as a terminal's Ctrl-C reaches the command's one thread
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        return pid
+
+    monkeypatch.setattr(sweep.os, "fork", fork_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.sweep_thread(thread, base, combos, jobs=2)
+    assert len(pids) == 1  # nothing forked after the Ctrl-C
+    for pid in pids:  # killed and reaped: no such process any more
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -39,3 +39,21 @@ def typed_value(value):
     if isinstance(value, float):
         return ("float", repr(value))
     return (type(value).__name__, value)
+
+
+def counted_forks(monkeypatch, module, then=None) -> list[int]:
+    """The pids of the children `module` forks (`module.os.fork` patched), so a test can tell they ran and
+    are gone; `then(pids)` runs in this process right after each fork returns."""
+    pids: list[int] = []
+    fork = module.os.fork
+
+    def counted() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+            if then is not None:
+                then(pids)
+        return pid
+
+    monkeypatch.setattr(module.os, "fork", counted)
+    return pids

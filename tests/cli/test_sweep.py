@@ -539,18 +539,13 @@ def test_a_ctrl_c_just_as_a_sweep_child_is_forked_leaves_no_child(real_db, monke
 
     thread, base = _bench_like(real_db)
     combos = combinations([("claude_code.autocompact_pct_override", [0, 40, 60])])
-    pids: list[int] = []
-    fork = os.fork
+    from tests.helpers import counted_forks
 
-    def fork_then_ctrl_c() -> int:
-        pid = fork()
-        if pid:
-            pids.append(pid)
-            if len(pids) == 1:  # to this thread, as a terminal's Ctrl-C reaches the command's one thread
-                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-        return pid
+    def ctrl_c(pids: list[int]) -> None:
+        if len(pids) == 1:  # to this thread, as a terminal's Ctrl-C reaches the command's one thread
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
-    monkeypatch.setattr(sweep.os, "fork", fork_then_ctrl_c)
+    pids = counted_forks(monkeypatch, sweep, ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         sweep.sweep_thread(thread, base, combos, jobs=2)
     assert len(pids) == 1  # nothing forked after the Ctrl-C

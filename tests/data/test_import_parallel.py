@@ -16,6 +16,7 @@ import pytest
 from inspector import importers
 from inspector.importers import _parallel, import_paths
 from tests.data.test_bulk_rows import store_pair, table_rows
+from tests.helpers import counted_forks
 from tests.paths import REAL
 
 SOURCES = ["codex-rollout.jsonl", "claude-code-session-with-sidechains.jsonl", "codex-desktop-0.128-rollout.jsonl",
@@ -42,21 +43,8 @@ def _folder(tmp: Path) -> Path:
 
 
 def _forks(monkeypatch, then=None) -> list[int]:
-    """The pids of the children the import forks (so a test can tell they ran, and are gone); `then()`
-    runs in this process right after each fork returns."""
-    pids: list[int] = []
-    fork = os.fork
-
-    def counted() -> int:
-        pid = fork()
-        if pid:
-            pids.append(pid)
-            if then is not None:
-                then()
-        return pid
-
-    monkeypatch.setattr(_parallel.os, "fork", counted)
-    return pids
+    """The pids of the children the import forks; `then()` runs in this process right after each fork."""
+    return counted_forks(monkeypatch, _parallel, None if then is None else lambda _pids: then())
 
 
 def _gone(pids: list[int]) -> bool:

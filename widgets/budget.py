@@ -104,9 +104,44 @@ def stacked_bar(parts: BudgetParts, width: int) -> Text:
     return bar
 
 
+@dataclass(frozen=True, slots=True)
+class BlockFigures:
+    """What the Budget pane reads off every block of a request: blocks per status, the protected ones, the
+    largest (`largest_block_indexes`)."""
+
+    counts: Counter
+    protected: int
+    largest: tuple[int, ...]
+
+
+_FIGURES: dict[int, tuple[tuple, BlockFigures]] = {}  # id(blocks) -> (the blocks, their figures)
+
+
+def block_figures(request: RequestAudit) -> BlockFigures:
+    """`request`'s `BlockFigures`, remembered by its block tuple (which its priced copy shares): an edit's
+    worker computes them for the selected request, and the pane's two updates (the replay, its prices)
+    read them instead of walking the thousands of blocks of a long thread's last request on the UI thread."""
+    blocks = request.blocks
+    hit = _FIGURES.get(id(blocks))
+    if hit is not None and hit[0] is blocks:
+        return hit[1]
+    figures = BlockFigures(Counter(map(_STATUS, blocks)),  # StrEnum keys: looked up by their text
+                           sum(map(truth, map(_PROTECTED, blocks))),  # C-level over thousands of blocks
+                           tuple(_largest(blocks, 6)))
+    if len(_FIGURES) >= 16:
+        _FIGURES.clear()
+    _FIGURES[id(blocks)] = (blocks, figures)
+    return figures
+
+
 def largest_block_indexes(request: RequestAudit, count: int = 6) -> list[int]:
     """Indexes of the blocks that cost the most as sent (then in full), largest first."""
-    blocks = request.blocks
+    if count == 6:
+        return list(block_figures(request).largest)
+    return _largest(request.blocks, count)
+
+
+def _largest(blocks, count: int) -> list[int]:
     # Sent blocks outrank every unsent one, and there are few of them on a long thread:
     # rank those alone when there are enough (same result, a fraction of the work).
     sent = [i for i, b in enumerate(blocks) if b.tokens_sent > 0]
@@ -339,13 +374,13 @@ class BudgetView(Static):
             if isinstance(pre, int):
                 text.append(f" (pre-compaction tokens {pre:,})", style="dim")
             facts.add_row("Recorded compaction", text)
-        counts = Counter(map(_STATUS, request.blocks))  # StrEnum keys: looked up by their text
+        figures = block_figures(request)
+        counts = figures.counts
         status_line = Text()
         for status, colour in STATUS_STYLES.items():
             if counts.get(status):
                 status_line.append(f"{status} {counts[status]}  ", style=colour)
-        protected = sum(map(truth, map(_PROTECTED, request.blocks)))  # C-level over thousands of blocks
-        status_line.append(f"protected {protected}", style="bold")
+        status_line.append(f"protected {figures.protected}", style="bold")
         facts.add_row("Blocks", status_line)
         if request.error is not None:
             facts.add_row("Error", Text(safe_line(request.error.message, 200), style="ci.error"))

@@ -39,6 +39,7 @@ from inspector.screens.view import (
     fill_reproduction,
     price_view,
 )
+from widgets.budget import block_figures
 from widgets.safe import safe_line
 
 if TYPE_CHECKING:
@@ -265,7 +266,7 @@ class ReplayController:
                 self.llm_summarizer = None
         if new.requests:  # build the selected request's blocks and their diff here, not on the UI thread
             index = min(request_index, len(new.requests) - 1)
-            new.audit(index)
+            block_figures(new.audit(index))  # and what the Budget pane reads off them
             if index < len(new.baseline.requests):
                 new.baseline_audit(index)
             if new.diff is not None:
@@ -317,7 +318,7 @@ class ReplayController:
             screen.post_message(ReplayFailed(view.config, str(exc)))
             return
         if new.requests:
-            new.audit(min(request_index, len(new.requests) - 1))
+            block_figures(new.audit(min(request_index, len(new.requests) - 1)))
         new.points  # noqa: B018 - the chart's points, here in the worker, not on the UI thread
         if not worker.is_cancelled:
             screen.post_message(ViewReady(new, keep_position=True))

@@ -96,6 +96,9 @@ class ConfigForm(VerticalScroll):
         self.built = not deferred
         self._building = False
         self._built = asyncio.Event()
+        self._composing = 0  # builds and recomposes under way (`composing`)
+        self._composed = asyncio.Event()
+        self._composed.set()
 
     def compose(self) -> ComposeResult:
         if self.built or self._building:
@@ -112,7 +115,7 @@ class ConfigForm(VerticalScroll):
         try:
             while True:
                 composed = self.config
-                await self.recompose()
+                await self._recompose()
                 if self.config.profile == composed.profile:
                     break  # else loaded during the build with another key set: compose that
         finally:
@@ -123,6 +126,26 @@ class ConfigForm(VerticalScroll):
             self._show_values(self.config)
         self.mark_changed()
         self._built.set()
+
+    @property
+    def composing(self) -> bool:
+        """Whether its rows are being made (a build, a profile's other keys): an app that tears down meanwhile
+        has Textual's Select mount without its parts (`NoMatches` from its `_on_mount`): the app's exit
+        waits for `composed()` first."""
+        return self._composing > 0
+
+    async def composed(self) -> None:
+        await self._composed.wait()
+
+    async def _recompose(self) -> None:
+        self._composing += 1
+        self._composed.clear()
+        try:
+            await self.recompose()
+        finally:
+            self._composing -= 1
+            if not self._composing:
+                self._composed.set()
 
     def _rows(self, config: Config) -> ComposeResult:
         with Horizontal(classes="cfg-line", id="cfg-row-profile"):
@@ -157,7 +180,7 @@ class ConfigForm(VerticalScroll):
             return  # `build` shows it
         if rebuild:
             self._changed_shown = {}
-            await self.recompose()
+            await self._recompose()
         else:
             self._show_values(config)
         self.mark_changed()

@@ -9,8 +9,13 @@ number of messages, not with the size of their outputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import eq
+from threading import Lock
 
 from inspector.model import Message, Role, Summary
 from inspector.summarizers.extractive_scan import (
@@ -32,18 +37,96 @@ from inspector.summarizers.extractive_scan import (
     join_items,
     merge_files,
     opening,
-    word_count,
 )
 
 FEATURE_CACHE_SIZE = 200_000
+RUN_SIZE = 200_000
+"""Messages a run holds at most before the next span that is not in it starts a new one."""
+
+
+class _Run:
+    """Messages laid end to end, with what their features give a summary, as arrays over them: a
+    span [a, b) of the run has `users[b] - users[a]` user messages, its files are
+    `files[files_at[a]:files_at[b]]` (the messages' files in order), and so on for every field.
+    Only ever appended to (under `_Runs.lock`): a reader of [a, b) never sees it change."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.where: dict[int, int] = {}  # id(message) -> its last place in `messages`
+        self.users, self.assistants, self.tools = _offsets(), _offsets(), _offsets()
+        self.files: list[str] = []
+        self.output_files: list[str] = []
+        self.errors: list[str] = []
+        self.goals: list[str] = []
+        self.openers: list[str] = []
+        self.others: list[str] = []  # the later sentences of the messages with an opener
+        self.facts: list[str] = []
+        self.done: list[str] = []
+        self.decisions: list[str] = []
+        self.files_at, self.output_files_at, self.errors_at = _offsets(), _offsets(), _offsets()
+        self.goals_at, self.openers_at, self.others_at = _offsets(), _offsets(), _offsets()
+        self.facts_at, self.done_at, self.decisions_at = _offsets(), _offsets(), _offsets()
+
+    def extend(self, messages: Sequence[Message], features: Callable[[Message], Features]) -> None:
+        """Append `messages`: all of them or, where a scan or a role fails, none (the arrays stay aligned)."""
+        scanned = [features(message) for message in messages]
+        roles = [message.role for message in messages]
+        if not _COUNTED.issuperset(roles):
+            raise KeyError(next(role for role in roles if role not in _COUNTED))  # as counting by role did
+        at = len(self.messages)
+        self.where.update(zip(map(id, messages), range(at, at + len(messages)), strict=True))
+        self.messages.extend(messages)
+        for counts, role in ((self.users, Role.USER), (self.assistants, Role.ASSISTANT), (self.tools, Role.TOOL)):
+            counts.extend(_running(counts[-1], map(eq, roles, repeat(role))))
+        for items, offsets, each in (
+            (self.files, self.files_at, [f.files for f in scanned]),
+            (self.output_files, self.output_files_at, [f.output_files for f in scanned]),
+            (self.facts, self.facts_at, [f.facts for f in scanned]),
+            (self.done, self.done_at, [f.done for f in scanned]),
+            (self.decisions, self.decisions_at, [f.decisions for f in scanned]),
+            (self.others, self.others_at, [f.others if f.opener else () for f in scanned]),
+        ):
+            items.extend(chain.from_iterable(each))
+            offsets.extend(_running(offsets[-1], map(len, each)))
+        for items, offsets, each in (
+            (self.errors, self.errors_at, [f.error for f in scanned]),
+            (self.goals, self.goals_at, [f.goal for f in scanned]),
+            (self.openers, self.openers_at, [f.opener for f in scanned]),
+        ):
+            present = list(map(bool, each))
+            items.extend(compress(each, present))
+            offsets.extend(_running(offsets[-1], present))
+
+
+def _offsets() -> array[int]:
+    """[0], as machine integers (a run's arrays hold a dozen of them per message)."""
+    return array("q", (0,))
+
+
+def _running(start: int, steps: Iterable[int]) -> Iterator[int]:
+    """start + steps[0], start + steps[0] + steps[1], ..."""
+    return islice(accumulate(steps, initial=start), 1, None)
+
+
+_COUNTED = frozenset(Role)
+"""The roles a summary counts messages of (`Role`: a message of any other fails, as it always has)."""
+
+
+class _Runs:
+    """The run that spans are looked for in, shared by the summarizers that share features."""
+
+    def __init__(self) -> None:
+        self.lock = Lock()
+        self.current = _Run()
 
 
 class ExtractiveSummarizer:
     """Summarizer protocol implementation: deterministic, offline, no model.
 
-    Each message is scanned once (per-message features are cached by id and content), so
-    the many summaries of a what-if replay, and of the next replay, cost little more
-    than merging those features.
+    Each message is scanned once (per-message features are cached by id and content), and
+    laid out once in a run (`_Run`: the features as arrays over the messages, end to end), so
+    the many summaries of a what-if replay, and of the next replay, cost a few slices of those
+    arrays each, not a walk over their spans.
     """
 
     name = "extractive"
@@ -51,13 +134,16 @@ class ExtractiveSummarizer:
     _cache: dict[tuple, Features] | None = None
     _by_object: dict[int, tuple[Message, Features]] | None = None
     _spans: dict[tuple, Summary] | None = None
+    _runs: _Runs | None = None
 
     def prepare(self, messages: Iterable[Message]) -> None:
         """Scan `messages` ahead of any summary that may cover them. The app does this in the
-        background once a thread is shown, so the first what-if edit that compacts much of a
-        long thread (whose recorded summaries the baseline followed) writes summaries at once."""
-        for message in messages:
-            self._features(message)
+        background once a thread is shown (a chunk at a time, in order: the chunks lay the thread out
+        as one run), so the first what-if edit that compacts much of a long thread (whose recorded
+        summaries the baseline followed) writes summaries at once."""
+        span = list(messages)
+        if span:
+            self._locate(span)
 
     def sharing_features(self) -> ExtractiveSummarizer:
         """A summarizer that reuses this one's per-message features but none of its summaries:
@@ -67,7 +153,9 @@ class ExtractiveSummarizer:
             self._cache = {}
         if self._by_object is None:
             self._by_object = {}
-        other._cache, other._by_object = self._cache, self._by_object
+        if self._runs is None:
+            self._runs = _Runs()
+        other._cache, other._by_object, other._runs = self._cache, self._by_object, self._runs
         return other
 
     def _features(self, message: Message) -> Features:
@@ -137,40 +225,37 @@ class ExtractiveSummarizer:
         summary_id: str,
         before_request_id: str | None,
     ) -> Summary:
+        """What walking the span's messages in order and merging their features gives (the merge as
+        first written is `tests/reference/extractive_merge.py`), read from the arrays of the run
+        that holds the span: a what-if replay's summaries cover stretches of the thread that other
+        replays laid out already."""
+        run, a = self._locate(messages)
+        b = a + len(messages)
         files = Recent(MAX_FILES, previous.relevant_files if previous else ())
+        files.add_all(run.files[run.files_at[a] : run.files_at[b]])
         seen_in_output = Recent(MAX_OUTPUT_FILES)  # paths only tool output mentions
+        seen_in_output.add_all(run.output_files[run.output_files_at[a] : run.output_files_at[b]])
         facts = Recent(MAX_FACTS, previous.key_facts if previous else ())
+        facts.add_all(run.facts[run.facts_at[a] : run.facts_at[b]])
         done = Recent(MAX_ACCOMPLISHMENTS)
+        done.add_all(run.done[run.done_at[a] : run.done_at[b]])
         decisions = Recent(MAX_DECISIONS)
+        decisions.add_all(run.decisions[run.decisions_at[a] : run.decisions_at[b]])
         errors = Recent(MAX_ERRORS)  # the first error line of recent tool outputs
-        goals: list[str] = []
-        openers: list[str] = []  # first sentence of each user/assistant message, in order
-        others: list[str] = []  # later sentences, used only to reach MIN_WORDS
-        counts = {role: 0 for role in Role}
-
-        for message in messages:
-            counts[message.role] += 1
-            f = self._features(message)
-            for path in f.files:
-                files.add(path)
-            for path in f.output_files:
-                seen_in_output.add(path)
-            if f.error:
-                errors.add(f.error)
-            if f.goal:
-                goals.append(f.goal)
-            if f.opener:
-                openers.append(f.opener)
-                if len(others) < MAX_FILLER_SENTENCES:
-                    others.extend(f.others)
-            for sentence in f.facts:
-                facts.add(sentence)
-            for sentence in f.done:
-                done.add(sentence)
-            for sentence in f.decisions:
-                decisions.add(sentence)
-
-        active_goals = tuple(goals[-MAX_GOALS:]) or (previous.active_goals if previous else ())
+        errors.add_all(run.errors[run.errors_at[a] : run.errors_at[b]])
+        goals_at = run.goals_at
+        active_goals = tuple(run.goals[max(goals_at[a], goals_at[b] - MAX_GOALS) : goals_at[b]]) or (
+            previous.active_goals if previous else ()
+        )
+        # Each message with an opener extends the later sentences while fewer than
+        # MAX_FILLER_SENTENCES are held: the messages up to the first whose start has that many.
+        others_at = run.others_at
+        last = bisect_left(others_at, others_at[a] + MAX_FILLER_SENTENCES, a, b)
+        counts = {
+            Role.USER: run.users[b] - run.users[a],
+            Role.ASSISTANT: run.assistants[b] - run.assistants[a],
+            Role.TOOL: run.tools[b] - run.tools[a],
+        }
         relevant_files = merge_files(files, seen_in_output)
         narrative = self._narrative(
             messages,
@@ -182,7 +267,8 @@ class ExtractiveSummarizer:
             decisions=decisions.tuple(),
             errors=errors.tuple(),
             files=relevant_files[:MAX_NARRATIVE_FILES],
-            fillers=openers + others,
+            fillers=chain(run.openers[run.openers_at[a] : run.openers_at[b]],
+                          run.others[others_at[a] : others_at[last]]),
         )
         return Summary(
             id=summary_id,
@@ -200,6 +286,31 @@ class ExtractiveSummarizer:
             source="extractive",
         )
 
+    def _locate(self, messages: Sequence[Message]) -> tuple[_Run, int]:
+        """The run holding `messages` end to end and where they start in it. A span that starts in
+        the run and runs past its end extends it; any other is laid out after its end (a run holds
+        what the summaries asked for, in the order they asked: a replay's spans tile the thread)."""
+        if self._runs is None:
+            self._runs = _Runs()
+        runs = self._runs
+        span = messages if isinstance(messages, list) else list(messages)
+        with runs.lock:
+            run = runs.current
+            at = run.where.get(id(span[0]))  # the run holds its messages: an id there is this message's
+            if at is not None:
+                have = len(run.messages) - at
+                if have >= len(span):
+                    if run.messages[at : at + len(span)] == span:  # each the same message (or an equal one)
+                        return run, at
+                elif run.messages[at:] == span[:have]:
+                    run.extend(span[have:], self._features)
+                    return run, at
+            if len(run.messages) + len(span) > RUN_SIZE:
+                run = runs.current = _Run()  # a fresh one: a replay still reading the old one keeps it
+            at = len(run.messages)
+            run.extend(span, self._features)
+            return run, at
+
     @staticmethod
     def _narrative(
         messages: Sequence[Message],
@@ -212,7 +323,7 @@ class ExtractiveSummarizer:
         decisions: Sequence[str],
         errors: Sequence[str],
         files: Sequence[str],
-        fillers: Sequence[str],
+        fillers: Iterable[str],
     ) -> str:
         """Priority-ordered parts, cut at MAX_WORDS; filler sentences only up to MIN_WORDS
         beyond the structured parts."""
@@ -243,8 +354,9 @@ class ExtractiveSummarizer:
             parts.append("Errors seen: " + join_items(errors))
         if files:
             parts.append("Files involved: " + ", ".join(files) + ".")
-        used = {s for s in (*active_goals, *facts, *done, *decisions)}
-        words = sum(word_count(p) for p in parts)
+        used = set(active_goals).union(facts, done, decisions)
+        text = " ".join(parts)
+        words = total = len(text.split())
         chosen: list[str] = []
         for sentence in fillers:
             if words >= MIN_WORDS:
@@ -253,11 +365,11 @@ class ExtractiveSummarizer:
                 continue
             used.add(sentence)
             chosen.append(sentence)
-            words += word_count(sentence)
+            words += len(sentence.split())
         if chosen:
-            parts.append("Along the way: " + join_items(chosen))
-        text = " ".join(parts)
-        tokens = text.split()
-        if len(tokens) > MAX_WORDS:
-            text = " ".join(tokens[:MAX_WORDS]).rstrip(".,;:") + "…"
+            along = "Along the way: " + join_items(chosen)
+            text = f"{text} {along}"
+            total += len(along.split())  # joining by a space neither merges words nor adds any
+        if total > MAX_WORDS:
+            text = " ".join(text.split()[:MAX_WORDS]).rstrip(".,;:") + "…"
         return text

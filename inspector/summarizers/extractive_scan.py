@@ -170,6 +170,21 @@ class Recent:
         if len(self.items) > self.limit:
             del self.items[next(iter(self.items))]
 
+    def add_all(self, items: Sequence[str]) -> None:
+        """`add` each of `items` in order."""
+        if not items:
+            return
+        held, limit = self.items, self.limit
+        merged = held | dict.fromkeys(items)
+        if len(merged) <= limit:  # never more than `limit`, so none dropped: first appearances, in order
+            self.items = merged
+            return
+        for item in items:
+            if item not in held:
+                held[item] = None
+                if len(held) > limit:
+                    del held[next(iter(held))]
+
     def __len__(self) -> int:
         return len(self.items)
 
@@ -250,11 +265,17 @@ def opening(previous_narrative: str) -> str:
     up to the sentence it returns: a what-if replay writes hundreds of chained summaries."""
     seen = 0
     for raw in _split_lazily(previous_narrative):
-        sentence = _clip(raw.strip(" \t-*•>#"))
-        if len(sentence) < 3:
-            continue
-        if not sentence.startswith(_FRAMING):
-            return f": {_clip(sentence, 160).rstrip('.')}"
+        stripped = raw.strip(" \t-*•>#")
+        # Starting with the framing, it starts with it clipped too (its words kept, single-spaced,
+        # and far more than the framing's length kept): no need to clip it.
+        if not stripped.startswith(_FRAMING):
+            sentence = _clip(stripped)
+            if len(sentence) < 3:
+                continue
+            if not sentence.startswith(_FRAMING):
+                # clipped already: clipping again to 160 only cuts it (its whitespace is single spaces)
+                short = sentence if len(sentence) <= 160 else sentence[:159].rstrip() + "…"
+                return f": {short.rstrip('.')}"
         seen += 1
         if seen >= MAX_SENTENCES_PER_MESSAGE:
             break

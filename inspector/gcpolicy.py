@@ -15,9 +15,7 @@ Measured with `python -m bench.bench_tui` (bench/RESULTS.md).
 
 from __future__ import annotations
 
-import contextlib
 import gc
-from collections.abc import Iterator
 
 LONG_THREAD_MESSAGES = 2_000
 """Below this a replay makes too few objects to bring on full collections: nothing to settle."""

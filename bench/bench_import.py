@@ -139,7 +139,7 @@ def _stages(full, base: float) -> None:
                timed(importers, "detect_format_text", "detection"),
                timed(importers, "find_companions", "sub-agent files looked for"),
                timed(importers, "parse_text", "parse + repair"),
-               timed(_common, "loads", "  of which decoding the lines (msgspec)"),
+               timed(_common, "_fast_loads", "  of which decoding the lines (msgspec)"),
                timed(importers, "sanitize_thread", "  of which the repair"),
                timed(native.ImportBatch, "save_file", "store: save_file"),
                timed(bulk._Table, "write", "  of which the rows (built + executemany)"),

@@ -62,3 +62,33 @@ class LongLivedObjects:
             _SETTLED[0] = False
             gc.set_threshold(*self._thresholds)
             self._thresholds = None
+
+
+class CollectionPause:
+    """No generational collection while entered, where the process's long-lived objects are not frozen
+    (`settled`) and the collector is on: for work that makes hundreds of thousands of objects that live
+    for a while and no reference cycles (an import: each file's decoded records, its messages, rows held
+    until their batch is committed), whose collections would walk them again and again (the middle and
+    full ones too, as they pile up). `collect()` at a point where that work's objects are gone (a
+    committed batch) collects what was made since the pause began and is still alive (everything made
+    in a pause stays in the youngest generation: nothing else is walked), so reference cycles the work
+    did make wait at most until then. Where the objects are frozen, a collection walks only what the
+    work makes: nothing is paused there, as in the shifting replay. Not reentrant."""
+
+    def __init__(self) -> None:
+        self.active = False
+
+    def __enter__(self) -> CollectionPause:
+        self.active = not settled() and gc.isenabled()
+        if self.active:
+            gc.disable()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.active:
+            self.active = False
+            gc.enable()
+
+    def collect(self) -> None:
+        if self.active:
+            gc.collect(0)

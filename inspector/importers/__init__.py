@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.forks import can_fork
+from inspector.gcpolicy import CollectionPause
 from inspector.importers import (  # noqa: F401 - opencode_db, langgraph_db register their in-place readers
     anthropic,
     claude_code,
@@ -321,6 +322,10 @@ class _Run:
     listings: dict[Path, list[Path]] = field(default_factory=dict)
     stopped: str | None = None
     """Why the batch was lost (the database stopped accepting writes): the run goes no further."""
+    pause: CollectionPause = field(default_factory=CollectionPause)
+    """The collector paused over the run (`gcpolicy.CollectionPause`): its files' records, messages and
+    rows are hundreds of thousands of objects that live until their batch is committed and make no
+    reference cycles; each commit collects what is left of them (`commit`)."""
 
     def save(self, saved: _Saved) -> None:
         """Save one file's threads and import record (in the batch when the store has one); StoreError."""
@@ -346,6 +351,7 @@ class _Run:
         for saved in self.pending:
             saved.apply(self.report)
         self.pending = []
+        self.pause.collect()
         return True
 
     def recover(self) -> None:
@@ -424,7 +430,7 @@ def import_paths(
     ordered = [*(p for p, m in zip(pairs, members, strict=True) if not m),
                *(p for p, m in zip(pairs, members, strict=True) if m)]
     try:
-        with _parsers(ordered, run, jobs) as parsers:
+        with _parsers(ordered, run, jobs) as parsers, run.pause:  # the children forked with the collector on
             if isinstance(parsers, ParseChildren):
                 parsers.idle = run.commit_while_waiting
             for number, (path, size) in enumerate(ordered):
@@ -502,7 +508,8 @@ def _parsers(ordered: list[tuple[Path, int]], run: _Run, jobs: int) -> ParseChil
     fmt, heads, listings = run.fmt, {}, {}  # the child's own caches of the sub-agent files' heads and folders
 
     def work(number: int, progress: Callable[[int, int], None] | None) -> _Parsed | str:
-        return _prebuilt(_parse_one(ordered[number][0], fmt, heads, listings, progress), ascii)
+        with CollectionPause():  # as in this process (`import_paths`): a file's objects live until sent
+            return _prebuilt(_parse_one(ordered[number][0], fmt, heads, listings, progress), ascii)
 
     return ParseChildren(min(jobs, len(planned)) - 1, work, planned, progress=run.progress is not None,
                          sizes={n: ordered[n][1] for n in planned})

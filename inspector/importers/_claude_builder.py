@@ -40,6 +40,8 @@ PROMPT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_
 
 def _int(value: Any) -> int | None:
     """A token count as recorded: an integer from 0 to `MAX_TOKENS` (not a bool, a float or NaN), else None."""
+    if type(value) is int:  # what a decoded count is: told without the two isinstance checks
+        return value if 0 <= value <= MAX_TOKENS else None
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS else None
 
 
@@ -141,16 +143,19 @@ class Builder:
     def _user(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
         uuid = str(rec.get("uuid"))
         content = message.get("content")
-        if isinstance(content, _MAPPING):  # one block object, not a list of them
-            content = [content]
-        if isinstance(content, str) or content is None:
-            self._append_user(uuid, content or "", number, rec, {})
-            return
-        if not isinstance(content, list):
-            self.skipped.append(f"{self.name}:{number}: user content is neither text nor a list")
-            return
-        results = [b for b in content if isinstance(b, _MAPPING) and b.get("type") == "tool_result"]
-        others = [b for b in content if not (isinstance(b, _MAPPING) and b.get("type") == "tool_result")]
+        if type(content) is not list:  # a list of blocks is none of these (told without the ABC's checks)
+            if isinstance(content, _MAPPING):  # one block object, not a list of them
+                content = [content]
+            if isinstance(content, str) or content is None:
+                self._append_user(uuid, content or "", number, rec, {})
+                return
+            if not isinstance(content, list):
+                self.skipped.append(f"{self.name}:{number}: user content is neither text nor a list")
+                return
+        results: list[Any] = []
+        others: list[Any] = []
+        for b in content:
+            (results if isinstance(b, _MAPPING) and b.get("type") == "tool_result" else others).append(b)
         several = len(results) + (1 if others else 0) > 1
         for i, block in enumerate(results):
             meta = self._meta(number, rec)
@@ -182,19 +187,28 @@ class Builder:
         self.messages.append(Message(id=mid, role=Role.USER, content=text, created_at=rec.get("timestamp"), meta=meta))
 
     def _assistant(self, number: int, rec: dict, message: Mapping[str, Any]) -> None:
-        msg_id = message.get("id") if isinstance(message.get("id"), str) else None
+        get = message.get
+        msg_id = get("id")
+        if not isinstance(msg_id, str):
+            msg_id = None
         last = self.messages[-1] if self.messages else None
-        blocks = message.get("content")
-        if isinstance(blocks, str):
-            blocks = [{"type": "text", "text": blocks}]
-        elif isinstance(blocks, _MAPPING):  # one block object, not a list of them
-            blocks = [blocks]
-        blocks = [b for b in blocks if isinstance(b, _MAPPING)] if isinstance(blocks, list) else []
-        calls = [
-            ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {}))
-            for b in blocks if b.get("type") == "tool_use"
-        ]
-        others = [b for b in blocks if b.get("type") != "tool_use"]
+        blocks = get("content")
+        if type(blocks) is not list:  # a list of blocks: what nearly every line holds
+            if isinstance(blocks, str):
+                blocks = [{"type": "text", "text": blocks}]
+            elif isinstance(blocks, _MAPPING):  # one block object, not a list of them
+                blocks = [blocks]
+            elif not isinstance(blocks, list):
+                blocks = []
+        calls: list[ToolCall] = []
+        others: list[Any] = []
+        for b in blocks:
+            if not isinstance(b, _MAPPING):
+                continue
+            if b.get("type") == "tool_use":
+                calls.append(ToolCall(id=str(b.get("id")), name=str(b.get("name") or ""), arguments=b.get("input", {})))
+            else:
+                others.append(b)
         # Merge into the open assistant message of the same model call (tool results of its
         # earlier calls may sit in between in newer CLI versions).
         target = None
@@ -207,37 +221,43 @@ class Builder:
                     break
                 if m.role is not Role.TOOL:
                     break
+        stop_reason = get("stop_reason")
+        usage = get("usage")
         if target is not None:
             old = self.messages[target]
             meta = dict(old.meta)
             meta["lines"] = list(meta.get("lines", [])) + [number]
             text = flatten_blocks(others, meta)
             content = "\n".join(p for p in (old.content, text) if p)
-            if message.get("stop_reason"):
-                meta["stop_reason"] = message["stop_reason"]
+            if stop_reason:
+                meta["stop_reason"] = stop_reason
             self.messages[target] = Message(
                 id=old.id, role=Role.ASSISTANT, content=content, tool_calls=old.tool_calls + tuple(calls),
                 created_at=old.created_at, meta=meta,
             )
-            self._final_output_tokens(msg_id, message.get("usage"))
+            self._final_output_tokens(msg_id, usage)
             return
         meta = self._meta(number, rec)
         meta.pop("line")
         meta["lines"] = [number]
         if msg_id is not None:
             meta["message_id"] = msg_id
-        if message.get("model"):
-            meta["model"] = message["model"]
-        if message.get("stop_reason"):
-            meta["stop_reason"] = message["stop_reason"]
-        if isinstance(message.get("usage"), Mapping):
-            meta["usage"] = dict(message["usage"])
+        model = get("model")
+        if model:
+            meta["model"] = model
+        if stop_reason:
+            meta["stop_reason"] = stop_reason
+        if not isinstance(usage, _MAPPING):
+            usage = None
+        else:
+            meta["usage"] = dict(usage)
         text = flatten_blocks(others, meta)
-        if message.get("model") == SYNTHETIC_MODEL:
+        if model == SYNTHETIC_MODEL:
             meta["synthetic"] = True
         elif last is not None and msg_id is not None and msg_id not in self.request_ids:
             self.request_ids.add(msg_id)
-            usage = message.get("usage") if isinstance(message.get("usage"), Mapping) else {}
+            if usage is None:
+                usage = {}
             bad_output = usage_problem(usage, ("output_tokens",))
             if bad_output:
                 self.skipped.append(f"{self.name}:{number}: model call {msg_id}: {bad_output} is not a token count; "
@@ -247,7 +267,7 @@ class Builder:
                     id=str(msg_id),
                     after_message_id=last.id,
                     prompt_tokens=prompt_tokens(usage),
-                    model=message.get("model"),
+                    model=model,
                     created_at=rec.get("timestamp"),
                     cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
                     cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),

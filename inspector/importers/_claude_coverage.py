@@ -19,10 +19,11 @@ Record = tuple[int, dict]
 def blocks_of(rec: Mapping[str, Any], kind: str, key: str) -> list[str]:
     message = rec.get("message")
     content = message.get("content") if isinstance(message, _MAPPING) else None
-    if isinstance(content, _MAPPING):  # one block object, not a list of them
-        content = [content]
-    if not isinstance(content, list):
-        return []
+    if type(content) is not list:  # a list of blocks is none of these (told without the ABC's checks)
+        if isinstance(content, _MAPPING):  # one block object, not a list of them
+            content = [content]
+        if not isinstance(content, list):
+            return []
     return [str(b.get(key)) for b in content if isinstance(b, _MAPPING) and b.get("type") == kind and b.get(key)]
 
 
@@ -35,14 +36,19 @@ def _call_id(rec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def held_calls(records: Sequence[Record]) -> dict[str, tuple[int, Mapping[str, Any]]]:
-    """message.id -> (line, usage) of each model call the records hold (usage given, not `<synthetic>`)."""
+def held_calls(records: Sequence[Record]) -> tuple[dict[str, tuple[int, Mapping[str, Any]]], set[str]]:
+    """(message.id -> (line, usage) of each model call the records hold (usage given, not `<synthetic>`),
+    the message.id of every model call they hold, with usage or without), in one walk."""
     out: dict[str, tuple[int, Mapping[str, Any]]] = {}
+    every: set[str] = set()
     for number, rec in records:
         mid = _call_id(rec)
-        if mid is not None and isinstance(rec["message"].get("usage"), Mapping):
-            out.setdefault(mid, (number, rec["message"]["usage"]))
-    return out
+        if mid is not None:
+            every.add(mid)
+            usage = rec["message"].get("usage")
+            if isinstance(usage, _MAPPING):
+                out.setdefault(mid, (number, usage))
+    return out, every
 
 
 def count(cov: Coverage, name: str, records: Sequence[Record], threads: Sequence[Thread | None],
@@ -51,7 +57,7 @@ def count(cov: Coverage, name: str, records: Sequence[Record], threads: Sequence
     off = set(left)
     kept = [t for t in threads if t is not None]
     requests = {r.id: r for t in kept for r in t.requests}
-    calls = held_calls(records)
+    calls, every = held_calls(records)
     cov.calls += len(calls)
     for mid, (number, usage) in calls.items():
         request = requests.get(mid)
@@ -65,7 +71,7 @@ def count(cov: Coverage, name: str, records: Sequence[Record], threads: Sequence
         else:
             skipped.append(f"{name}:{number}: model call {mid} not imported ({_why(number, off)})")
     # calls the file records without usage: nothing billed to import, but said (not counted as held)
-    unbilled = {m for m in (_call_id(rec) for _, rec in records) if m is not None and m not in calls}
+    unbilled = every - calls.keys()
     cov.calls_unbilled += sum(1 for m in unbilled if m in requests)
     paired: set[str] = set()
     called: set[str] = set()

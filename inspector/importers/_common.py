@@ -90,6 +90,10 @@ except ImportError:  # pragma: no cover - msgspec is a dependency; json alone gi
     MsgspecError = ValueError
 
 
+_NOTHING: Any = object()
+"""No value decoded yet (a line's decoded value may be any JSON value)."""
+
+
 def loads(text: str) -> Any:
     """`json.loads(text)`: the same value, or the same error. Decoded by msgspec where it can; what it
     refuses (NaN and Infinity, a lone surrogate escape, a number out of a float's range, an invalid
@@ -108,10 +112,25 @@ def decode_json(text: str) -> Any:
     try:
         value = loads(text)
     except RecursionError:
-        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    if text.count("[") + text.count("{") > MAX_DEPTH and too_deep(value):
-        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        raise ValueError(_TOO_DEEP) from None
+    if _deeper(text, value):
+        raise ValueError(_TOO_DEEP)
     return value
+
+
+_TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels"
+
+
+def _deeper(text: str, value: Any) -> bool:
+    """`too_deep(value)` for the value decoded from `text`, walked only where the text has more than
+    MAX_DEPTH opening brackets (the braces counted first: where they alone are more, the brackets need
+    not be counted)."""
+    opening = text.count("{")
+    if opening <= MAX_DEPTH:
+        opening += text.count("[")
+        if opening <= MAX_DEPTH:
+            return False
+    return too_deep(value)
 
 
 def first_lines(text: str, count: int) -> list[str]:
@@ -150,23 +169,35 @@ def first_line(text: str, limit: int = 80) -> str:
 def iter_jsonl(text: str, name: str, skipped: list[str], progress: Progress | None = None) -> Iterator[tuple[int, Any]]:
     """(line number, decoded object) for each non-blank line; bad lines go to `skipped` as file:line: reason."""
     done = 0
+    fast = _fast_loads
     for number, line in enumerate(text.splitlines(keepends=True), start=1):
         done += len(line)
         if progress is not None and number % 200 == 0:
             progress(done)
         if line.isspace():
             continue
-        try:
-            try:  # JSON allows the line's own whitespace around it: no stripped copy of every line
-                value = decode_json(line)
-            except json.JSONDecodeError:  # other white space (a form feed) is stripped, as before
-                value = decode_json(line.strip())
-        except json.JSONDecodeError as exc:
-            skipped.append(f"{name}:{number}: invalid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        except ValueError as exc:
-            skipped.append(f"{name}:{number}: {exc}")
-            continue
+        value = _NOTHING
+        if fast is not None:  # `decode_json(line)` where msgspec decodes the line: the usual line, inlined
+            try:
+                value = fast(line)
+            except (MsgspecError, ValueError, RecursionError):
+                value = _NOTHING
+            else:
+                if _deeper(line, value):
+                    skipped.append(f"{name}:{number}: {_TOO_DEEP}")
+                    continue
+        if value is _NOTHING:
+            try:
+                try:  # JSON allows the line's own whitespace around it: no stripped copy of every line
+                    value = decode_json(line)
+                except json.JSONDecodeError:  # other white space (a form feed) is stripped, as before
+                    value = decode_json(line.strip())
+            except json.JSONDecodeError as exc:
+                skipped.append(f"{name}:{number}: invalid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            except ValueError as exc:
+                skipped.append(f"{name}:{number}: {exc}")
+                continue
         if not isinstance(value, dict):
             skipped.append(f"{name}:{number}: not a JSON object")
             continue

@@ -72,6 +72,10 @@ class _Group:
         self.conversation = [i for i, (_, rec) in enumerate(records)
                              if rec.get("type") in CONVERSATION_TYPES and isinstance(rec.get("uuid"), str)]
         self.relink = _preserved_links(records, self.pos)
+        pos = self.pos
+        self.links: list[int | None] = [pos.get(link) if isinstance(link, str) else None
+                                        for link, _ in map(self._parent, (rec for _, rec in records))]
+        """Per record, the index of the record its link names (`_parent`), None where none is in the group."""
         self.descending = self._written_leaf_first()
 
     def _parent(self, rec: Mapping[str, Any]) -> tuple[Any, str]:
@@ -88,8 +92,7 @@ class _Group:
         """Whether most links point to a later line (a file written leaf first): then "before in file
         order" is after, and the records are read from the end."""
         later = earlier = 0
-        for i in range(len(self.records)):
-            parent = self._link(i)
+        for i, parent in enumerate(self.links):
             if parent is not None and parent != i:
                 if parent > i:
                     later += 1
@@ -246,8 +249,7 @@ class _Group:
         return keep
 
     def _link(self, index: int) -> int | None:
-        link, _ = self._parent(self.records[index][1])
-        return self.pos.get(link) if isinstance(link, str) else None
+        return self.links[index]
 
     def thread_records(self, skipped: list[str]) -> tuple[list[list[Record]], list[int]]:
         """(the records of each conversation in file order, the main one first; line numbers of

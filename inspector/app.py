@@ -27,6 +27,7 @@ from inspector.screens.keys import APP_BINDINGS, binding_ids
 from inspector.screens.settings import read_tui_settings
 from inspector.screens.source import ThreadSource
 from inspector.screens.view import Simulator, default_simulator
+from inspector.tui.exit_after_form import ExitAfterTheForm
 from inspector.tui.exit_watchdog import arm_exit_watchdog
 from inspector.tui.main_screen import MainScreen
 from widgets.palette import PALETTE_CLASSES, PALETTE_CSS, Palette, redraw
@@ -35,7 +36,7 @@ from widgets.safe import safe_line, safe_text
 __all__ = ["InspectorApp", "create_app"]
 
 
-class InspectorApp(App[None]):
+class InspectorApp(ExitAfterTheForm, App[None]):
     """context-inspector's full-screen app."""
 
     CSS_PATH = "app.tcss"
@@ -83,7 +84,6 @@ class InspectorApp(App[None]):
         self.signalled: int | None = None
         self.palette = Palette(self.console)
         self._main_screen: MainScreen | None = None
-        self._exit_waits: asyncio.Future | None = None  # an exit waiting for the Config form's rows (`exit`)
         self._screen_options: dict[str, Any] = {
             "thread_id": thread_id, "config": config, "profile": profile, "overrides": overrides or {},
             "config_file": config_file, "simulator": simulator or default_simulator, "live": live,
@@ -131,40 +131,6 @@ class InspectorApp(App[None]):
                 loop.add_signal_handler(signum, self.end_on_signal, signum)
         except (NotImplementedError, RuntimeError, ValueError, AttributeError):  # not the main thread, Windows
             pass
-
-    def exit(self, result: None = None, return_code: int = 0, message: Any = None) -> None:
-        """Textual's exit, once the Config form's rows are made where a build is under way (`q` right after
-        the first replay, or after opening the tab): once an app is exiting, Textual composes no more
-        children (textual pinned in pyproject.toml: `Widget.mount_composed`), so a Select being mounted
-        got none and raised from its `_on_mount` (`NoMatches`), and the app ended on a traceback."""
-        form = self._form_composing()
-        if form is None:
-            super().exit(result, return_code, message)
-            return
-
-        async def when_composed() -> None:
-            await form.composed()
-            self.exit(result, return_code, message)
-
-        self._exit_waits = asyncio.ensure_future(when_composed())  # kept: a task nothing holds may be collected
-
-    async def _shutdown(self) -> None:
-        """Textual's shutdown, where it comes without `exit` (a test's `run_test` ending), after the form's
-        rows are made too (`exit`)."""
-        form = self._form_composing()
-        if form is not None:
-            await form.composed()
-        await super()._shutdown()
-
-    def _form_composing(self) -> Any:
-        from widgets.config_form import ConfigForm
-
-        screen = self._main_screen
-        if screen is None or not screen.is_mounted:
-            return None
-        forms = screen.query(ConfigForm)
-        form = forms.first() if forms else None
-        return form if form is not None and form.composing else None
 
     def end_on_signal(self, signum: int) -> None:
         self.signalled = signum

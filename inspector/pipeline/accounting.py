@@ -16,9 +16,11 @@ else the replayed count: the one place that chooses).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any
+
+import msgspec
 
 from inspector.model import Request, Role, Summary, Thread, effective_requests
 from inspector.pipeline.audit import BudgetAudit, CacheBreak, RequestAudit, SummarizationCost
@@ -462,8 +464,8 @@ def account(thread: Thread, timeline: Sequence[RequestAudit], prompts: Sequence[
 
 COST_FIELDS = ("recorded_cache_read_tokens", "recorded_cache_write_tokens", "cache_read_tokens",
                "cache_write_tokens", "cache_break", "cost", "recorded_cost", "cost_split", "summarization")
-_BUDGET_NAMES = tuple(f.name for f in fields(BudgetAudit))
-_REQUEST_NAMES = tuple(f.name for f in fields(RequestAudit))
+_BUDGET_NAMES = BudgetAudit.__struct_fields__
+_REQUEST_NAMES = RequestAudit.__struct_fields__
 # Every request of a long thread is priced on each edit: the audits are rebuilt positionally
 # (C-level attribute reads) when the cost fields are the budget's last ones, else with replace().
 _FAST = _BUDGET_NAMES[-len(COST_FIELDS):] == COST_FIELDS
@@ -477,7 +479,8 @@ def with_cost(audit: RequestAudit, c: RequestCost) -> RequestAudit:
     values = (c.recorded_cache_read, c.recorded_cache_write, c.cache_read, c.cache_write, c.brk,
               c.total, c.recorded_cost, c.cost, c.summarization)
     if not _FAST:
-        return replace(audit, budget=replace(audit.budget, **dict(zip(COST_FIELDS, values, strict=True))))
+        return msgspec.structs.replace(audit, budget=msgspec.structs.replace(
+            audit.budget, **dict(zip(COST_FIELDS, values, strict=True))))
     budget = BudgetAudit(*_budget_head(audit.budget), *values)
     args = list(_request_values(audit))
     args[_BUDGET_AT] = budget

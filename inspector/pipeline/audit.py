@@ -5,11 +5,12 @@ Field names follow the simulation JSON of DESIGN.md; `to_json` produces it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from inspector.frozen import fast_frozen_init
+import msgspec
+
 from inspector.model import Summary
 from inspector.pipeline.pricing import CostSplit
 
@@ -67,9 +68,14 @@ class Reason(StrEnum):
     PRUNED_BY_AGENT = "pruned_by_agent"            # recorded: a tool output the agent erased itself (opencode)
 
 
-@fast_frozen_init
-@dataclass(frozen=True, slots=True)
-class BlockAudit:
+class BlockAudit(msgspec.Struct, frozen=True, gc=False):
+    """One block of one request: what the pipeline decided for it and why.
+
+    A frozen msgspec Struct rather than a frozen dataclass: a long thread's request holds 10,000 of
+    them and an edit builds a request's whole list, which its C-level constructor makes in a tenth
+    of the time (0.1 against 1 microsecond). Immutable like the other audit records; `gc=False`:
+    its fields are scalars, so it can hold no cycle and the collector need not track it."""
+
     message_id: str | None
     role: str
     kind: str
@@ -141,9 +147,11 @@ class SummarizationCost:
                 "cost": None if self.cost is None else round(self.cost.total, 6)}
 
 
-@fast_frozen_init
-@dataclass(frozen=True, slots=True)
-class BudgetAudit:
+class BudgetAudit(msgspec.Struct, frozen=True, gc=False):
+    """A request's token budget, and once priced its prompt cache and cost (a msgspec Struct, as
+    `BlockAudit`: every replay of an edit builds one per request, twice; `gc=False`: it holds values
+    only, no container that could close a cycle)."""
+
     window: int
     system_tokens: int
     tool_tokens: int
@@ -226,9 +234,11 @@ class RequestError:
     message: str
 
 
-@fast_frozen_init
-@dataclass(frozen=True, slots=True)
-class RequestAudit:
+class RequestAudit(msgspec.Struct, frozen=True):
+    """One request of a replay: its budget, its compaction, its blocks (a msgspec Struct, as
+    `BlockAudit`: a replay builds one per request, and an edit's calibration and pricing rebuild each).
+    Hashed without `stats`, as the frozen dataclass it replaces was (`stats` is a dict)."""
+
     index: int
     request_id: str
     after_message_id: str
@@ -241,7 +251,12 @@ class RequestAudit:
     protect_turns: int | None
     blocks: tuple[BlockAudit, ...]
     diagnostics: tuple[str, ...] = ()
-    stats: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+    stats: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    def __hash__(self) -> int:
+        return hash((self.index, self.request_id, self.after_message_id, self.turn, self.status, self.error,
+                     self.budget, self.compaction, self.summaries_injected, self.protect_turns, self.blocks,
+                     self.diagnostics))
 
     @property
     def failed(self) -> bool:

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import replace
+
+from msgspec.structs import replace  # the audits are msgspec Structs
 
 from inspector.pipeline.audit import BlockAudit, BlockStatus, Reason, RequestAudit
 from inspector.pipeline.profiles.agents import (

@@ -9,7 +9,9 @@ readable transcription of seeds/iris-context-management.txt and iris-summarizati
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+import msgspec
 
 from inspector.config import Config
 from inspector.model import Message, Request, Role, Summary, Thread, assign_turns, effective_requests
@@ -296,7 +298,7 @@ def replay_reference(thread: Thread, config: Config, ctx) -> tuple[list[RequestA
 
 
 def _with_position(block: BlockAudit, position: int) -> BlockAudit:
-    return replace(block, position=position)
+    return msgspec.structs.replace(block, position=position)  # BlockAudit is a msgspec Struct
 
 
 def _trigger(k: int, requests: tuple[Request, ...], audits: list[RequestAudit], config: Config):

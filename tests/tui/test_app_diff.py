@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -74,7 +75,7 @@ def test_compaction_earlier_later_new_and_gone():
 
 def _manual(request: RequestAudit) -> RequestAudit:
     """`request` with the user's own compaction (Claude Code's /compact) before it."""
-    return replace(request, compaction=CompactionAudit("manual", f"s{request.index}", "m0", "m1", manual=True))
+    return msgspec.structs.replace(request, compaction=CompactionAudit("manual", f"s{request.index}", "m0", "m1", manual=True))
 
 
 def test_a_manual_compaction_is_paired_by_its_request_not_by_rank():
@@ -177,7 +178,7 @@ def test_block_changes_matches_the_by_id_definition(pairs, base_extra, new_extra
 
 
 def _without_statuses(sim: Simulation) -> Simulation:
-    requests = tuple(replace(r, stats={k: v for k, v in r.stats.items() if k != "block_statuses"})
+    requests = tuple(msgspec.structs.replace(r, stats={k: v for k, v in r.stats.items() if k != "block_statuses"})
                      for r in sim.requests)
     return replace(sim, requests=requests)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from dataclasses import replace
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,7 +40,7 @@ def test_the_figures_are_the_blocks_counted_afresh(specs):
 
 def test_a_priced_copy_sharing_the_blocks_reads_the_same_figures_and_other_blocks_their_own():
     request = _request([(BlockStatus.KEPT, True, 5, 5), (BlockStatus.PRUNED, False, 9, 0)])
-    priced = replace(request, budget=replace(request.budget, prompt_tokens=11))
+    priced = msgspec.structs.replace(request, budget=msgspec.structs.replace(request.budget, prompt_tokens=11))
     assert block_figures(priced) is block_figures(request)
     other = _request([(BlockStatus.KEPT, False, 5, 5)])
     assert block_figures(other).protected == 0 and block_figures(request).protected == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -53,15 +54,14 @@ def test_the_unaccounted_part_splits_into_own_and_tokenizer_without_losing_a_tok
 def test_a_summarization_call_over_the_window_says_no_one_call_sends_it(sent, window):
     """The profile prices the whole span it summarizes; where that is more than the window, the row says
     no such call fits instead of showing the price alone."""
-    from dataclasses import replace
 
     from inspector.pipeline.audit import SummarizationCost
     from widgets.cost import cost_rows
 
     request = _request([(10, 10)])
-    budget = replace(request.budget, window=window, cache_read_tokens=0, cache_write_tokens=0,
+    budget = msgspec.structs.replace(request.budget, window=window, cache_read_tokens=0, cache_write_tokens=0,
                      summarization=SummarizationCost("m", sent, 0, 50, None))
-    row = dict(cost_rows(replace(request, budget=budget)))["Summarization"].plain
+    row = dict(cost_rows(msgspec.structs.replace(request, budget=budget)))["Summarization"].plain
     assert row.startswith(f"no price for its model = {sent:,} sent to summarize")
     assert ("over the" in row) is (sent > window)
     if sent > window:

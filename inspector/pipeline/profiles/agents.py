@@ -22,10 +22,12 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, NamedTuple
+
+from msgspec.structs import replace  # the audits are msgspec Structs
 
 from inspector.model import Kind, Role, Summary, Thread, assign_turns, effective_requests, is_manual_summary
 from inspector.pipeline.audit import (

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace  # the audits are msgspec Structs
 
 from inspector.model import Role, Summary, Thread, assign_turns, effective_requests, tool_groups
 from inspector.pipeline.audit import (

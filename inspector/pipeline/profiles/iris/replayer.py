@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from dataclasses import replace
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, NamedTuple
+
+from msgspec.structs import replace  # the audits are msgspec Structs
 
 from inspector.model import Summary, Thread
 from inspector.pipeline.audit import (
@@ -249,8 +250,6 @@ class IrisReplayer(ReplayerBase):
                 prompt_after = out[-1].budget.prompt_tokens or out[-1].budget.needed_tokens or 0
                 after = calibration.calibrated(k, prompt_after, sent_count(out[-1].stats["block_counts"]))
                 if after >= compact_at:
-                    from dataclasses import replace
-
                     out[-1] = replace(out[-1], diagnostics=(
                         f"the kept tail alone ({after:,} calibrated tokens, the protected turns and the agent's "
                         f"own part) is over the threshold {threshold_tokens:,}: the next request compacts again "

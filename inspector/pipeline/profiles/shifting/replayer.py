@@ -32,8 +32,9 @@ from __future__ import annotations
 import gc
 from bisect import bisect_right, insort
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace  # the audits are msgspec Structs
 
 from inspector.gcpolicy import settled
 from inspector.model import Summary, Thread, effective_requests

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -16,17 +17,15 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from inspector.frozen import fast_frozen_init
 from widgets.palette import Palette
 
 BAR_CHARS = " ▁▂▃▄▅▆▇█"
 GUTTER = 7
 
 
-@fast_frozen_init  # one per request, made on every config edit
-@dataclass(frozen=True, slots=True)
-class TimelinePoint:
-    """One request as the chart sees it."""
+class TimelinePoint(msgspec.Struct, frozen=True, gc=False):
+    """One request as the chart sees it (a msgspec Struct: one per request, made on every config edit;
+    scalars only, so the collector need not track it)."""
 
     prompt_tokens: int           # replayed (for a failed request: what it would have needed)
     recorded_tokens: int | None  # provider-reported, where the thread has it

@@ -360,7 +360,7 @@ def diff_simulations(base: Simulation, new: Simulation, *, cost: bool = True) ->
     delta: dict[int, int] = {}
     olds, news = base.requests, new.requests
     if len(olds) == len(news) and list(map(_REQUEST_ID, olds)) == list(map(_REQUEST_ID, news)):
-        pairs: Iterable[tuple[RequestAudit | None, RequestAudit]] = zip(olds, news)  # one thread: the same requests
+        pairs: Iterable[tuple[RequestAudit | None, RequestAudit]] = zip(olds, news, strict=True)  # one thread: the same requests
     else:
         by_id = {r.request_id: r for r in olds}
         pairs = ((by_id.get(r.request_id), r) for r in news)

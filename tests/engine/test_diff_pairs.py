@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bench.generate import generate_thread
-from inspector.compare.between_replays import diff_simulations, status_moves, status_map_changes
+from inspector.compare.between_replays import diff_simulations, status_map_changes, status_moves
 from inspector.config import Config
 from inspector.service import run_replay
 

@@ -16,6 +16,7 @@ from inspector.model import Summary
 from inspector.pipeline.audit import RequestAudit
 from widgets.borderless_table import BorderlessColumn, BorderlessTable
 from widgets.cost import bill_line, cost_rows, pricing_line
+from widgets.hidden_tab import QuietWhileHidden
 from widgets.names import MessageNames
 from widgets.palette import ensure_names
 from widgets.rendered import RenderedOnce, SideBySide
@@ -190,7 +191,7 @@ def _fraction(tokens: int | None, window: int) -> float | None:
     return tokens / window if tokens and window else None
 
 
-class BudgetView(Static):
+class BudgetView(QuietWhileHidden, Static):
     """Budget pane: the stacked bar, a legend with numbers, and the request's facts."""
 
     DEFAULT_CSS = """

@@ -14,8 +14,10 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Input
 
+from widgets.hidden_tab import QuietWhileHidden
 
-class OrderedInput(Input):
+
+class OrderedInput(QuietWhileHidden, Input):
     """`textual.widgets.Input` with its own bindings run in typing order."""
 
     async def _on_key(self, event: events.Key) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import Static
 
 from inspector.compare.between_replays import SimulationDiff, is_manual_summary
@@ -18,6 +19,7 @@ from inspector.pipeline.audit import RequestAudit
 from inspector.screens.view import ViewState, timeline_scale
 from inspector.thread_tree import SubagentTotals
 from widgets.budget import STATUS_STYLES
+from widgets.hidden_tab import QuietWhileHidden
 from widgets.rendered import RenderedOnce
 from widgets.safe import safe_line
 from widgets.timeline import compact_number
@@ -227,7 +229,7 @@ class TimelineLabel(FixedHeightStatic):
         self.update(label)
 
 
-class DiffPanel(Static):
+class DiffPanel(QuietWhileHidden, Static):
     """The what-if against the baseline: changed keys, what moved, and the selected request's block changes.
 
     An edit shows it three times (the replay, then its prices and losses, or a step to another request),
@@ -280,7 +282,12 @@ class DiffPanel(Static):
                                   hanging(moves, "    ")))
         previous, self._shown = self._shown, once
         same_width, self._drawn_width = self.size.width == self._drawn_width, self.size.width
-        self.update(once, layout=not once.keeps_size(previous, self, same_width=same_width, shrinks_later=True))
+        keeps = once.keeps_size(previous, self, same_width=same_width, shrinks_later=True)
+        self.update(once, layout=not keeps)
+        if keeps:  # the next layout of the screen (a resize) measures it again, not its containers' cached arrangement
+            for ancestor in self.ancestors:
+                if isinstance(ancestor, Widget):
+                    ancestor._clear_arrangement_cache()
 
 
 def hanging(lines: list[Text], lead: str) -> Table:

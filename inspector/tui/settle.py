@@ -19,4 +19,17 @@ async def settle(app: Any, pilot: Any) -> None:
         if after_paint is not None and after_paint.pending:
             await after_paint.drained()  # the next paint (or its wait at the latest) starts what waits
         elif round_ and all(worker.is_finished for worker in app.workers):
+            await _laid_out(app, pilot)
             return
+
+
+async def _laid_out(app: Any, pilot: Any) -> None:
+    """Until the screen has no layout, paint or message left to do: a layout can ask for another (a
+    scrollbar that comes or goes changes a panel's width, so its height), which a loaded machine may
+    not have reached when the workers are done."""
+    screen = app.screen
+    for _ in range(SETTLE_ROUNDS):
+        if not (screen._layout_required or screen._dirty_widgets or not screen._message_queue.empty()):
+            return
+        await screen.wait_for_refresh()
+        await pilot.pause()

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import math
-import random
 from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
@@ -32,7 +30,7 @@ from inspector.pipeline.profiles.shifting.blocks import (
 )
 from inspector.pipeline.profiles.shifting.costcut import group_labels, truncate_costs
 from inspector.pipeline.profiles.shifting.guard import StrategyRegistry
-from inspector.pipeline.profiles.shifting.prefix import Fenwick, PrefixBlocks
+from inspector.pipeline.profiles.shifting.prefix import PrefixBlocks, oldest_cut
 from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer, replay
 from inspector.pipeline.profiles.shifting.strategies import (
     BUILTINS,
@@ -476,29 +474,28 @@ def test_fast_vector_recall_equals_literal(thread, budget):
     assert list(fast.reasons.items()) == list(ref.reasons.items())
 
 
-# --- Fenwick -------------------------------------------------------------------------------
+# --- the cut -------------------------------------------------------------------------------
 
 
-def test_fenwick_first_reaching_matches_a_linear_scan():
-    rnd = random.Random(7)
-    for n in (1, 2, 3, 8, 13, 64, 100):
-        tree = Fenwick(n)
-        weights = [0] * n
-        for _ in range(3 * n):
-            i, delta = rnd.randrange(n), rnd.randrange(0, 9)
-            tree.add(i, delta)
-            weights[i] += delta
-        sums = [sum(weights[: i + 1]) for i in range(n)]
-        assert [tree.prefix(i) for i in range(n)] == sums and tree.total == sums[-1]
-        for need in range(1, sums[-1] + 1):
-            assert tree.first_reaching(need) == next(i for i, s in enumerate(sums) if s >= need)
-        assert tree.prefix(-1) == 0
-    assert math.isclose(Fenwick(0).total, 0)
+@settings(max_examples=examples(600), deadline=None)
+@given(st.lists(st.integers(0, 9) | st.just(0), min_size=1, max_size=40), st.data())
+def test_oldest_cut_is_the_first_position_whose_prefix_sum_reaches_need(weights, data):
+    """`oldest_cut` against its definition, a linear scan of the prefix sums from the start."""
+    removable = sum(weights)
+    if removable == 0:
+        weights[data.draw(st.integers(0, len(weights) - 1))] = 1
+        removable = 1
+    end = data.draw(st.integers(max(i for i, w in enumerate(weights) if w), len(weights) - 1))
+    need = data.draw(st.integers(1, removable))
+    sums = [sum(weights[: i + 1]) for i in range(len(weights))]
+    t = next(i for i, total in enumerate(sums) if total >= need)
+    assert oldest_cut(weights, end, removable, need) == (t, sums[t])
 
 
 def test_timeline_and_audit_k_equal_the_full_run():
-    """The app's path (timeline without blocks, `audit(k)` from checkpoints and changes) against `run()`."""
-    from inspector.pipeline.profiles.shifting.replayer import CHECKPOINT_EVERY
+    """The app's path (timeline without blocks, `audit(k)` from the trace's checkpoints and the
+    request's kept messages) against `run()`."""
+    from inspector.pipeline.profiles.shifting.trace import CHECKPOINT_EVERY
 
     thread = generate_thread(1_200, seed=8)
     for window in (8192, 3000, 60_000):
@@ -512,6 +509,29 @@ def test_timeline_and_audit_k_equal_the_full_run():
         assert [replace(r, blocks=()) for r in full] == timeline
         for k in (*range(0, len(full), 37), CHECKPOINT_EVERY, CHECKPOINT_EVERY + 1, len(full) - 1):
             assert fast.audit(k) == full[k]
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(threads(), configs("truncate"), st.integers(1, 4), st.randoms(use_true_random=False))
+def test_timeline_and_audit_k_equal_the_reference_on_random_threads(thread, config, every, rnd):
+    """Every request of the app's path (timeline, then `audit(k)` in any order, rebuilt from the
+    trace's checkpoints every `every` requests) equals `run()` and the reference, failed or not."""
+    import inspector.pipeline.profiles.shifting.trace as trace
+
+    saved = trace.CHECKPOINT_EVERY
+    trace.CHECKPOINT_EVERY = every
+    try:
+        fast = ShiftingReplayer(thread, config, ctx())
+        timeline = fast.timeline()
+        order = list(range(len(timeline)))
+        rnd.shuffle(order)
+        audits = {k: fast.audit(k) for k in order}
+    finally:
+        trace.CHECKPOINT_EVERY = saved
+    full, _ = ShiftingReplayer(thread, config, ctx()).run()
+    ref, _ = replay_reference(thread, config, ctx())
+    assert fast.fast and [audits[k] for k in range(len(timeline))] == full == ref
+    assert [replace(r, blocks=()) for r in ref] == timeline
 
 
 def test_the_replay_object_builds_shifting_blocks_on_demand():

@@ -37,10 +37,27 @@ class PrefixStep:
     changes: tuple[Change, ...]
 
 
+CHECKPOINT_EVERY = 128
+"""`PrefixTrace.latest` is kept for every CHECKPOINT_EVERY-th request (`ShiftingReplayer.audit(k)` starts there)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PrefixTrace:
     costs: tuple[int, ...]  # per message (0 for those no request reaches)
     steps: tuple[PrefixStep, ...]
+    # request k (a multiple of CHECKPOINT_EVERY) -> per message of its prefix, its latest change up to k
+    checkpoints: dict[int, tuple[Change, ...]]
+
+    def latest(self, k: int) -> list[Change]:
+        """Per message of request k's prefix, its latest change up to request k (every message
+        changed when it came into the prefix): from the last checkpoint at or before k."""
+        start = k - k % CHECKPOINT_EVERY
+        latest = list(self.checkpoints[start])
+        latest.extend([None] * (self.steps[k].end + 1 - len(latest)))  # type: ignore[list-item]  # set below
+        for step in self.steps[start + 1 : k + 1]:
+            for change in step.changes:
+                latest[change[0]] = change
+        return latest
 
 
 def excluded_row(prefix: PrefixBlocks, i: int, cost: int) -> BlockAudit:
@@ -69,7 +86,9 @@ def build_trace(messages: Sequence[Message], requests: Sequence[Request], index:
     costs = [0] * len(messages)
     total = system = 0
     steps: list[PrefixStep] = []
-    for req in requests:
+    latest: list[Change] = []
+    checkpoints: dict[int, tuple[Change, ...]] = {}
+    for k, req in enumerate(requests):
         end = index[req.after_message_id]
         new_from = prefix.end + 1
         dirty = prefix.advance(end)
@@ -88,7 +107,12 @@ def build_trace(messages: Sequence[Message], requests: Sequence[Request], index:
                     Reason.WITHIN_BUDGET if protection is None else protection, costs[i])
             changes.append((i, position, args, excluded_row(prefix, i, costs[i]), prefix.grouped(i)))
         steps.append(PrefixStep(end, total, system, tuple(changes)))
-    return PrefixTrace(tuple(costs), tuple(steps))
+        latest.extend([None] * (end + 1 - len(latest)))  # type: ignore[list-item]  # set below
+        for change in changes:
+            latest[change[0]] = change
+        if k % CHECKPOINT_EVERY == 0:
+            checkpoints[k] = tuple(latest)
+    return PrefixTrace(tuple(costs), tuple(steps), checkpoints)
 
 
 def prefix_trace(thread, requests: Sequence[Request], turns: list[int | None], counter, count) -> PrefixTrace:

@@ -579,6 +579,30 @@ def test_one_traced_prefix_serves_every_budget_like_the_reference():
     assert {a.status for a in fast} == {"completed"} and {a.status for a in ref} == {"completed"}
 
 
+def test_what_no_config_changes_is_remembered_per_thread_and_told_apart_from_an_edited_thread():
+    """The requests, turns and id check (`trace.thread_facts`) are made once per thread on a counter;
+    another thread on the same counter (a repeated id, other requests, a message less) gets its own."""
+    from inspector.pipeline.profiles.shifting.trace import thread_facts
+
+    thread = generate_thread(300, seed=13)
+    msgs = list(thread.messages)
+    msgs[40] = replace(msgs[40], id=msgs[20].id)
+    others = (
+        replace(thread, messages=tuple(msgs)),  # a repeated id: the guarded path
+        replace(thread, requests=()),  # derived requests
+        replace(thread, messages=thread.messages[:-7], requests=()),
+    )
+    shared = ReplayContext(counter=TokenCounter(Chars4Tokenizer()), summarizer=ExtractiveSummarizer())
+    config = Config.for_profile("shifting", {"context.window": 5000})
+    facts = thread_facts(thread, shared.counter)
+    for other in (thread, *others, thread):
+        replayer = ShiftingReplayer(other, config, shared)
+        assert replayer.unique_ids is (other is not others[0])
+        fast, _ = replayer.run()
+        assert fast == replay_reference(other, config, ctx())[0]
+    assert thread_facts(thread, shared.counter) is facts and replayer.requests is facts.requests
+
+
 def test_the_fast_truncate_fills_the_calibrated_prompt_as_replay_would():
     """The built-in truncate puts calibrated_prompt_tokens in its budgets itself; the values are
     what `Replay` adds to the audits of a replayer that does not (`Replay._calibrated`)."""
@@ -589,10 +613,13 @@ def test_the_fast_truncate_fills_the_calibrated_prompt_as_replay_would():
     config = Config.for_profile("shifting", {"context.window": 6000})
     plain = make_replay(thread, config, counter=TokenCounter(Chars4Tokenizer())).timeline
     estimates = [a.budget.prompt_tokens for a in plain]
-    billed = [round(1.3 * x) + 900 if k % 3 else None for k, x in enumerate(estimates)]
     blocks = [a.block_counts().get("kept", 0) for a in plain]
+    # Billed with a per-block overhead: the calibrated prompt reads the blocks each request sends.
+    billed = [round(1.3 * x + 40 * n) + 900 if k % 3 else None
+              for k, (x, n) in enumerate(zip(estimates, blocks, strict=True))]
     calibration = Calibration(estimates, billed, segments_from_compactions([False] * len(plain)), blocks,
                               [0] * len(plain))
+    assert calibration._step is not None and round(calibration._step[1]) == 40
     edited = config.updated({"context.window": 5000})
     uncalibrated = make_replay(thread, edited, counter=TokenCounter(Chars4Tokenizer())).timeline
     result = make_replay(thread, edited, counter=TokenCounter(Chars4Tokenizer()), calibration=calibration)

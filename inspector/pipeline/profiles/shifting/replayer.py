@@ -41,10 +41,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from inspector.gcpolicy import settled
-from inspector.model import Summary, Thread, effective_requests
+from inspector.model import Summary, Thread
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, RequestAudit
+from inspector.pipeline.calibration import SENT_STATUSES
 from inspector.pipeline.profiles.base import ReplayerBase
-from inspector.pipeline.profiles.common import sent_count
 from inspector.pipeline.profiles.shifting.audits import ReplaySetup, audit_summaries, guarded_request_audit
 from inspector.pipeline.profiles.shifting.blocks import (
     Block,
@@ -54,7 +54,7 @@ from inspector.pipeline.profiles.shifting.prefix import PrefixBlocks, oldest_cut
 from inspector.pipeline.profiles.shifting.strategies import (
     truncate,
 )
-from inspector.pipeline.profiles.shifting.trace import Change, PrefixTrace, prefix_trace
+from inspector.pipeline.profiles.shifting.trace import Change, PrefixTrace, prefix_trace, thread_facts
 
 if TYPE_CHECKING:
     from inspector.pipeline.profiles.base import Settings
@@ -94,10 +94,10 @@ class ShiftingReplayer(ReplayerBase):
         self.thread = thread
         self.config = config
         self.ctx = ctx
-        self.setup = ReplaySetup.of(thread, config, ctx, registry, interceptors)
-        self.requests = effective_requests(thread)
-        ids = [m.id for m in thread.messages]
-        self.unique_ids = len(set(ids)) == len(ids)
+        facts = thread_facts(thread, ctx.counter)  # what no config changes, once per thread
+        self.setup = ReplaySetup.of(thread, config, ctx, registry, interceptors, turns=facts.turns)
+        self.requests = facts.requests
+        self.unique_ids = facts.unique_ids
         setup = self.setup
         try:
             builtin = setup.registry.resolve(setup.strategy) is truncate
@@ -222,6 +222,11 @@ class ShiftingReplayer(ReplayerBase):
         budget = setup.shift_budget
         calibration = getattr(self.ctx, "calibration", None)
         applied = 'context strategy "truncate" applied'
+        kept_sent, excluded_sent = "kept" in SENT_STATUSES, "excluded" in SENT_STATUSES
+        kept_status = BlockStatus.KEPT
+        turns, strategy, window, reserve, available = setup.turns, setup.strategy, setup.window, setup.reserve, \
+            setup.available
+        system_prompt, tools = setup.system_prompt_tokens, setup.tool_tokens
         audits: list[RequestAudit] = []
 
         for k, (req, step) in enumerate(zip(self.requests, trace.steps, strict=True)):
@@ -284,7 +289,7 @@ class ShiftingReplayer(ReplayerBase):
                 kept_per_request.append(kept)
 
             if failed:
-                needed = setup.system_prompt_tokens + setup.tool_tokens + total - removable
+                needed = system_prompt + tools + total - removable
                 error = setup.budget_error(needed)
                 history = prompt = 0
                 diagnostics: tuple[str, ...] = (
@@ -294,48 +299,42 @@ class ShiftingReplayer(ReplayerBase):
             else:
                 needed, error = None, None
                 history = kept_total - system_blocks
-                prompt = setup.system_prompt_tokens + system_blocks + setup.tool_tokens + history
+                prompt = system_prompt + system_blocks + tools + history
                 diagnostics = (applied,)
             estimate = prompt if needed is None else needed
-            counts = {status: n for status, n in (("kept", len(kept)), ("excluded", end + 1 - len(kept))) if n}
-            calibrated = None if calibration is None else calibration.calibrated(k, estimate, sent_count(counts))
-            audits.append(
-                RequestAudit(
-                    index=k,
-                    request_id=req.id,
-                    after_message_id=req.after_message_id,
-                    turn=setup.turns[end],
-                    status="failed" if failed else "completed",
-                    error=error,
-                    budget=BudgetAudit(
-                        window=setup.window,
-                        system_tokens=setup.system_prompt_tokens + system_blocks,
-                        tool_tokens=setup.tool_tokens,
-                        summary_tokens=0,
-                        response_reserve=setup.reserve,
-                        available=setup.available,
-                        history_tokens=history,
-                        prompt_tokens=prompt,
-                        recorded_prompt_tokens=req.prompt_tokens,
-                        trigger_source=None,
-                        pruned_savings=0,
-                        needed_tokens=needed,
-                        calibrated_prompt_tokens=calibrated,
-                        unaccounted_tokens=None if calibrated is None else calibrated - estimate,
-                    ),
-                    compaction=None,
-                    summaries_injected=(),
-                    protect_turns=None,
-                    blocks=tuple(rows) if materialize else (),
-                    diagnostics=diagnostics,
-                    stats={
-                        "strategy": setup.strategy,
-                        "strategy_used": "truncate",
-                        "shift_budget": budget,
-                        "blocks_tokens": kept_total,
-                        "block_statuses": {ids[i]: BlockStatus.KEPT for i in kept},
-                        "block_counts": counts,
-                    },
-                )
+            # The block counts ({status: n} of the non-zero ones, kept first) and the blocks sent
+            # (`sent_count` of those counts).
+            n_kept = len(kept)
+            n_excluded = end + 1 - n_kept
+            if n_excluded:
+                counts = {"kept": n_kept, "excluded": n_excluded} if n_kept else {"excluded": n_excluded}
+            else:
+                counts = {"kept": n_kept} if n_kept else {}
+            calibrated = None if calibration is None else \
+                calibration.calibrated(k, estimate, n_kept * kept_sent + n_excluded * excluded_sent)
+            # Positional (the fields in their order, as `Replay._calibrated` makes them): keywords
+            # cost about a microsecond more per request.
+            budget_audit = BudgetAudit(
+                window, system_prompt + system_blocks, tools, 0, reserve, available, history, prompt,
+                req.prompt_tokens,
+                None,  # trigger_source
+                None,  # trigger_tokens
+                0,  # pruned_savings
+                needed, calibrated, None if calibrated is None else calibrated - estimate,
             )
+            stats = {
+                "strategy": strategy,
+                "strategy_used": "truncate",
+                "shift_budget": budget,
+                "blocks_tokens": kept_total,
+                "block_statuses": {ids[i]: kept_status for i in kept},
+                "block_counts": counts,
+            }
+            audits.append(RequestAudit(
+                k, req.id, req.after_message_id, turns[end], "failed" if failed else "completed", error, budget_audit,
+                None,  # compaction
+                (),  # summaries_injected
+                None,  # protect_turns
+                tuple(rows) if materialize else (), diagnostics, stats,
+            ))
         return audits, []

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from inspector.model import Message, Request
+from inspector.model import Message, Request, assign_turns, effective_requests
 from inspector.pipeline.audit import BlockAudit, BlockStatus, Reason
 from inspector.pipeline.profiles.shifting.prefix import PrefixBlocks
 
@@ -113,6 +113,32 @@ def build_trace(messages: Sequence[Message], requests: Sequence[Request], index:
         if k % CHECKPOINT_EVERY == 0:
             checkpoints[k] = tuple(latest)
     return PrefixTrace(tuple(costs), tuple(steps), checkpoints)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadFacts:
+    """What a shifting replay reads of its thread before any budget: the requests in thread order
+    (`effective_requests`), every message's turn (`assign_turns`; read, never written) and
+    whether the message ids are unique (blocks are keyed by id)."""
+
+    requests: tuple[Request, ...]
+    turns: list[int | None]
+    unique_ids: bool
+
+
+def thread_facts(thread, counter) -> ThreadFacts:
+    """`ThreadFacts` of `thread`, remembered per thread (on `counter`, like `prefix_trace`)."""
+    memo = counter.__dict__.setdefault("_shifting_thread_facts", {})
+    key = (id(thread.messages), id(thread.requests))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests:
+        return hit[2]
+    ids = [m.id for m in thread.messages]
+    facts = ThreadFacts(effective_requests(thread), assign_turns(thread.messages), len(set(ids)) == len(ids))
+    if len(memo) >= 4:
+        memo.clear()
+    memo[key] = (thread.messages, thread.requests, facts)
+    return facts
 
 
 def prefix_trace(thread, requests: Sequence[Request], turns: list[int | None], counter, count) -> PrefixTrace:

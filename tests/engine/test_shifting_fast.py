@@ -523,11 +523,12 @@ def test_timeline_and_audit_k_equal_the_reference_on_random_threads(thread, conf
     try:
         fast = ShiftingReplayer(thread, config, ctx())
         timeline = fast.timeline()
-        order = list(range(len(timeline)))
-        rnd.shuffle(order)
-        audits = {k: fast.audit(k) for k in order}
     finally:
         trace.CHECKPOINT_EVERY = saved
+    assert not timeline or fast._trace is not None and fast._trace.every == every  # no requests: no trace
+    order = list(range(len(timeline)))
+    rnd.shuffle(order)
+    audits = {k: fast.audit(k) for k in order}
     full, _ = ShiftingReplayer(thread, config, ctx()).run()
     ref, _ = replay_reference(thread, config, ctx())
     assert fast.fast and [audits[k] for k in range(len(timeline))] == full == ref

@@ -14,9 +14,10 @@ host guard's passes, the audit rows, each O(history) in Python objects. Here:
   (`shifting.truncate_costs`, the array-level core of `truncate`, would redo an O(n) pass per
   request), and t is searched from the end (`prefix.oldest_cut`): the kept window after t is
   short and walked anyway to list the kept messages (a Fenwick tree made the search O(log n),
-  but its updates, one or two per changed block, cost more than the walk). None of the prefix's blocks depends on the budget: they are
-  traced once per thread and counter (`trace.PrefixTrace`) and every replay (every config
-  edit) reads the trace.
+  but its updates, one or two per changed block, cost more than the walk). None of the
+  prefix's blocks depends on the budget: they are traced once per thread and counter
+  (`trace.PrefixTrace`, with the thread's requests and turns: `trace.ThreadFacts`) and every
+  replay (every config edit) reads the trace.
 - Any other strategy, a plugin or an interceptor goes through the ordinary host guard on the
   incrementally built blocks.
 - `run()` returns every audit with its blocks (the CLI, `simulate`); its audit rows are
@@ -58,6 +59,7 @@ from inspector.pipeline.profiles.shifting.trace import Change, PrefixTrace, pref
 
 if TYPE_CHECKING:
     from inspector.pipeline.profiles.base import Settings
+
 
 def replay(
     thread: Thread,
@@ -115,8 +117,9 @@ class ShiftingReplayer(ReplayerBase):
 
     def timeline(self) -> list[RequestAudit]:
         """Every request's audit; for the built-in truncate without their block lists, which
-        `audit(k)` rebuilds from the trace and the messages the request kept (the app's path: a long thread's
-        block lists are millions of references, and walking them cost more than the replay)."""
+        `audit(k)` rebuilds from the trace and the messages the request kept (the app's path: a
+        long thread's block lists are millions of references, and walking them cost more than
+        the replay)."""
         if self._timeline is None:
             if self.requests and self.fast:
                 self._timeline = self._without_collection(lambda: self._truncate(materialize=False))[0]
@@ -133,7 +136,9 @@ class ShiftingReplayer(ReplayerBase):
         agg = timeline[k]
         # Every message of the request's prefix has its rows in its latest change of the trace:
         # excluded, or kept at its position in the request's kept list.
-        trace, costs, failed = self._trace, self._trace.costs, agg.failed
+        trace = self._trace
+        assert trace is not None  # set by the timeline's `_truncate`
+        costs, failed = trace.costs, agg.failed
         latest = trace.latest(k)
         rows = [change[3] for change in latest]
         for position, i in enumerate(self._kept[k]):

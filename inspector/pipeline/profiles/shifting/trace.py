@@ -11,6 +11,10 @@ trace: per request, the prefix's end and total cost, and for every block that ch
 its audit group). Each of those is computed from the prefix at the request where the block last
 changed, which is what `_truncate` computed lazily before (a block's rows are valid until it
 changes; `tests/engine/test_shifting_fast.py` checks every audit against the seed-literal reference).
+
+The trace also keeps, every CHECKPOINT_EVERY requests, each message's latest change: the rows of
+any request are its messages' latest changes (excluded rows, or kept rows' fields) and the
+request's kept list, so the app's replay records no rows at all (`ShiftingReplayer.audit(k)`).
 """
 
 from __future__ import annotations
@@ -38,20 +42,21 @@ class PrefixStep:
 
 
 CHECKPOINT_EVERY = 128
-"""`PrefixTrace.latest` is kept for every CHECKPOINT_EVERY-th request (`ShiftingReplayer.audit(k)` starts there)."""
+"""`PrefixTrace.latest(k)` starts from request k - k % CHECKPOINT_EVERY, kept whole (`PrefixTrace.every`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class PrefixTrace:
     costs: tuple[int, ...]  # per message (0 for those no request reaches)
     steps: tuple[PrefixStep, ...]
-    # request k (a multiple of CHECKPOINT_EVERY) -> per message of its prefix, its latest change up to k
+    # request k (a multiple of `every`) -> per message of its prefix, its latest change up to k
     checkpoints: dict[int, tuple[Change, ...]]
+    every: int  # CHECKPOINT_EVERY when traced
 
     def latest(self, k: int) -> list[Change]:
         """Per message of request k's prefix, its latest change up to request k (every message
         changed when it came into the prefix): from the last checkpoint at or before k."""
-        start = k - k % CHECKPOINT_EVERY
+        start = k - k % self.every
         latest = list(self.checkpoints[start])
         latest.extend([None] * (self.steps[k].end + 1 - len(latest)))  # type: ignore[list-item]  # set below
         for step in self.steps[start + 1 : k + 1]:
@@ -88,6 +93,7 @@ def build_trace(messages: Sequence[Message], requests: Sequence[Request], index:
     steps: list[PrefixStep] = []
     latest: list[Change] = []
     checkpoints: dict[int, tuple[Change, ...]] = {}
+    every = CHECKPOINT_EVERY
     for k, req in enumerate(requests):
         end = index[req.after_message_id]
         new_from = prefix.end + 1
@@ -110,9 +116,9 @@ def build_trace(messages: Sequence[Message], requests: Sequence[Request], index:
         latest.extend([None] * (end + 1 - len(latest)))  # type: ignore[list-item]  # set below
         for change in changes:
             latest[change[0]] = change
-        if k % CHECKPOINT_EVERY == 0:
+        if k % every == 0:
             checkpoints[k] = tuple(latest)
-    return PrefixTrace(tuple(costs), tuple(steps), checkpoints)
+    return PrefixTrace(tuple(costs), tuple(steps), checkpoints, every)
 
 
 @dataclass(frozen=True, slots=True)

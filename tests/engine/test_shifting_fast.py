@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import math
-import random
 from dataclasses import replace
 
 import msgspec
@@ -33,7 +31,7 @@ from inspector.pipeline.profiles.shifting.blocks import (
 )
 from inspector.pipeline.profiles.shifting.costcut import group_labels, truncate_costs
 from inspector.pipeline.profiles.shifting.guard import StrategyRegistry
-from inspector.pipeline.profiles.shifting.prefix import Fenwick, PrefixBlocks
+from inspector.pipeline.profiles.shifting.prefix import PrefixBlocks, oldest_cut
 from inspector.pipeline.profiles.shifting.replayer import ShiftingReplayer, replay
 from inspector.pipeline.profiles.shifting.strategies import (
     BUILTINS,
@@ -477,29 +475,28 @@ def test_fast_vector_recall_equals_literal(thread, budget):
     assert list(fast.reasons.items()) == list(ref.reasons.items())
 
 
-# --- Fenwick -------------------------------------------------------------------------------
+# --- the cut -------------------------------------------------------------------------------
 
 
-def test_fenwick_first_reaching_matches_a_linear_scan():
-    rnd = random.Random(7)
-    for n in (1, 2, 3, 8, 13, 64, 100):
-        tree = Fenwick(n)
-        weights = [0] * n
-        for _ in range(3 * n):
-            i, delta = rnd.randrange(n), rnd.randrange(0, 9)
-            tree.add(i, delta)
-            weights[i] += delta
-        sums = [sum(weights[: i + 1]) for i in range(n)]
-        assert [tree.prefix(i) for i in range(n)] == sums and tree.total == sums[-1]
-        for need in range(1, sums[-1] + 1):
-            assert tree.first_reaching(need) == next(i for i, s in enumerate(sums) if s >= need)
-        assert tree.prefix(-1) == 0
-    assert math.isclose(Fenwick(0).total, 0)
+@settings(max_examples=examples(600), deadline=None)
+@given(st.lists(st.integers(0, 9) | st.just(0), min_size=1, max_size=40), st.data())
+def test_oldest_cut_is_the_first_position_whose_prefix_sum_reaches_need(weights, data):
+    """`oldest_cut` against its definition, a linear scan of the prefix sums from the start."""
+    removable = sum(weights)
+    if removable == 0:
+        weights[data.draw(st.integers(0, len(weights) - 1))] = 1
+        removable = 1
+    end = data.draw(st.integers(max(i for i, w in enumerate(weights) if w), len(weights) - 1))
+    need = data.draw(st.integers(1, removable))
+    sums = [sum(weights[: i + 1]) for i in range(len(weights))]
+    t = next(i for i, total in enumerate(sums) if total >= need)
+    assert oldest_cut(weights, end, removable, need) == (t, sums[t])
 
 
 def test_timeline_and_audit_k_equal_the_full_run():
-    """The app's path (timeline without blocks, `audit(k)` from checkpoints and changes) against `run()`."""
-    from inspector.pipeline.profiles.shifting.replayer import CHECKPOINT_EVERY
+    """The app's path (timeline without blocks, `audit(k)` from the trace's checkpoints and the
+    request's kept messages) against `run()`."""
+    from inspector.pipeline.profiles.shifting.trace import CHECKPOINT_EVERY
 
     thread = generate_thread(1_200, seed=8)
     for window in (8192, 3000, 60_000):
@@ -513,6 +510,30 @@ def test_timeline_and_audit_k_equal_the_full_run():
         assert [msgspec.structs.replace(r, blocks=()) for r in full] == timeline
         for k in (*range(0, len(full), 37), CHECKPOINT_EVERY, CHECKPOINT_EVERY + 1, len(full) - 1):
             assert fast.audit(k) == full[k]
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(threads(), configs("truncate"), st.integers(1, 4), st.randoms(use_true_random=False))
+def test_timeline_and_audit_k_equal_the_reference_on_random_threads(thread, config, every, rnd):
+    """Every request of the app's path (timeline, then `audit(k)` in any order, rebuilt from the
+    trace's checkpoints every `every` requests) equals `run()` and the reference, failed or not."""
+    import inspector.pipeline.profiles.shifting.trace as trace
+
+    saved = trace.CHECKPOINT_EVERY
+    trace.CHECKPOINT_EVERY = every
+    try:
+        fast = ShiftingReplayer(thread, config, ctx())
+        timeline = fast.timeline()
+    finally:
+        trace.CHECKPOINT_EVERY = saved
+    assert not timeline or fast._trace is not None and fast._trace.every == every  # no requests: no trace
+    order = list(range(len(timeline)))
+    rnd.shuffle(order)
+    audits = {k: fast.audit(k) for k in order}
+    full, _ = ShiftingReplayer(thread, config, ctx()).run()
+    ref, _ = replay_reference(thread, config, ctx())
+    assert fast.fast and [audits[k] for k in range(len(timeline))] == full == ref
+    assert [replace(r, blocks=()) for r in ref] == timeline
 
 
 def test_the_replay_object_builds_shifting_blocks_on_demand():
@@ -560,6 +581,30 @@ def test_one_traced_prefix_serves_every_budget_like_the_reference():
     assert {a.status for a in fast} == {"completed"} and {a.status for a in ref} == {"completed"}
 
 
+def test_what_no_config_changes_is_remembered_per_thread_and_told_apart_from_an_edited_thread():
+    """The requests, turns and id check (`trace.thread_facts`) are made once per thread on a counter;
+    another thread on the same counter (a repeated id, other requests, a message less) gets its own."""
+    from inspector.pipeline.profiles.shifting.trace import thread_facts
+
+    thread = generate_thread(300, seed=13)
+    msgs = list(thread.messages)
+    msgs[40] = replace(msgs[40], id=msgs[20].id)
+    others = (
+        replace(thread, messages=tuple(msgs)),  # a repeated id: the guarded path
+        replace(thread, requests=()),  # derived requests
+        replace(thread, messages=thread.messages[:-7], requests=()),
+    )
+    shared = ReplayContext(counter=TokenCounter(Chars4Tokenizer()), summarizer=ExtractiveSummarizer())
+    config = Config.for_profile("shifting", {"context.window": 5000})
+    facts = thread_facts(thread, shared.counter)
+    for other in (thread, *others, thread):
+        replayer = ShiftingReplayer(other, config, shared)
+        assert replayer.unique_ids is (other is not others[0])
+        fast, _ = replayer.run()
+        assert fast == replay_reference(other, config, ctx())[0]
+    assert thread_facts(thread, shared.counter) is facts and replayer.requests is facts.requests
+
+
 def test_the_fast_truncate_fills_the_calibrated_prompt_as_replay_would():
     """The built-in truncate puts calibrated_prompt_tokens in its budgets itself; the values are
     what `Replay` adds to the audits of a replayer that does not (`Replay._calibrated`)."""
@@ -570,10 +615,13 @@ def test_the_fast_truncate_fills_the_calibrated_prompt_as_replay_would():
     config = Config.for_profile("shifting", {"context.window": 6000})
     plain = make_replay(thread, config, counter=TokenCounter(Chars4Tokenizer())).timeline
     estimates = [a.budget.prompt_tokens for a in plain]
-    billed = [round(1.3 * x) + 900 if k % 3 else None for k, x in enumerate(estimates)]
     blocks = [a.block_counts().get("kept", 0) for a in plain]
+    # Billed with a per-block overhead: the calibrated prompt reads the blocks each request sends.
+    billed = [round(1.3 * x + 40 * n) + 900 if k % 3 else None
+              for k, (x, n) in enumerate(zip(estimates, blocks, strict=True))]
     calibration = Calibration(estimates, billed, segments_from_compactions([False] * len(plain)), blocks,
                               [0] * len(plain))
+    assert calibration._step is not None and round(calibration._step[1]) == 40
     edited = config.updated({"context.window": 5000})
     uncalibrated = make_replay(thread, edited, counter=TokenCounter(Chars4Tokenizer())).timeline
     result = make_replay(thread, edited, counter=TokenCounter(Chars4Tokenizer()), calibration=calibration)

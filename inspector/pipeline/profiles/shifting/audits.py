@@ -53,7 +53,9 @@ class ReplaySetup:
     turns: list[int | None]
 
     @classmethod
-    def of(cls, thread: Thread, config: Settings, ctx, registry=None, interceptors=None) -> ReplaySetup:
+    def of(cls, thread: Thread, config: Settings, ctx, registry=None, interceptors=None,
+           turns: list[int | None] | None = None) -> ReplaySetup:
+        """`turns`: `assign_turns(thread.messages)` when the caller has them."""
 
         if registry is None:
             registry = getattr(ctx, "strategies", None) or DEFAULT_REGISTRY
@@ -77,7 +79,7 @@ class ReplaySetup:
             registry=registry,
             interceptors=tuple(interceptors),
             summarizer=ctx.summarizer,
-            turns=assign_turns(thread.messages),
+            turns=assign_turns(thread.messages) if turns is None else turns,
         )
 
     def shift(self, blocks: tuple[Block, ...], request_id: str):

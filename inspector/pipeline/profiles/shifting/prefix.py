@@ -1,5 +1,4 @@
-"""The blocks of a growing prefix of a thread, patched rather than rebuilt, and the Fenwick
-tree of removable costs the built-in truncate searches (see `replayer`)."""
+"""The blocks of a growing prefix of a thread, patched rather than rebuilt (see `replayer`)."""
 
 from __future__ import annotations
 
@@ -13,45 +12,23 @@ from inspector.pipeline.profiles.shifting.blocks import (
 )
 
 
-class Fenwick:
-    """Prefix sums over positions 0..n-1 with point updates, both O(log n)."""
+def oldest_cut(at: Sequence[int], end: int, removable: int, need: int) -> tuple[int, int]:
+    """(t, removed): the smallest position t with `removed = sum(at[: t + 1]) >= need`, for
+    `removable = sum(at)`, 0 < need <= removable, every weight >= 0 and none after `end`.
 
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.tree = [0] * (n + 1)
-        self.total = 0
-        self.top = 1 << max(0, n.bit_length() - 1) if n else 0
-
-    def add(self, position: int, delta: int) -> None:
-        self.total += delta
-        i = position + 1
-        tree, n = self.tree, self.n
-        while i <= n:
-            tree[i] += delta
-            i += i & -i
-
-    def prefix(self, position: int) -> int:
-        """Sum of positions 0..position (0 when position < 0)."""
-        i = position + 1
-        tree = self.tree
-        out = 0
-        while i > 0:
-            out += tree[i]
-            i -= i & -i
-        return out
-
-    def first_reaching(self, need: int) -> int:
-        """Smallest position whose prefix sum is >= need (need > 0, weights >= 0); n if none."""
-        pos = 0
-        step = self.top
-        tree, n = self.tree, self.n
-        while step:
-            nxt = pos + step
-            if nxt <= n and tree[nxt] < need:
-                pos = nxt
-                need -= tree[nxt]
-            step >>= 1
-        return pos  # 0-based index of the (pos + 1)-th slot
+    Searched from `end` down: t is the first position where the weight after it and its own
+    would leave less than `need` to remove. The built-in truncate keeps a short window of the
+    latest groups, which its caller walks anyway (a prefix-sum tree made the search O(log n)
+    but cost more per request in its updates than this walk)."""
+    spare = removable - need  # what may stay after t
+    after = 0
+    t = end
+    while True:
+        weight = at[t]
+        if after + weight > spare:
+            return t, removable - after
+        after += weight
+        t -= 1
 
 
 class PrefixBlocks:

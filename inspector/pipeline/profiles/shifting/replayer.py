@@ -9,20 +9,26 @@ host guard's passes, the audit rows, each O(history) in Python objects. Here:
   are then one C-level copy of that list.
 - For the built-in `truncate` with no interceptors (the default), the result of the host
   guard is computed directly: removing "the oldest unprotected groups until it fits" means
-  excluding every removable group whose first block is at or before some position t; the
-  removable cost per first-block position sits in a Fenwick tree, so t is one O(log n)
-  search (`shifting.truncate_costs`, the array-level core of `truncate`, would redo an O(n)
-  pass per request; the tree carries the sums from one request to the next). Audit rows are shared between requests (frozen dataclasses): only the kept rows
-  and the rows that changed are made again. None of the prefix's blocks depends on the budget:
-  they are traced once per thread and counter (`trace.PrefixTrace`) and every replay (every
-  config edit) reads the trace.
+  excluding every removable group whose first block is at or before some position t. The
+  removable cost per first-block position is kept in a list from one request to the next
+  (`shifting.truncate_costs`, the array-level core of `truncate`, would redo an O(n) pass per
+  request), and t is searched from the end (`prefix.oldest_cut`): the kept window after t is
+  short and walked anyway to list the kept messages (a Fenwick tree made the search O(log n),
+  but its updates, one or two per changed block, cost more than the walk). None of the
+  prefix's blocks depends on the budget: they are traced once per thread and counter
+  (`trace.PrefixTrace`, with the thread's requests and turns: `trace.ThreadFacts`) and every
+  replay (every config edit) reads the trace.
 - Any other strategy, a plugin or an interceptor goes through the ordinary host guard on the
   incrementally built blocks.
-- `run()` returns every audit with its blocks (the CLI, `simulate`). The app calls
-  `timeline()`, which leaves the block lists out and records the rows each request changed,
-  and `audit(k)` for the request on screen: the rows of the last checkpoint before k plus
-  the changes since. On a 10,000-message thread the block lists hold 12.9 million
-  references, and the garbage collector walking them cost as much as the replay.
+- `run()` returns every audit with its blocks (the CLI, `simulate`); its audit rows are
+  shared between requests (frozen): only the kept rows and the rows that changed are made
+  again. The app calls `timeline()`, which makes no rows at all and records only each
+  request's kept messages, and `audit(k)` for the request on screen: every message's latest
+  change in the trace (from the trace's last checkpoint before k) holds its excluded row and
+  its kept row's fields. On a 10,000-message thread the block lists hold 12.9 million
+  references, and the garbage collector walking them cost as much as the replay; making the
+  kept rows of every request (their positions move whenever the cut moves) and recording
+  them was another 30% of the replay (line_profiler, bench thread).
 
 `tests/engine/test_shifting_fast.py` checks every audit against the reference.
 """
@@ -37,26 +43,23 @@ from typing import TYPE_CHECKING
 from msgspec.structs import replace  # the audits are msgspec Structs
 
 from inspector.gcpolicy import settled
-from inspector.model import Summary, Thread, effective_requests
+from inspector.model import Summary, Thread
 from inspector.pipeline.audit import BlockAudit, BlockStatus, BudgetAudit, RequestAudit
+from inspector.pipeline.calibration import SENT_STATUSES
 from inspector.pipeline.profiles.base import ReplayerBase
-from inspector.pipeline.profiles.common import sent_count
 from inspector.pipeline.profiles.shifting.audits import ReplaySetup, audit_summaries, guarded_request_audit
 from inspector.pipeline.profiles.shifting.blocks import (
     Block,
     build_blocks,
 )
-from inspector.pipeline.profiles.shifting.prefix import Fenwick, PrefixBlocks
+from inspector.pipeline.profiles.shifting.prefix import PrefixBlocks, oldest_cut
 from inspector.pipeline.profiles.shifting.strategies import (
     truncate,
 )
-from inspector.pipeline.profiles.shifting.trace import prefix_trace
+from inspector.pipeline.profiles.shifting.trace import Change, PrefixTrace, prefix_trace, thread_facts
 
 if TYPE_CHECKING:
     from inspector.pipeline.profiles.base import Settings
-
-CHECKPOINT_EVERY = 128
-"""`audit(k)` starts from the rows of request k - k % CHECKPOINT_EVERY, kept whole."""
 
 
 def replay(
@@ -94,10 +97,10 @@ class ShiftingReplayer(ReplayerBase):
         self.thread = thread
         self.config = config
         self.ctx = ctx
-        self.setup = ReplaySetup.of(thread, config, ctx, registry, interceptors)
-        self.requests = effective_requests(thread)
-        ids = [m.id for m in thread.messages]
-        self.unique_ids = len(set(ids)) == len(ids)
+        facts = thread_facts(thread, ctx.counter)  # what no config changes, once per thread
+        self.setup = ReplaySetup.of(thread, config, ctx, registry, interceptors, turns=facts.turns)
+        self.requests = facts.requests
+        self.unique_ids = facts.unique_ids
         setup = self.setup
         try:
             builtin = setup.registry.resolve(setup.strategy) is truncate
@@ -110,14 +113,14 @@ class ShiftingReplayer(ReplayerBase):
         self.chain: list[Summary] = []  # what the summarize strategy sent (Replay's `summaries`)
         self._timeline: list[RequestAudit] | None = None
         self._full: list[RequestAudit] | None = None  # every audit with its blocks (the guarded paths)
-        self._changes: list[list[tuple[int, BlockAudit]]] = []  # per request: the rows it (re)assigned
-        self._index: dict[str, int] | None = None
-        self._checkpoints: dict[int, tuple[BlockAudit, ...]] = {}  # every CHECKPOINT_EVERY-th request's rows
+        self._kept: list[list[int]] = []  # timeline(): per request, the indices of the messages it kept
+        self._trace: PrefixTrace | None = None  # the thread's traced prefix (`_truncate`)
 
     def timeline(self) -> list[RequestAudit]:
         """Every request's audit; for the built-in truncate without their block lists, which
-        `audit(k)` rebuilds from the rows each request changed (the app's path: a long thread's
-        block lists are millions of references, and walking them cost more than the replay)."""
+        `audit(k)` rebuilds from the trace and the messages the request kept (the app's path: a
+        long thread's block lists are millions of references, and walking them cost more than
+        the replay)."""
         if self._timeline is None:
             if self.requests and self.fast:
                 self._timeline = self._without_collection(lambda: self._truncate(materialize=False))[0]
@@ -132,16 +135,17 @@ class ShiftingReplayer(ReplayerBase):
         if self._full is not None:
             return self._full[k]
         agg = timeline[k]
-        if self._index is None:
-            self._index = self.thread.message_index()
-        # Every message up to the request's last one was assigned a row when it came into view:
-        # start from the rows of the last checkpoint at or before k and apply the changes since.
-        start = k - k % CHECKPOINT_EVERY
-        rows: list[BlockAudit | None] = list(self._checkpoints[start])
-        rows.extend([None] * (self._index[agg.after_message_id] + 1 - len(rows)))
-        for changes in self._changes[start + 1 : k + 1]:
-            for i, row in changes:
-                rows[i] = row
+        # Every message of the request's prefix has its rows in its latest change of the trace:
+        # excluded, or kept at its position in the request's kept list.
+        trace = self._trace
+        assert trace is not None  # set by the timeline's `_truncate`
+        costs, failed = trace.costs, agg.failed
+        latest = trace.latest(k)
+        rows = [change[3] for change in latest]
+        for position, i in enumerate(self._kept[k]):
+            _, _, args, _, group = latest[i]
+            rows[i] = BlockAudit(*args, 0, None, None, group) if failed else \
+                BlockAudit(*args, costs[i], position, None, group)
         return replace(agg, blocks=tuple(rows))  # type: ignore[arg-type]
 
     @staticmethod
@@ -199,95 +203,99 @@ class ShiftingReplayer(ReplayerBase):
     def _truncate(self, materialize: bool = True) -> tuple[list[RequestAudit], list[Summary]]:
         """The built-in truncate, request by request, on the thread's traced prefix (`trace`: what
         no budget changes). `materialize=False` leaves each audit's blocks empty and records, per
-        request, the rows it assigned (for `audit(k)`)."""
+        request, the messages it kept (for `audit(k)`)."""
         setup = self.setup
         msgs = self.thread.messages
         ids = [m.id for m in msgs]
-        trace = prefix_trace(self.thread, self.requests, setup.turns, self.ctx.counter, setup.count)
+        trace = self._trace = prefix_trace(self.thread, self.requests, setup.turns, self.ctx.counter, setup.count)
         costs = trace.costs
         n = len(msgs)
-        fenwick = Fenwick(n)
-        contribution: list[tuple[int, int]] = [(0, 0)] * n  # (position, removable cost) per message
-        unremovable: list[int] = []  # sorted indices of the protected blocks (own or group)
-        is_unremovable = [False] * n
+        # The removable cost per position (a removable group's first block) and their sum: the
+        # cut is where the cost after it would no longer leave enough to remove (`oldest_cut`).
+        at = [0] * n
+        removable = 0
+        # Per message: its removable position, n when protected (own or group): kept whatever the
+        # cut; -1 before it comes into the prefix.
+        where = [-1] * n
+        unremovable: list[int] = []  # sorted indices of the protected blocks
+        # materialize: every message's row, the latest change of each message (its rows are valid
+        # until it changes again) and its kept row for one position.
         rows: list[BlockAudit] = []
-        excluded_rows: list[BlockAudit | None] = [None] * n  # per message, valid until its block changes
-        kept_rows: dict[int, BlockAudit] = {}  # per message, for one position
-        kept_args: list[tuple] = [()] * n  # per message: the fields of its kept row but position and tokens sent
-        groups: list[str | None] = [None] * n  # per message: its audit group
+        latest: list[Change] = []
+        kept_rows: dict[int, BlockAudit] = {}
         previous_kept: list[int] = []
+        kept_per_request = self._kept
         budget = setup.shift_budget
         calibration = getattr(self.ctx, "calibration", None)
         applied = 'context strategy "truncate" applied'
+        kept_sent, excluded_sent = "kept" in SENT_STATUSES, "excluded" in SENT_STATUSES
+        kept_status = BlockStatus.KEPT
+        turns, strategy, window, reserve, available = setup.turns, setup.strategy, setup.window, setup.reserve, \
+            setup.available
+        system_prompt, tools = setup.system_prompt_tokens, setup.tool_tokens
         audits: list[RequestAudit] = []
 
         for k, (req, step) in enumerate(zip(self.requests, trace.steps, strict=True)):
             end, total, system_blocks = step.end, step.total, step.system
-            if len(rows) <= end:
-                rows.extend([None] * (end + 1 - len(rows)))  # type: ignore[list-item]  # set below
-            dirty = []
-            for i, position, args, excluded, group in step.changes:
-                dirty.append(i)
-                old, weight = contribution[i]
-                if weight:
-                    fenwick.add(old, -weight)
-                if position >= 0:
-                    weight = costs[i]
-                    fenwick.add(position, weight)
-                    contribution[i] = (position, weight)
-                    if is_unremovable[i]:
-                        is_unremovable[i] = False
-                        unremovable.pop(bisect_right(unremovable, i) - 1)
-                else:
-                    contribution[i] = (-1, 0)
-                    if not is_unremovable[i]:
-                        is_unremovable[i] = True
+            for i, position, _args, _excluded, _group in step.changes:
+                old = where[i]
+                if position < 0:
+                    position = n
+                if position != old:
+                    cost = costs[i]
+                    if 0 <= old < n:
+                        at[old] -= cost
+                        removable -= cost
+                    if position < n:
+                        at[position] += cost
+                        removable += cost
+                    else:
                         insort(unremovable, i)
-                excluded_rows[i] = excluded
-                kept_rows.pop(i, None)
-                kept_args[i] = args
-                groups[i] = group
+                    if old == n:
+                        unremovable.pop(bisect_right(unremovable, i) - 1)
+                    where[i] = position
 
             # The oldest removable groups whose removal brings the prefix within budget.
             need = total - budget
             if need <= 0:
                 cut, removed = -1, 0
-            elif fenwick.total < need:
-                cut, removed = end, fenwick.total
+            elif removable < need:
+                cut, removed = end, removable
             else:
-                cut = fenwick.first_reaching(need)
-                removed = fenwick.prefix(cut)
+                cut, removed = oldest_cut(at, end, removable, need)
             kept_total = total - removed
             failed = kept_total > budget
 
             kept = unremovable[: bisect_right(unremovable, cut)]
-            for i in range(cut + 1, end + 1):
-                if is_unremovable[i] or contribution[i][0] > cut:
-                    kept.append(i)
-            kept_set = set(kept)
-            changed: list[tuple[int, BlockAudit]] = []
-            for i in (*previous_kept, *dirty):
-                if i not in kept_set:
-                    row = excluded_rows[i]
+            kept += [i for i in range(cut + 1, end + 1) if where[i] > cut]
+            if materialize:
+                if len(rows) <= end:
+                    rows.extend([None] * (end + 1 - len(rows)))  # type: ignore[list-item]  # set below
+                    latest.extend([None] * (end + 1 - len(latest)))  # type: ignore[list-item]  # set below
+                dirty = []
+                for change in step.changes:
+                    i = change[0]
+                    dirty.append(i)
+                    latest[i] = change
+                    kept_rows.pop(i, None)
+                kept_set = set(kept)
+                for i in (*previous_kept, *dirty):
+                    if i not in kept_set:
+                        rows[i] = latest[i][3]
+                for position, i in enumerate(kept):
+                    row = kept_rows.get(i)
+                    if failed:
+                        if row is None or row.position is not None:
+                            row = kept_rows[i] = BlockAudit(*latest[i][2], 0, None, None, latest[i][4])
+                    elif row is None or row.position != position:
+                        row = kept_rows[i] = BlockAudit(*latest[i][2], costs[i], position, None, latest[i][4])
                     rows[i] = row
-                    changed.append((i, row))
-            for position, i in enumerate(kept):
-                row = kept_rows.get(i)
-                if failed:
-                    if row is None or row.position is not None:
-                        row = kept_rows[i] = BlockAudit(*kept_args[i], 0, None, None, groups[i])
-                elif row is None or row.position != position:
-                    row = kept_rows[i] = BlockAudit(*kept_args[i], costs[i], position, None, row.group if row else groups[i])
-                rows[i] = row
-                changed.append((i, row))
-            if not materialize:
-                self._changes.append(changed)
-                if k % CHECKPOINT_EVERY == 0:
-                    self._checkpoints[k] = tuple(rows)
-            previous_kept = kept
+                previous_kept = kept
+            else:
+                kept_per_request.append(kept)
 
             if failed:
-                needed = setup.system_prompt_tokens + setup.tool_tokens + total - fenwick.total
+                needed = system_prompt + tools + total - removable
                 error = setup.budget_error(needed)
                 history = prompt = 0
                 diagnostics: tuple[str, ...] = (
@@ -297,48 +305,42 @@ class ShiftingReplayer(ReplayerBase):
             else:
                 needed, error = None, None
                 history = kept_total - system_blocks
-                prompt = setup.system_prompt_tokens + system_blocks + setup.tool_tokens + history
+                prompt = system_prompt + system_blocks + tools + history
                 diagnostics = (applied,)
             estimate = prompt if needed is None else needed
-            counts = {status: n for status, n in (("kept", len(kept)), ("excluded", end + 1 - len(kept))) if n}
-            calibrated = None if calibration is None else calibration.calibrated(k, estimate, sent_count(counts))
-            audits.append(
-                RequestAudit(
-                    index=k,
-                    request_id=req.id,
-                    after_message_id=req.after_message_id,
-                    turn=setup.turns[end],
-                    status="failed" if failed else "completed",
-                    error=error,
-                    budget=BudgetAudit(
-                        window=setup.window,
-                        system_tokens=setup.system_prompt_tokens + system_blocks,
-                        tool_tokens=setup.tool_tokens,
-                        summary_tokens=0,
-                        response_reserve=setup.reserve,
-                        available=setup.available,
-                        history_tokens=history,
-                        prompt_tokens=prompt,
-                        recorded_prompt_tokens=req.prompt_tokens,
-                        trigger_source=None,
-                        pruned_savings=0,
-                        needed_tokens=needed,
-                        calibrated_prompt_tokens=calibrated,
-                        unaccounted_tokens=None if calibrated is None else calibrated - estimate,
-                    ),
-                    compaction=None,
-                    summaries_injected=(),
-                    protect_turns=None,
-                    blocks=tuple(rows) if materialize else (),
-                    diagnostics=diagnostics,
-                    stats={
-                        "strategy": setup.strategy,
-                        "strategy_used": "truncate",
-                        "shift_budget": budget,
-                        "blocks_tokens": kept_total,
-                        "block_statuses": {ids[i]: BlockStatus.KEPT for i in kept},
-                        "block_counts": counts,
-                    },
-                )
+            # The block counts ({status: n} of the non-zero ones, kept first) and the blocks sent
+            # (`sent_count` of those counts).
+            n_kept = len(kept)
+            n_excluded = end + 1 - n_kept
+            if n_excluded:
+                counts = {"kept": n_kept, "excluded": n_excluded} if n_kept else {"excluded": n_excluded}
+            else:
+                counts = {"kept": n_kept} if n_kept else {}
+            calibrated = None if calibration is None else \
+                calibration.calibrated(k, estimate, n_kept * kept_sent + n_excluded * excluded_sent)
+            # Positional (the fields in their order, as `Replay._calibrated` makes them): keywords
+            # cost about a microsecond more per request.
+            budget_audit = BudgetAudit(
+                window, system_prompt + system_blocks, tools, 0, reserve, available, history, prompt,
+                req.prompt_tokens,
+                None,  # trigger_source
+                None,  # trigger_tokens
+                0,  # pruned_savings
+                needed, calibrated, None if calibrated is None else calibrated - estimate,
             )
+            stats = {
+                "strategy": strategy,
+                "strategy_used": "truncate",
+                "shift_budget": budget,
+                "blocks_tokens": kept_total,
+                "block_statuses": {ids[i]: kept_status for i in kept},
+                "block_counts": counts,
+            }
+            audits.append(RequestAudit(
+                k, req.id, req.after_message_id, turns[end], "failed" if failed else "completed", error, budget_audit,
+                None,  # compaction
+                (),  # summaries_injected
+                None,  # protect_turns
+                tuple(rows) if materialize else (), diagnostics, stats,
+            ))
         return audits, []

@@ -11,6 +11,10 @@ trace: per request, the prefix's end and total cost, and for every block that ch
 its audit group). Each of those is computed from the prefix at the request where the block last
 changed, which is what `_truncate` computed lazily before (a block's rows are valid until it
 changes; `tests/engine/test_shifting_fast.py` checks every audit against the seed-literal reference).
+
+The trace also keeps, every CHECKPOINT_EVERY requests, each message's latest change: the rows of
+any request are its messages' latest changes (excluded rows, or kept rows' fields) and the
+request's kept list, so the app's replay records no rows at all (`ShiftingReplayer.audit(k)`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from inspector.model import Message, Request
+from inspector.model import Message, Request, assign_turns, effective_requests
 from inspector.pipeline.audit import BlockAudit, BlockStatus, Reason
 from inspector.pipeline.profiles.shifting.prefix import PrefixBlocks
 
@@ -37,10 +41,28 @@ class PrefixStep:
     changes: tuple[Change, ...]
 
 
+CHECKPOINT_EVERY = 128
+"""`PrefixTrace.latest(k)` starts from request k - k % CHECKPOINT_EVERY, kept whole (`PrefixTrace.every`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PrefixTrace:
     costs: tuple[int, ...]  # per message (0 for those no request reaches)
     steps: tuple[PrefixStep, ...]
+    # request k (a multiple of `every`) -> per message of its prefix, its latest change up to k
+    checkpoints: dict[int, tuple[Change, ...]]
+    every: int  # CHECKPOINT_EVERY when traced
+
+    def latest(self, k: int) -> list[Change]:
+        """Per message of request k's prefix, its latest change up to request k (every message
+        changed when it came into the prefix): from the last checkpoint at or before k."""
+        start = k - k % self.every
+        latest = list(self.checkpoints[start])
+        latest.extend([None] * (self.steps[k].end + 1 - len(latest)))  # type: ignore[list-item]  # set below
+        for step in self.steps[start + 1 : k + 1]:
+            for change in step.changes:
+                latest[change[0]] = change
+        return latest
 
 
 def excluded_row(prefix: PrefixBlocks, i: int, cost: int) -> BlockAudit:
@@ -69,7 +91,10 @@ def build_trace(messages: Sequence[Message], requests: Sequence[Request], index:
     costs = [0] * len(messages)
     total = system = 0
     steps: list[PrefixStep] = []
-    for req in requests:
+    latest: list[Change] = []
+    checkpoints: dict[int, tuple[Change, ...]] = {}
+    every = CHECKPOINT_EVERY
+    for k, req in enumerate(requests):
         end = index[req.after_message_id]
         new_from = prefix.end + 1
         dirty = prefix.advance(end)
@@ -88,7 +113,38 @@ def build_trace(messages: Sequence[Message], requests: Sequence[Request], index:
                     Reason.WITHIN_BUDGET if protection is None else protection, costs[i])
             changes.append((i, position, args, excluded_row(prefix, i, costs[i]), prefix.grouped(i)))
         steps.append(PrefixStep(end, total, system, tuple(changes)))
-    return PrefixTrace(tuple(costs), tuple(steps))
+        latest.extend([None] * (end + 1 - len(latest)))  # type: ignore[list-item]  # set below
+        for change in changes:
+            latest[change[0]] = change
+        if k % every == 0:
+            checkpoints[k] = tuple(latest)
+    return PrefixTrace(tuple(costs), tuple(steps), checkpoints, every)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadFacts:
+    """What a shifting replay reads of its thread before any budget: the requests in thread order
+    (`effective_requests`), every message's turn (`assign_turns`; read, never written) and
+    whether the message ids are unique (blocks are keyed by id)."""
+
+    requests: tuple[Request, ...]
+    turns: list[int | None]
+    unique_ids: bool
+
+
+def thread_facts(thread, counter) -> ThreadFacts:
+    """`ThreadFacts` of `thread`, remembered per thread (on `counter`, like `prefix_trace`)."""
+    memo = counter.__dict__.setdefault("_shifting_thread_facts", {})
+    key = (id(thread.messages), id(thread.requests))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is thread.messages and hit[1] is thread.requests:
+        return hit[2]
+    ids = [m.id for m in thread.messages]
+    facts = ThreadFacts(effective_requests(thread), assign_turns(thread.messages), len(set(ids)) == len(ids))
+    if len(memo) >= 4:
+        memo.clear()
+    memo[key] = (thread.messages, thread.requests, facts)
+    return facts
 
 
 def prefix_trace(thread, requests: Sequence[Request], turns: list[int | None], counter, count) -> PrefixTrace:

@@ -533,7 +533,7 @@ def test_timeline_and_audit_k_equal_the_reference_on_random_threads(thread, conf
     full, _ = ShiftingReplayer(thread, config, ctx()).run()
     ref, _ = replay_reference(thread, config, ctx())
     assert fast.fast and [audits[k] for k in range(len(timeline))] == full == ref
-    assert [replace(r, blocks=()) for r in ref] == timeline
+    assert [msgspec.structs.replace(r, blocks=()) for r in ref] == timeline
 
 
 def test_the_replay_object_builds_shifting_blocks_on_demand():

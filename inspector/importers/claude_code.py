@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import Any
 
@@ -123,8 +124,9 @@ class _Group:
     def leaf(self) -> int:
         """The conversation record the main chain ends at, chosen by structure: one no conversation
         record descends from (through records of any type; a link to a record written later is no
-        descent), the latest by timestamp (then the last written); the last conversation record
-        where every one has a descendant."""
+        descent), the latest by timestamp (then the last written; a timestamp that is not an ISO 8601
+        instant, a damaged line's, counts as none); the last conversation record where every one has
+        a descendant."""
         conversation = set(self.conversation)
         nearest: dict[int, int | None] = {}  # a record -> its nearest conversation ancestor (memo)
         named: set[int] = set()
@@ -146,9 +148,8 @@ class _Group:
         if not leaves:
             return self.conversation[0] if self.descending else self.conversation[-1]
 
-        def when(i: int) -> tuple[str, int]:
-            stamp = self.records[i][1].get("timestamp")
-            return (stamp if isinstance(stamp, str) else "", -i if self.descending else i)
+        def when(i: int) -> tuple[float, int]:
+            return (_instant(self.records[i][1].get("timestamp")), -i if self.descending else i)
 
         return max(leaves, key=when)
 
@@ -574,3 +575,17 @@ _READS = (
 IMPORTER = Importer(name="claude-code", detect=detect, parse=parse, default_profile="claude-code",
                     reads=_READS, companions=True, locations=(".claude/projects/*/*.jsonl",))
 
+
+def _instant(stamp: object) -> float:
+    """A record's timestamp as seconds since the epoch; -inf where it is not an ISO 8601 instant (a
+    damaged line's text compares above every real one and would take the main chain). A stamp
+    without a zone is read as UTC, as Claude Code writes them."""
+    if not isinstance(stamp, str) or not 10 <= len(stamp) <= 40 or not stamp[:4].isdigit():
+        return float("-inf")
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return float("-inf")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()

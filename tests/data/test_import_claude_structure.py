@@ -156,6 +156,30 @@ def test_a_call_left_on_another_branch_is_said_and_the_thread_is_marked(tmp_path
     assert "incomplete_import" not in listed["s-2"]
 
 
+def test_the_main_chain_ends_at_the_latest_instant_and_a_damaged_timestamp_is_none():
+    """Two branches from one record: the leaf is the latest by instant (not by text: an offset is read),
+    and a timestamp that is not an instant (a damaged copy of a line) never takes the chain."""
+    def session(fork_stamp: str, real_stamp: str) -> list[dict]:
+        records = [user("u1", None, "hello"),
+                   assistant("a1", "u1", "msg-1", [{"type": "text", "text": "hi"}]),
+                   user("u2", "a1", "the real turn"),
+                   user("fork", "a1", "a damaged copy")]
+        records[2]["timestamp"] = real_stamp
+        records[3]["timestamp"] = fork_stamp
+        return records
+
+    def chain(fork_stamp: str, real_stamp: str = "2026-01-01T00:00:05Z") -> list[str]:
+        [thread] = parsed(session(fork_stamp, real_stamp), "forked.jsonl").threads
+        return [m.id for m in thread.messages]
+
+    assert chain("2026-01-01T00:00:09Z") == ["u1", "a1", "fork"]  # later, written last: the leaf
+    assert chain("2026-01-01T00:00:01Z") == ["u1", "a1", "u2"]  # earlier, though written last
+    for damaged in ("\U00060dc3\xff", "zzzz", "9999-99-99T99:99:99Z", "", "2026-01-01T00:00:0\x00"):
+        assert chain(damaged) == ["u1", "a1", "u2"], damaged
+    # 01:00 at +02:00 is 23:00 the day before: earlier than the real turn, though its text sorts later
+    assert chain("2026-01-01T01:00:00+02:00") == ["u1", "a1", "u2"]
+
+
 async def test_the_tui_thread_list_marks_an_incomplete_import(tmp_path: Path):
     [marked] = parsed(rewound_session(), "rewound.jsonl").threads
     [whole] = parsed([dict(r, sessionId="s-2") for r in parallel_session()]).threads
